@@ -1,0 +1,27 @@
+"""Packaging for bert_tf: the original BERT and XLNet releases on TensorFlow 2 / Keras 3."""
+from setuptools import find_packages, setup
+
+setup(
+    name="bert_tf",
+    version="0.1.0",
+    description=(
+        "TensorFlow 2 / Keras 3 re-implementation of the original BERT and XLNet releases: "
+        "original checkpoints, flags and file formats."
+    ),
+    python_requires=">=3.10",
+    packages=find_packages(include=["bert_tf", "bert_tf.*"]),
+    package_data={"bert_tf": ["resources/*"]},
+    install_requires=[
+        "tensorflow>=2.21,<2.22",
+        "tensorflow-text>=2.21,<2.22",
+        "keras>=3.10,<4",
+        "keras-hub>=0.32,<0.33",
+        "absl-py>=2.1,<3",
+        "sentencepiece>=0.2,<0.3",
+        "safetensors>=0.4,<1",
+        "numpy>=1.26,<3",
+    ],
+    extras_require={
+        "test": ["pytest>=8,<10"],
+    },
+)
