@@ -1,0 +1,147 @@
+"""The one flag vocabulary shared by every root script.
+
+Each flag is declared once here, with the original release's type, default and meaning
+(spec `bert.md` sections 5.1, 6.1, 8.1, 9.1, 10; `xlnet.md` section 8.1). A script asks for
+the flags it uses by name, and may change a default where the original script of that name
+had another one (for example ``max_seq_length`` is 128 in ``run_classifier.py`` and 384 in
+``run_squad.py``)::
+
+    from bert_tf import flags as bert_flags
+    bert_flags.define("input_file", "output_file", "max_seq_length", max_seq_length=384)
+    FLAGS = bert_flags.FLAGS
+
+A flag means the same thing in every script. Flags beyond the originals are marked
+"(bert_tf)" in their help text.
+"""
+
+import sys
+from typing import Any, Callable, Dict, Tuple
+
+from absl import app, flags, logging
+
+from bert_tf.errors import BertTfError
+
+FLAGS = flags.FLAGS
+
+# name -> (kind, default, help). kind is one of "string", "bool", "integer", "float", "enum:a|b".
+FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    # ---- files ------------------------------------------------------------------------------
+    "input_file": ("string", None, "Input file(s): text, TFRecord or JSON depending on the script. "
+                   "Comma-separated list; each item may be a glob."),
+    "output_file": ("string", None, "Output file(s); comma-separated list where the script allows several."),
+    "output_dir": ("string", None, "Directory for checkpoints (model.ckpt-N) and result files."),
+    "data_dir": ("string", None, "Directory with the task's .tsv files (train.tsv, dev.tsv, test.tsv)."),
+    "vocab_file": ("string", None, "WordPiece vocabulary file the BERT model was trained on."),
+    "bert_config_file": ("string", None, "bert_config.json of the pre-trained BERT model."),
+    "init_checkpoint": ("string", None, "Checkpoint prefix to start from (e.g. .../bert_model.ckpt)."),
+    "train_file": ("string", None, "SQuAD json for training, e.g. train-v1.1.json."),
+    "predict_file": ("string", None, "SQuAD json for predictions, e.g. dev-v1.1.json."),
+    "task_name": ("string", None, "Name of the task to train (case-insensitive)."),
+    # ---- text processing --------------------------------------------------------------------
+    "do_lower_case": ("bool", True, "Lower case the input text (True for uncased models)."),
+    "do_whole_word_mask": ("bool", False, "Mask whole words instead of single WordPieces."),
+    "max_seq_length": ("integer", 128, "Maximum total input length after WordPiece tokenization; "
+                       "longer sequences are truncated, shorter ones padded."),
+    "max_predictions_per_seq": ("integer", 20, "Maximum number of masked LM predictions per sequence."),
+    "random_seed": ("integer", 12345, "Random seed for data generation."),
+    "dupe_factor": ("integer", 10, "Number of times to duplicate the input data (with different masks)."),
+    "masked_lm_prob": ("float", 0.15, "Masked LM probability."),
+    "short_seq_prob": ("float", 0.1, "Probability of creating sequences shorter than the maximum length."),
+    "doc_stride": ("integer", 128, "Stride between chunks when splitting a long document."),
+    "max_query_length": ("integer", 64, "Maximum number of question tokens; longer questions are truncated."),
+    "n_best_size": ("integer", 20, "Number of n-best predictions to keep in nbest_predictions.json."),
+    "max_answer_length": ("integer", 30, "Maximum length of a generated answer, in tokens."),
+    "verbose_logging": ("bool", False, "Log warnings of the SQuAD post-processing."),
+    "version_2_with_negative": ("bool", False, "SQuAD 2.0: some examples have no answer."),
+    "null_score_diff_threshold": ("float", 0.0, "Predict null if null_score - best_non_null > threshold."),
+    "layers": ("string", "-1,-2,-3,-4", "Comma-separated encoder layer indexes to output (-1 = last)."),
+    # ---- modes and sizes --------------------------------------------------------------------
+    "do_train": ("bool", False, "Whether to run training."),
+    "do_eval": ("bool", False, "Whether to run eval on the dev set."),
+    "do_predict": ("bool", False, "Whether to run the model in inference mode on the test set."),
+    "batch_size": ("integer", 32, "Batch size for predictions."),
+    "train_batch_size": ("integer", 32, "Total batch size for training."),
+    "eval_batch_size": ("integer", 8, "Total batch size for eval."),
+    "predict_batch_size": ("integer", 8, "Total batch size for predict."),
+    "learning_rate": ("float", 5e-5, "The initial learning rate for Adam."),
+    "num_train_epochs": ("float", 3.0, "Total number of training epochs to perform."),
+    "num_train_steps": ("integer", 100000, "Number of training steps."),
+    "num_warmup_steps": ("integer", 10000, "Number of warmup steps."),
+    "warmup_proportion": ("float", 0.1, "Proportion of training for linear learning rate warmup."),
+    "save_checkpoints_steps": ("integer", 1000, "How often to save the model checkpoint."),
+    "iterations_per_loop": ("integer", 1000, "How many steps to make in each estimator call."),
+    "max_eval_steps": ("integer", 100, "Maximum number of eval steps."),
+    # ---- hardware and distribution ----------------------------------------------------------
+    "use_tpu": ("bool", False, "Whether to use TPU or GPU/CPU."),
+    "tpu_name": ("string", None, "The Cloud TPU to use: a name or a grpc://ip.address.of.tpu:8470 url."),
+    "tpu_zone": ("string", None, "[Optional] GCE zone of the Cloud TPU."),
+    "gcp_project": ("string", None, "[Optional] Project name of the Cloud TPU-enabled project."),
+    "master": ("string", None, "[Optional] TensorFlow master URL."),
+    "num_tpu_cores": ("integer", 8, "Only used if use_tpu is True: total number of TPU cores."),
+    "use_one_hot_embeddings": ("bool", False, "Use one-hot word embeddings (the original's TPU path); "
+                               "same numbers as a gather."),
+    # ---- beyond the original ----------------------------------------------------------------
+    "pooling": ("enum:none|cls|mean|max", "none", "(bert_tf) Also write one sentence embedding per line "
+                "(SBERT-style pooling of the last layer) to <output_file>.embeddings.jsonl."),
+    "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA."),
+    "dtype": ("enum:float32|float16|bfloat16", "float32", "(bert_tf) Compute dtype (mixed precision; "
+              "variables stay float32; float16 uses loss scaling)."),
+    "gradient_accumulation_steps": ("integer", 1, "(bert_tf) Accumulate gradients over this many "
+                                    "batches before each optimizer step."),
+    "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
+    "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
+}
+
+
+def define(*names: str, **default_overrides: Any) -> None:
+    """Declares the named flags from :data:`FLAG_SPECS` on absl's global ``FLAGS``.
+
+    Args:
+      *names: flag names, each a key of :data:`FLAG_SPECS`.
+      **default_overrides: ``name=value`` for flags whose default differs in this script (the
+        original script of the same name had another default). Each name must also be in
+        ``names``.
+
+    Raises:
+      KeyError: a name is not in the vocabulary (add it to FLAG_SPECS first).
+      ValueError: an override names a flag that is not requested.
+
+    A flag already defined (a module imported twice, tests) is left as it is.
+    """
+    unknown = [n for n in default_overrides if n not in names]
+    if unknown:
+        raise ValueError(f"default overrides for flags not requested: {unknown}")
+    for name in names:
+        kind, default, help_text = FLAG_SPECS[name]
+        default = default_overrides.get(name, default)
+        if name in FLAGS:
+            continue
+        if kind == "string":
+            flags.DEFINE_string(name, default, help_text)
+        elif kind == "bool":
+            flags.DEFINE_bool(name, default, help_text)
+        elif kind == "integer":
+            flags.DEFINE_integer(name, default, help_text)
+        elif kind == "float":
+            flags.DEFINE_float(name, default, help_text)
+        elif kind.startswith("enum:"):
+            flags.DEFINE_enum(name, default, kind[len("enum:"):].split("|"), help_text)
+        else:  # pragma: no cover - a bad FLAG_SPECS entry
+            raise ValueError(f"unknown flag kind {kind!r} for {name}")
+
+
+def run_main(main: Callable[[Any], Any]) -> None:
+    """Runs ``main`` under absl, turning a :class:`BertTfError` into one line and exit 1.
+
+    Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
+    """
+
+    def _wrapped(argv):
+        try:
+            return main(argv)
+        except BertTfError as e:
+            logging.flush() if hasattr(logging, "flush") else None
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(1)
+
+    app.run(_wrapped)

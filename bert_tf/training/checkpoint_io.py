@@ -1,0 +1,282 @@
+"""Checkpoints in the original TF1 layout: name-based tensor bundles (`.index` + `.data-*`).
+
+The original releases save and restore variables by their TF1 graph names
+(`bert/encoder/layer_0/attention/self/query/kernel`, `model/transformer/...`), with optimizer
+slots `<var>/adam_m`, `<var>/adam_v` and an int64 `global_step` (spec `bert.md` section 3).
+This module reads and writes exactly that format with `tf.train.load_checkpoint` and
+`tf.raw_ops.SaveV2`, so files written here load in the original code and the other way round.
+
+Model families keep their name tables (original name -> Keras variable) next to their model
+(`bert_tf/bert/checkpoint_map.py`, `bert_tf/xlnet/checkpoint_map.py`); this module only moves
+named arrays between files and variables.
+
+Writes are atomic: the bundle is written under a temporary prefix in the same folder and its
+files are renamed into place, data file first and index last, so a reader never sees an
+index without its data, and a kill leaves the previous checkpoint intact.
+"""
+
+import os
+import re
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.errors import CheckpointError
+
+# Checkpoint entries that are optimizer or bookkeeping state, never model weights.
+OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v")
+GLOBAL_STEP = "global_step"
+_STATE_FILE = "checkpoint"
+
+
+def resolve_prefix(path: str) -> str:
+    """Returns the checkpoint prefix for ``path``.
+
+    ``path`` may be a prefix (``.../bert_model.ckpt``), one of its files
+    (``.../bert_model.ckpt.index``), or a folder holding a ``checkpoint`` state file or a
+    single ``*.ckpt*.index`` bundle.
+
+    Raises:
+      CheckpointError: nothing readable is there (names the path).
+    """
+    if path is None or path == "":
+        raise CheckpointError("no checkpoint path given")
+    for suffix in (".index", ".meta"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+    path = re.sub(r"\.data-\d{5}-of-\d{5}$", "", path)
+    if tf.io.gfile.exists(path + ".index"):
+        return path
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest:
+            return latest
+        indexes = sorted(tf.io.gfile.glob(os.path.join(path, "*.index")))
+        if len(indexes) == 1:
+            return indexes[0][: -len(".index")]
+        if len(indexes) > 1:
+            raise CheckpointError(
+                f"{path}: holds {len(indexes)} checkpoints and no 'checkpoint' state file; "
+                f"pass one prefix, e.g. {indexes[-1][:-len('.index')]}")
+    raise CheckpointError(f"{path}: checkpoint not found (expected {path}.index and its data file)")
+
+
+def read_checkpoint(path: str, include_optimizer: bool = False) -> Dict[str, np.ndarray]:
+    """Reads every tensor of a checkpoint into numpy arrays.
+
+    Args:
+      path: a checkpoint prefix, file or folder (see :func:`resolve_prefix`).
+      include_optimizer: keep ``*/adam_m``, ``*/adam_v`` and ``global_step`` entries.
+
+    Returns:
+      dict original variable name -> array (dtype and shape as stored).
+
+    Raises:
+      CheckpointError: the checkpoint is missing or unreadable.
+    """
+    prefix = resolve_prefix(path)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        names = sorted(reader.get_variable_to_shape_map())
+        out = {}
+        for name in names:
+            if not include_optimizer and is_optimizer_entry(name):
+                continue
+            out[name] = reader.get_tensor(name)
+        return out
+    except CheckpointError:
+        raise
+    except Exception as e:  # tf raises several error types for corrupt bundles
+        raise CheckpointError(f"{prefix}: unreadable checkpoint ({type(e).__name__}: {e})") from e
+
+
+def list_checkpoint(path: str) -> Dict[str, Tuple[Tuple[int, ...], str]]:
+    """Returns name -> (shape, dtype name) for every entry, without reading values."""
+    prefix = resolve_prefix(path)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
+    except Exception as e:
+        raise CheckpointError(f"{prefix}: unreadable checkpoint ({type(e).__name__}: {e})") from e
+    return {n: (tuple(shapes[n]), dtypes[n].name) for n in sorted(shapes)}
+
+
+def is_optimizer_entry(name: str) -> bool:
+    """True for ``global_step`` and Adam slots (``<var>/adam_m``, ``<var>/adam_v``)."""
+    return name == GLOBAL_STEP or name.endswith(OPTIMIZER_SLOT_SUFFIXES)
+
+
+def write_checkpoint(prefix: str, tensors: Mapping[str, np.ndarray]) -> str:
+    """Atomically writes named arrays as a TF tensor bundle at ``prefix``.
+
+    Args:
+      prefix: output prefix, e.g. ``out/model.ckpt-100``; its folder is created.
+      tensors: original variable name -> array or tensor. dtypes are kept (float32 weights,
+        int64 ``global_step``...).
+
+    Returns:
+      ``prefix``.
+
+    Raises:
+      CheckpointError: the folder is not writable (names it).
+    """
+    folder = os.path.dirname(prefix) or "."
+    try:
+        tf.io.gfile.makedirs(folder)
+    except Exception as e:
+        raise CheckpointError(f"{folder}: cannot create checkpoint folder ({e})") from e
+    tmp_prefix = os.path.join(folder, f".tmp-{uuid.uuid4().hex}-{os.path.basename(prefix)}")
+    names = sorted(tensors)
+    try:
+        tf.raw_ops.SaveV2(
+            prefix=tmp_prefix,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=[tf.convert_to_tensor(tensors[n]) for n in names],
+        )
+        data_files = tf.io.gfile.glob(tmp_prefix + ".data-*")
+        for f in data_files:
+            tf.io.gfile.rename(f, prefix + f[len(tmp_prefix):], overwrite=True)
+        tf.io.gfile.rename(tmp_prefix + ".index", prefix + ".index", overwrite=True)
+    except Exception as e:
+        for f in tf.io.gfile.glob(tmp_prefix + "*"):
+            tf.io.gfile.remove(f)
+        raise CheckpointError(f"{prefix}: cannot write checkpoint ({type(e).__name__}: {e})") from e
+    return prefix
+
+
+def write_state_file(model_dir: str, latest_prefix: str, all_prefixes: Sequence[str]) -> None:
+    """Atomically writes the ``checkpoint`` state file that ``tf.train.latest_checkpoint`` reads.
+
+    Paths are written relative to ``model_dir`` as TF1's Saver does.
+    """
+    def rel(p):
+        return os.path.relpath(p, model_dir) if os.path.isabs(p) == os.path.isabs(model_dir) else p
+
+    lines = [f'model_checkpoint_path: "{rel(latest_prefix)}"']
+    lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in all_prefixes]
+    atomic_write_text(os.path.join(model_dir, _STATE_FILE), "\n".join(lines) + "\n")
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    """Writes ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+@dataclass
+class LoadReport:
+    """What :func:`assign_from_checkpoint` did.
+
+    Attributes:
+      loaded: names assigned from the checkpoint.
+      missing: names the model has but the checkpoint lacks (left at their initial values).
+      unused: checkpoint names the model has no variable for (optimizer entries excluded).
+      skipped: optimizer slots and ``global_step`` found in the checkpoint and not loaded.
+    """
+
+    prefix: str
+    loaded: List[str] = field(default_factory=list)
+    missing: List[str] = field(default_factory=list)
+    unused: List[str] = field(default_factory=list)
+    skipped: List[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: counts, then the missing and unused names."""
+        s = (f"{self.prefix}: loaded {len(self.loaded)}, missing {len(self.missing)}, "
+             f"unused {len(self.unused)}, skipped {len(self.skipped)} optimizer entries")
+        if self.missing:
+            s += f"; missing: {', '.join(self.missing)}"
+        if self.unused:
+            s += f"; unused: {', '.join(self.unused)}"
+        return s
+
+
+def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: str,
+                           require_all: bool = False) -> LoadReport:
+    """Assigns checkpoint tensors to variables by original name.
+
+    Mirrors ``tf.train.init_from_checkpoint`` with the original's assignment map (spec
+    `bert.md` 2.13, 3.4): every model variable whose name is in the checkpoint is assigned;
+    the others keep their initial values; extra checkpoint entries are ignored; optimizer
+    slots and ``global_step`` are never loaded.
+
+    Args:
+      name_to_variable: original name -> Keras/TF variable (a family's checkpoint map).
+      path: checkpoint prefix, file or folder.
+      require_all: raise when a model variable is missing from the checkpoint.
+
+    Returns:
+      A :class:`LoadReport`.
+
+    Raises:
+      CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable,
+        the checkpoint shape and the model shape); missing variables with ``require_all``.
+    """
+    prefix = resolve_prefix(path)
+    stored = list_checkpoint(prefix)
+    report = LoadReport(prefix=prefix)
+    report.skipped = [n for n in stored if is_optimizer_entry(n)]
+    # Check every shape before assigning anything, so a wrong config changes nothing.
+    for name, var in name_to_variable.items():
+        if name not in stored:
+            continue
+        ckpt_shape = stored[name][0]
+        model_shape = tuple(var.shape)
+        if ckpt_shape != model_shape:
+            raise CheckpointError(
+                f"{prefix}: variable {name} has shape {list(ckpt_shape)} in the checkpoint but "
+                f"{list(model_shape)} in the model built from the config; the config does not "
+                f"match this checkpoint")
+    reader = tf.train.load_checkpoint(prefix)
+    for name, var in name_to_variable.items():
+        if name in stored:
+            var.assign(reader.get_tensor(name).astype(np.dtype(var.dtype)))
+            report.loaded.append(name)
+        else:
+            report.missing.append(name)
+    report.unused = [n for n in stored if n not in name_to_variable and not is_optimizer_entry(n)]
+    if require_all and report.missing:
+        raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
+                              f"{', '.join(report.missing)}")
+    return report
+
+
+def variables_to_arrays(name_to_variable: Mapping[str, "tf.Variable"]) -> Dict[str, np.ndarray]:
+    """Reads variables into a name -> numpy array dict (for :func:`write_checkpoint`)."""
+    return {name: np.asarray(v.numpy() if hasattr(v, "numpy") else v)
+            for name, v in name_to_variable.items()}
+
+
+def checkpoint_step(prefix: str) -> Optional[int]:
+    """The N of a ``model.ckpt-N`` prefix, or None."""
+    m = re.search(r"-(\d+)$", prefix)
+    return int(m.group(1)) if m else None
+
+
+def existing_checkpoints(model_dir: str, basename: str = "model.ckpt") -> List[str]:
+    """Prefixes ``<model_dir>/<basename>-N`` that have an index file, sorted by N."""
+    found = []
+    for idx in tf.io.gfile.glob(os.path.join(model_dir, f"{basename}-*.index")):
+        p = idx[: -len(".index")]
+        if checkpoint_step(p) is not None:
+            found.append(p)
+    return sorted(found, key=checkpoint_step)
+
+
+def iter_names(path: str) -> Iterable[str]:
+    """Names in a checkpoint, sorted as TF lists them."""
+    return list(list_checkpoint(path))
