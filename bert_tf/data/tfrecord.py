@@ -1,0 +1,127 @@
+"""TFRecord helpers shared by every data pipeline: build, write and decode `tf.train.Example`s.
+
+The original scripts store int features as int64 lists and floats as float lists
+(`create_int_feature`, `create_float_feature` in the original `run_classifier.py` and
+`create_pretraining_data.py`; spec `bert.md` 5.6, 8.5). Readers cast int64 to int32 as the
+original `_decode_record` does.
+"""
+
+import collections
+import os
+import tempfile
+from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.errors import InputDataError
+
+Feature = Union[Sequence[int], Sequence[float]]
+
+
+def create_int_feature(values: Iterable[int]) -> tf.train.Feature:
+    """An int64-list feature (original `create_int_feature`)."""
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+
+
+def create_float_feature(values: Iterable[float]) -> tf.train.Feature:
+    """A float-list feature (original `create_float_feature`)."""
+    return tf.train.Feature(float_list=tf.train.FloatList(value=list(values)))
+
+
+def make_example(int_features: Mapping[str, Sequence[int]],
+                 float_features: Mapping[str, Sequence[float]] = None) -> tf.train.Example:
+    """A `tf.train.Example` from named int and float lists, in the given key order."""
+    feats = collections.OrderedDict()
+    for k, v in int_features.items():
+        feats[k] = create_int_feature(v)
+    for k, v in (float_features or {}).items():
+        feats[k] = create_float_feature(v)
+    return tf.train.Example(features=tf.train.Features(feature=feats))
+
+
+class AtomicTFRecordWriter:
+    """A `tf.io.TFRecordWriter` that writes to a temporary file and renames it on close.
+
+    Use as a context manager; on an exception the temporary file is removed and ``path`` is
+    left as it was. Raises :class:`InputDataError`-free `OSError`s only for unwritable paths.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".tfrecord", dir=folder)
+        os.close(fd)
+        self._writer = tf.io.TFRecordWriter(self._tmp)
+        self.count = 0
+
+    def write(self, example: Union[tf.train.Example, bytes]) -> None:
+        data = example if isinstance(example, bytes) else example.SerializeToString()
+        self._writer.write(data)
+        self.count += 1
+
+    def close(self) -> None:
+        self._writer.close()
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        self._writer.close()
+        if os.path.exists(self._tmp):
+            os.remove(self._tmp)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+
+def decode_example(serialized: bytes) -> Dict[str, List]:
+    """Decodes one serialized Example into ``{name: list of int or float}`` (no schema needed)."""
+    ex = tf.train.Example.FromString(serialized)
+    out = {}
+    for k, f in ex.features.feature.items():
+        kind = f.WhichOneof("kind")
+        if kind == "int64_list":
+            out[k] = list(f.int64_list.value)
+        elif kind == "float_list":
+            out[k] = list(f.float_list.value)
+        else:
+            out[k] = list(f.bytes_list.value)
+    return out
+
+
+def read_examples(path: str) -> Iterator[Dict[str, List]]:
+    """Yields every record of a TFRecord file decoded with :func:`decode_example`.
+
+    Raises:
+      InputDataError: the file is missing or not a TFRecord file (names it and the record).
+    """
+    if not tf.io.gfile.exists(path):
+        raise InputDataError(f"{path}: TFRecord file not found")
+    i = 0
+    try:
+        for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+            yield decode_example(raw)
+            i += 1
+    except tf.errors.DataLossError as e:
+        raise InputDataError(f"{path}: record {i} is corrupt or the file is not a TFRecord ({e.message})") from e
+
+
+def fixed_len_schema(int_lengths: Mapping[str, int], float_lengths: Mapping[str, int] = None):
+    """A parse schema of `tf.io.FixedLenFeature`s: int64 for ``int_lengths``, float32 others."""
+    schema = {k: tf.io.FixedLenFeature([n], tf.int64) for k, n in int_lengths.items()}
+    for k, n in (float_lengths or {}).items():
+        schema[k] = tf.io.FixedLenFeature([n], tf.float32)
+    return schema
+
+
+def decode_record(record: tf.Tensor, schema) -> Dict[str, tf.Tensor]:
+    """Parses one record with ``schema`` and casts int64 to int32 (original `_decode_record`)."""
+    example = tf.io.parse_single_example(record, schema)
+    return {k: (tf.cast(v, tf.int32) if v.dtype == tf.int64 else v) for k, v in example.items()}
