@@ -1,0 +1,133 @@
+"""`BertConfig`: the `bert_config.json` of the original release (spec `bert.md` 2.1).
+
+Mirrors `modeling.BertConfig`: the constructor defaults are the original's (note
+`type_vocab_size` 16), `from_dict` keeps every key including unknown ones (the multilingual
+configs carry `pooler_*` and `directionality` keys), `to_json_string` writes 2-space indented,
+key-sorted JSON with a trailing newline.
+"""
+
+import copy
+import json
+from typing import Any, Dict
+
+import tensorflow as tf
+
+from bert_tf.errors import ConfigError
+
+_KNOWN_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+               "intermediate_size", "hidden_act", "hidden_dropout_prob",
+               "attention_probs_dropout_prob", "max_position_embeddings", "type_vocab_size",
+               "initializer_range")
+
+
+class BertConfig:
+    """Configuration of a `BertModel` (keys of `bert_config.json`).
+
+    Args:
+      vocab_size: V, rows of the word-embedding table.
+      hidden_size: H, width of every layer.
+      num_hidden_layers: L, number of transformer blocks.
+      num_attention_heads: N; H must be a multiple of N.
+      intermediate_size: I, width of the feed-forward inner layer.
+      hidden_act: activation of the FFN and the MLM transform ("gelu" = tanh approximation,
+        "relu", "tanh", "linear").
+      hidden_dropout_prob: dropout on embeddings and residual branches (training only).
+      attention_probs_dropout_prob: dropout on attention probabilities (training only).
+      max_position_embeddings: P, rows of the position table = the largest seq_length.
+      type_vocab_size: T, rows of the segment table (16 by default as in the original; 2 in
+        every released config).
+      initializer_range: stddev of the truncated-normal initializer.
+      **extra: unknown keys, kept and written back (the original keeps them too).
+    """
+
+    def __init__(self, vocab_size=None, hidden_size=768, num_hidden_layers=12,
+                 num_attention_heads=12, intermediate_size=3072, hidden_act="gelu",
+                 hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                 max_position_embeddings=512, type_vocab_size=16, initializer_range=0.02,
+                 **extra):
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.num_hidden_layers = num_hidden_layers
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.max_position_embeddings = max_position_embeddings
+        self.type_vocab_size = type_vocab_size
+        self.initializer_range = initializer_range
+        for k, v in extra.items():
+            setattr(self, k, v)
+
+    @classmethod
+    def from_dict(cls, json_object: Dict[str, Any]) -> "BertConfig":
+        """Builds a config from a dict, keeping unknown keys (original `from_dict`)."""
+        config = cls(vocab_size=None)
+        for key, value in json_object.items():
+            config.__dict__[key] = value
+        return config
+
+    @classmethod
+    def from_json_file(cls, json_file: str) -> "BertConfig":
+        """Reads `bert_config.json`.
+
+        Raises:
+          ConfigError: the file is missing, unreadable, not JSON, not an object, or lacks
+            `vocab_size` (names the file).
+        """
+        try:
+            with tf.io.gfile.GFile(json_file, "r") as reader:
+                text = reader.read()
+        except Exception as e:
+            raise ConfigError(f"{json_file}: cannot read BERT config ({type(e).__name__}: {e})") from e
+        try:
+            obj = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{json_file}: not valid JSON ({e})") from e
+        if not isinstance(obj, dict):
+            raise ConfigError(f"{json_file}: expected a JSON object of BERT config keys")
+        config = cls.from_dict(obj)
+        if config.vocab_size is None:
+            raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
+        config.validate(source=json_file)
+        return config
+
+    def validate(self, source: str = "bert config") -> None:
+        """Checks sizes are positive ints and H % N == 0 (original `transformer_model` check).
+
+        Raises:
+          ConfigError: naming ``source`` and the key.
+        """
+        for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                    "intermediate_size", "max_position_embeddings", "type_vocab_size"):
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"{source}: '{key}' must be a positive integer, got {value!r}")
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ConfigError(
+                f"{source}: The hidden size ({self.hidden_size}) is not a multiple of the number "
+                f"of attention heads ({self.num_attention_heads})")
+
+    @property
+    def size_per_head(self) -> int:
+        """d = H / N."""
+        return self.hidden_size // self.num_attention_heads
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A deep copy of every attribute, unknown keys included."""
+        return copy.deepcopy(self.__dict__)
+
+    def to_json_string(self) -> str:
+        """JSON with 2-space indent, sorted keys and a trailing newline (as the original)."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path: str) -> None:
+        """Writes :meth:`to_json_string` atomically."""
+        from bert_tf.training.checkpoint_io import atomic_write_text
+        atomic_write_text(path, self.to_json_string())
+
+    def __eq__(self, other):
+        return isinstance(other, BertConfig) and self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        return f"BertConfig({self.to_dict()})"

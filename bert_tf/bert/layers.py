@@ -1,0 +1,344 @@
+"""Keras layers of BERT: weights and math only (spec `bert.md` 2.3-2.12).
+
+Each layer mirrors one TF1 variable scope of the original `modeling.py` /
+`run_pretraining.py`; the weight shapes and layouts are the original's so checkpoints map
+one to one (the name table is `bert_tf/bert/checkpoint_map.py`):
+
+* kernels are ``[in, out]`` (y = x W + b), except the `output_weights` of the NSP, classifier
+  and SQuAD heads, which are ``[out, in]`` and used transposed (:class:`TransposedOutput`);
+* LayerNorm normalizes the last axis with population variance and epsilon 1e-12;
+* GELU is the tanh approximation; the attention mask adds -10000 at padded keys.
+
+Shapes: B = batch_size, S = seq_length, H = hidden_size, N = num_attention_heads,
+d = H / N, I = intermediate_size, V = vocab_size, K = max_predictions_per_seq.
+"""
+
+import math
+
+import keras
+import tensorflow as tf
+
+LAYER_NORM_EPSILON = 1e-12
+MASK_ADDER = -10000.0
+
+
+def gelu(x):
+    """GELU, tanh approximation (original `modeling.gelu` since 2019-02-07; spec 2.7)."""
+    return tf.nn.gelu(x, approximate=True)
+
+
+def get_activation(name):
+    """Maps an activation name to a function (original `modeling.get_activation`).
+
+    Non-strings are returned unchanged; None, "" and "linear" mean no activation; "relu",
+    "gelu" and "tanh" are matched case-insensitively.
+
+    Raises:
+      ValueError: any other string ("Unsupported activation: ...").
+    """
+    if not isinstance(name, str):
+        return name
+    if not name:
+        return None
+    act = name.lower()
+    if act == "linear":
+        return None
+    if act == "relu":
+        return tf.nn.relu
+    if act == "gelu":
+        return gelu
+    if act == "tanh":
+        return tf.tanh
+    raise ValueError(f"Unsupported activation: {act}")
+
+
+def create_initializer(initializer_range=0.02):
+    """Truncated normal(stddev) with redraws beyond 2 stddev, as TF1's initializer."""
+    return keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+
+def layer_norm(name):
+    """LayerNorm over the last axis, epsilon 1e-12 (TF1 `contrib.layers.layer_norm`)."""
+    return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
+
+
+def dense(units, initializer_range, activation=None, name=None):
+    """A dense layer with a truncated-normal kernel ``[in, units]`` and zero bias."""
+    return keras.layers.Dense(units, activation=activation, name=name,
+                              kernel_initializer=create_initializer(initializer_range))
+
+
+class BertEmbeddings(keras.layers.Layer):
+    """Word + segment + position embeddings, LayerNorm, dropout (scope `bert/embeddings`).
+
+    Call args:
+      input_ids: int32 ``[B, S]``.
+      segment_ids: int32 ``[B, S]`` (token type ids), values in ``[0, T)``.
+      training: bool, enables dropout.
+
+    Returns:
+      float ``[B, S, H]``: ``Dropout(LN(word + type + position))`` (spec 2.3).
+
+    Raises:
+      ValueError: S > max_position_embeddings (the original asserts S <= P).
+    """
+
+    def __init__(self, vocab_size, hidden_size, type_vocab_size, max_position_embeddings,
+                 initializer_range=0.02, hidden_dropout_prob=0.1, use_one_hot_embeddings=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.type_vocab_size = type_vocab_size
+        self.max_position_embeddings = max_position_embeddings
+        self.initializer_range = initializer_range
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.use_one_hot_embeddings = use_one_hot_embeddings
+        init = create_initializer(initializer_range)
+        self.word_embeddings = self.add_weight(
+            name="word_embeddings", shape=(vocab_size, hidden_size), initializer=init)
+        self.token_type_embeddings = self.add_weight(
+            name="token_type_embeddings", shape=(type_vocab_size, hidden_size), initializer=init)
+        self.position_embeddings = self.add_weight(
+            name="position_embeddings", shape=(max_position_embeddings, hidden_size),
+            initializer=init)
+        self.layer_norm = layer_norm("LayerNorm")
+        self.layer_norm.build((None, None, hidden_size))
+        self.dropout = keras.layers.Dropout(hidden_dropout_prob)
+
+    def call(self, input_ids, segment_ids, training=False):
+        seq_length = input_ids.shape[1]
+        if seq_length is not None and seq_length > self.max_position_embeddings:
+            raise ValueError(
+                f"seq_length {seq_length} is longer than max_position_embeddings "
+                f"{self.max_position_embeddings}")
+        table = tf.convert_to_tensor(self.word_embeddings)
+        if self.use_one_hot_embeddings:
+            word = tf.einsum("bsv,vh->bsh", tf.one_hot(input_ids, self.vocab_size, dtype=table.dtype), table)
+        else:
+            word = tf.gather(table, input_ids)
+        # The original always looks up token types with a one-hot matmul; a gather gives the
+        # same numbers (one non-zero term per row).
+        token_type = tf.gather(tf.convert_to_tensor(self.token_type_embeddings), segment_ids)
+        position = tf.convert_to_tensor(self.position_embeddings)[: tf.shape(input_ids)[1]]
+        x = word + token_type + position[tf.newaxis]
+        x = self.layer_norm(x)
+        return self.dropout(x, training=training)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
+                      type_vocab_size=self.type_vocab_size,
+                      max_position_embeddings=self.max_position_embeddings,
+                      initializer_range=self.initializer_range,
+                      hidden_dropout_prob=self.hidden_dropout_prob,
+                      use_one_hot_embeddings=self.use_one_hot_embeddings)
+        return config
+
+
+def attention_mask_adder(input_mask, dtype=tf.float32):
+    """``(1 - input_mask) * -10000`` shaped ``[B, 1, 1, T]`` (spec 2.4).
+
+    Args:
+      input_mask: int ``[B, T]``, 1 for real tokens and 0 for padding.
+
+    Only keys are masked; padded query rows are still computed, as in the original.
+    """
+    mask = tf.cast(input_mask, dtype)[:, tf.newaxis, tf.newaxis, :]
+    return (1.0 - mask) * MASK_ADDER
+
+
+class SelfAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product self-attention (scope `attention/self`, spec 2.5).
+
+    Weights: `query`, `key`, `value` dense layers with kernels ``[H, N*d]``.
+
+    Call args:
+      hidden_states: float ``[B, S, H]``.
+      mask_adder: float ``[B, 1, 1, S]`` from :func:`attention_mask_adder`.
+      training: enables dropout on the attention probabilities.
+
+    Returns:
+      context: float ``[B, S, H]`` (heads concatenated, head n in columns n*d..(n+1)*d-1).
+    """
+
+    def __init__(self, hidden_size, num_attention_heads, initializer_range=0.02,
+                 attention_probs_dropout_prob=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.size_per_head = hidden_size // num_attention_heads
+        self.initializer_range = initializer_range
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.query = dense(hidden_size, initializer_range, name="query")
+        self.key = dense(hidden_size, initializer_range, name="key")
+        self.value = dense(hidden_size, initializer_range, name="value")
+        for d in (self.query, self.key, self.value):
+            d.build((None, None, hidden_size))
+        self.dropout = keras.layers.Dropout(attention_probs_dropout_prob)
+
+    def _split_heads(self, x):
+        shape = tf.shape(x)
+        return tf.reshape(x, [shape[0], shape[1], self.num_attention_heads, self.size_per_head])
+
+    def call(self, hidden_states, mask_adder, training=False):
+        q = self._split_heads(self.query(hidden_states))
+        k = self._split_heads(self.key(hidden_states))
+        v = self._split_heads(self.value(hidden_states))
+        scores = tf.einsum("bfnd,btnd->bnft", q, k)
+        scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))
+        scores = scores + tf.cast(mask_adder, scores.dtype)
+        probs = tf.nn.softmax(scores, axis=-1)
+        probs = self.dropout(probs, training=training)
+        context = tf.einsum("bnft,btnd->bfnd", probs, v)
+        shape = tf.shape(hidden_states)
+        return tf.reshape(context, [shape[0], shape[1], self.hidden_size])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, num_attention_heads=self.num_attention_heads,
+                      initializer_range=self.initializer_range,
+                      attention_probs_dropout_prob=self.attention_probs_dropout_prob)
+        return config
+
+
+class TransformerBlock(keras.layers.Layer):
+    """One post-LayerNorm encoder block (scope `bert/encoder/layer_k`, spec 2.6).
+
+    ``a = LN(Dropout(Dense_H(SelfAttention(x))) + x)``;
+    ``y = LN(Dropout(Dense_H(act(Dense_I(a)))) + a)``.
+
+    Call args:
+      hidden_states: float ``[B, S, H]``; mask_adder: ``[B, 1, 1, S]``; training: bool.
+
+    Returns:
+      float ``[B, S, H]``.
+    """
+
+    def __init__(self, hidden_size, num_attention_heads, intermediate_size, hidden_act="gelu",
+                 hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                 initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self._config = dict(hidden_size=hidden_size, num_attention_heads=num_attention_heads,
+                            intermediate_size=intermediate_size, hidden_act=hidden_act,
+                            hidden_dropout_prob=hidden_dropout_prob,
+                            attention_probs_dropout_prob=attention_probs_dropout_prob,
+                            initializer_range=initializer_range)
+        self.attention = SelfAttention(hidden_size, num_attention_heads, initializer_range,
+                                       attention_probs_dropout_prob, name="self")
+        self.attention_output = dense(hidden_size, initializer_range, name="attention_output_dense")
+        self.attention_output.build((None, None, hidden_size))
+        self.attention_layer_norm = layer_norm("attention_output_LayerNorm")
+        self.attention_layer_norm.build((None, None, hidden_size))
+        self.intermediate = dense(intermediate_size, initializer_range,
+                                  activation=get_activation(hidden_act), name="intermediate_dense")
+        self.intermediate.build((None, None, hidden_size))
+        self.output_dense = dense(hidden_size, initializer_range, name="output_dense")
+        self.output_dense.build((None, None, intermediate_size))
+        self.output_layer_norm = layer_norm("output_LayerNorm")
+        self.output_layer_norm.build((None, None, hidden_size))
+        self.dropout = keras.layers.Dropout(hidden_dropout_prob)
+
+    def call(self, hidden_states, mask_adder, training=False):
+        attention = self.attention(hidden_states, mask_adder, training=training)
+        attention = self.dropout(self.attention_output(attention), training=training)
+        attention = self.attention_layer_norm(attention + hidden_states)
+        intermediate = self.intermediate(attention)
+        output = self.dropout(self.output_dense(intermediate), training=training)
+        return self.output_layer_norm(output + attention)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._config)
+        return config
+
+
+class TransposedOutput(keras.layers.Layer):
+    """Logits from ``output_weights [num_outputs, H]`` and ``output_bias [num_outputs]``.
+
+    The layout of the NSP head (`cls/seq_relationship`), the classifier head (top-level
+    `output_weights`/`output_bias` in `run_classifier.py`) and the SQuAD head (`cls/squad`):
+    ``logits = x @ output_weights^T + output_bias`` (spec 2.12, 8.6, 9.4).
+
+    Call args:
+      x: float ``[..., H]``.
+
+    Returns:
+      float ``[..., num_outputs]``.
+    """
+
+    def __init__(self, num_outputs, hidden_size, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.num_outputs = num_outputs
+        self.hidden_size = hidden_size
+        self.initializer_range = initializer_range
+        self.output_weights = self.add_weight(
+            name="output_weights", shape=(num_outputs, hidden_size),
+            initializer=create_initializer(initializer_range))
+        self.output_bias = self.add_weight(name="output_bias", shape=(num_outputs,),
+                                           initializer="zeros")
+
+    def call(self, x):
+        w = tf.cast(tf.convert_to_tensor(self.output_weights), x.dtype)
+        b = tf.cast(tf.convert_to_tensor(self.output_bias), x.dtype)
+        return tf.einsum("...h,oh->...o", x, w) + b
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_outputs=self.num_outputs, hidden_size=self.hidden_size,
+                      initializer_range=self.initializer_range)
+        return config
+
+
+class MaskedLMHead(keras.layers.Layer):
+    """Masked-LM head with weights tied to the word embeddings (scope `cls/predictions`).
+
+    Mirrors `get_masked_lm_output` of the original `run_pretraining.py` (spec 2.11):
+    gather at positions, Dense(H, hidden_act) + LayerNorm (`transform/...`), then
+    ``logits = h @ word_embeddings^T + output_bias``.
+
+    Args:
+      embeddings: the model's :class:`BertEmbeddings` (its `word_embeddings` is shared).
+
+    Call args:
+      sequence_output: float ``[B, S, H]``.
+      masked_lm_positions: int32 ``[B, K]``.
+
+    Returns:
+      log_probs: float32 ``[B*K, V]`` (log-softmax over the vocab), row r = (r // K, r % K).
+    """
+
+    def __init__(self, embeddings, hidden_size, hidden_act="gelu", initializer_range=0.02,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.embeddings = embeddings
+        self.transform = dense(hidden_size, initializer_range,
+                               activation=get_activation(hidden_act), name="transform_dense")
+        self.transform.build((None, hidden_size))
+        self.transform_layer_norm = layer_norm("transform_LayerNorm")
+        self.transform_layer_norm.build((None, hidden_size))
+        self.output_bias = self.add_weight(name="output_bias", shape=(embeddings.vocab_size,),
+                                           initializer="zeros")
+
+    def call(self, sequence_output, masked_lm_positions):
+        hidden = gather_indexes(sequence_output, masked_lm_positions)
+        hidden = self.transform_layer_norm(self.transform(hidden))
+        table = tf.cast(tf.convert_to_tensor(self.embeddings.word_embeddings), hidden.dtype)
+        logits = tf.matmul(hidden, table, transpose_b=True)
+        logits = logits + tf.cast(tf.convert_to_tensor(self.output_bias), logits.dtype)
+        return tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+
+
+def gather_indexes(sequence_tensor, positions):
+    """Vectors at ``positions`` (original `gather_indexes`).
+
+    Args:
+      sequence_tensor: float ``[B, S, H]``.
+      positions: int32 ``[B, K]``.
+
+    Returns:
+      float ``[B*K, H]``, rows ordered batch-major.
+    """
+    hidden = sequence_tensor.shape[-1]
+    gathered = tf.gather(sequence_tensor, tf.cast(positions, tf.int32), batch_dims=1)
+    return tf.reshape(gathered, [-1, hidden])
