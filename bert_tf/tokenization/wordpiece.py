@@ -1,0 +1,526 @@
+"""BERT WordPiece tokenization, with the API and exact behaviour of the original `tokenization.py`.
+
+Spec `bert.md` section 4. The public names are those of the original module:
+:func:`convert_to_unicode`, :func:`printable_text`, :func:`load_vocab`, :func:`convert_by_vocab`,
+:func:`convert_tokens_to_ids`, :func:`convert_ids_to_tokens`, :func:`whitespace_tokenize`,
+:class:`FullTokenizer`, :class:`BasicTokenizer`, :class:`WordpieceTokenizer`,
+:func:`validate_case_matches_checkpoint`; plus the character classes :func:`_is_whitespace`,
+:func:`_is_control`, :func:`_is_punctuation`.
+
+Additions of bert_tf: :func:`vocab_looks_cased` and :func:`check_vocab_matches_case` (refuse a
+cased vocab with ``--do_lower_case=True``), and clearer errors (:class:`CaseMismatchError`,
+:class:`UnknownTokenError`, :class:`bert_tf.errors.ConfigError` for a bad vocab file).
+
+How it is made fast without changing a single output:
+
+* The per-character passes of ``BasicTokenizer`` (clean text, CJK spacing, accent stripping,
+  punctuation splitting) are done with ``str.translate`` over lazily filled tables whose entries
+  come from the same character-class functions as the original (:func:`_is_control`,
+  :func:`_is_whitespace`, :func:`_is_punctuation`, the CJK ranges, category ``Mn``). A table entry
+  is computed the first time a character is seen, with the running Python's ``unicodedata``.
+* Everything after the first whitespace split depends only on the word, so
+  :class:`FullTokenizer` caches word -> word pieces (an LRU cache, ``cache_size`` words).
+* The greedy longest-match-first search starts at most ``max(len(token) for token in vocab)``
+  characters ahead: a longer candidate cannot be in the vocab, so the result is unchanged.
+
+The vocab dict is treated as read-only once a tokenizer is built (the cache and the match
+length bound are computed from it).
+"""
+
+import collections
+import functools
+import re
+import unicodedata
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+
+from bert_tf.errors import ConfigError, FlagError
+
+__all__ = [
+    "CaseMismatchError", "UnknownTokenError", "BasicTokenizer", "FullTokenizer",
+    "WordpieceTokenizer", "check_vocab_matches_case", "convert_by_vocab",
+    "convert_ids_to_tokens", "convert_to_unicode", "convert_tokens_to_ids", "load_vocab",
+    "printable_text", "validate_case_matches_checkpoint", "vocab_looks_cased",
+    "whitespace_tokenize",
+]
+
+TextLike = Union[str, bytes]
+
+# Checkpoint directory names of the released models and the casing they were trained with
+# (spec 4.6). Note that the Chinese model counts as lower-cased.
+_LOWER_CASED_MODELS = frozenset([
+    "uncased_L-24_H-1024_A-16",
+    "uncased_L-12_H-768_A-12",
+    "multilingual_L-12_H-768_A-12",
+    "chinese_L-12_H-768_A-12",
+])
+_CASED_MODELS = frozenset([
+    "cased_L-12_H-768_A-12",
+    "cased_L-24_H-1024_A-16",
+    "multi_cased_L-12_H-768_A-12",
+])
+# The last path component ([A-Za-z0-9_-]) right before "/bert_model.ckpt", anchored at the start
+# with a lazy prefix. The "." is a regex wildcard, exactly as in the original pattern.
+_MODEL_NAME_RE = re.compile(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt")
+
+# CJK Unified Ideographs blocks that get spaces around each character (spec 4.4 step 3).
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+
+
+class CaseMismatchError(FlagError, ValueError):
+    """``--do_lower_case`` does not fit the checkpoint or the vocab.
+
+    A :class:`bert_tf.errors.FlagError` (scripts print it as one line and exit 1) and a
+    ``ValueError`` (what the original raised).
+    """
+
+
+class UnknownTokenError(KeyError):
+    """A token (or id) is not in the vocab; ``args[0]`` is the missing item, as in the original.
+
+    The original raised a bare ``KeyError(token)``; this subclass keeps that (``except KeyError``
+    still works) and adds a message that says what was missing and why.
+    """
+
+    def __init__(self, item, kind: str = "token", vocab_size: int = 0):
+        super().__init__(item)
+        self.item = item
+        self.kind = kind
+        self.vocab_size = vocab_size
+
+    def __str__(self):
+        return (f"{self.kind} {self.item!r} is not in the vocabulary ({self.vocab_size} entries); "
+                "conversion has no [UNK] fallback (tokenize() output is always in the vocab)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Unicode helpers (spec 4.1)
+# ---------------------------------------------------------------------------------------------
+
+def convert_to_unicode(text: TextLike) -> str:
+    """Returns ``text`` as ``str``: a ``str`` as is, ``bytes`` decoded as UTF-8.
+
+    Invalid UTF-8 bytes are dropped silently (``errors="ignore"``), as in the original.
+    Raises ValueError for any other type. Source: original ``convert_to_unicode`` (spec 4.1).
+    """
+    if isinstance(text, str):
+        return text
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "ignore")
+    raise ValueError(f"Unsupported string type: {type(text)} (expected str or bytes)")
+
+
+def printable_text(text: TextLike) -> str:
+    """Returns ``text`` as the native ``str`` type, for logging (original ``printable_text``).
+
+    Same conversions and errors as :func:`convert_to_unicode` on Python 3.
+    """
+    return convert_to_unicode(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary (spec 4.2)
+# ---------------------------------------------------------------------------------------------
+
+def _read_bytes(vocab_file: str) -> bytes:
+    """Whole file as bytes; ``tf.io.gfile`` for URLs (gs://...), plain ``open`` otherwise."""
+    if "://" in vocab_file:
+        import tensorflow as tf  # only needed for remote file systems
+        with tf.io.gfile.GFile(vocab_file, "rb") as reader:
+            return reader.read()
+    with open(vocab_file, "rb") as reader:
+        return reader.read()
+
+
+def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
+    """Loads a WordPiece vocab file into an ordered dict token -> id.
+
+    Each ``\\n``-terminated line is decoded as UTF-8 and ``.strip()``-ed; its 0-based line number
+    is the token's id. A blank line is stored as the token ``""`` and still uses an id. If a token
+    appears twice the later id wins, at the first insertion position. Source: original
+    ``load_vocab`` (spec 4.2).
+
+    Raises:
+      ConfigError: the file is missing or unreadable, or a line is not valid UTF-8 (names the
+        path and the line).
+    """
+    try:
+        data = _read_bytes(vocab_file)
+    except (OSError, ValueError, TypeError) as e:
+        raise ConfigError(f"cannot read vocab file {vocab_file!r}: {e}") from e
+    except Exception as e:  # tf.errors.* for remote paths
+        if type(e).__module__.startswith("tensorflow"):
+            raise ConfigError(f"cannot read vocab file {vocab_file!r}: {e}") from e
+        raise
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # text after the last "\n" is empty: end of file, not a blank line
+    vocab = collections.OrderedDict()
+    for index, raw in enumerate(lines):
+        try:
+            token = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ConfigError(
+                f"vocab file {vocab_file!r} line {index + 1} is not valid UTF-8: {e}") from e
+        vocab[token.strip()] = index
+    return vocab
+
+
+def _lookup(vocab: Mapping, items: Iterable, kind: str) -> list:
+    try:
+        return list(map(vocab.__getitem__, items))
+    except KeyError as e:
+        raise UnknownTokenError(e.args[0], kind, len(vocab)) from None
+
+
+def convert_by_vocab(vocab: Mapping, items: Iterable) -> list:
+    """``[vocab[item] for item in items]``; a missing item raises :class:`UnknownTokenError`.
+
+    :class:`UnknownTokenError` is a ``KeyError`` whose ``args[0]`` is the item, like the
+    original's plain dict lookup. Source: original ``convert_by_vocab`` (spec 4.2).
+    """
+    return _lookup(vocab, items, "item")
+
+
+def convert_tokens_to_ids(vocab: Mapping[str, int], tokens: Iterable[str]) -> List[int]:
+    """Token strings -> ids (python ints); raises :class:`UnknownTokenError` (a KeyError)."""
+    return _lookup(vocab, tokens, "token")
+
+
+def convert_ids_to_tokens(inv_vocab: Mapping[int, str], ids: Iterable[int]) -> List[str]:
+    """Ids -> token strings via the inverted vocab; raises :class:`UnknownTokenError`."""
+    return _lookup(inv_vocab, ids, "id")
+
+
+def whitespace_tokenize(text: str) -> List[str]:
+    """``text.strip().split()``: splits on any Unicode whitespace Python knows (spec 4.4 step 4).
+
+    The original strips first and returns [] for an empty result; ``str.split()`` with no
+    arguments does both.
+    """
+    return text.split()
+
+
+# ---------------------------------------------------------------------------------------------
+# Character classes (spec 4.4)
+# ---------------------------------------------------------------------------------------------
+
+def _is_whitespace(char: str) -> bool:
+    """Space, tab, newline, carriage return, or Unicode category Zs (U+00A0, U+3000...)."""
+    if char == " " or char == "\t" or char == "\n" or char == "\r":
+        return True
+    return unicodedata.category(char) == "Zs"
+
+
+def _is_control(char: str) -> bool:
+    """Category Cc or Cf, except tab, newline and carriage return (which are whitespace)."""
+    if char == "\t" or char == "\n" or char == "\r":
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _is_punctuation(char: str) -> bool:
+    """All 32 printable non-alphanumeric ASCII characters, or any Unicode category P*."""
+    cp = ord(char)
+    if (33 <= cp <= 47) or (58 <= cp <= 64) or (91 <= cp <= 96) or (123 <= cp <= 126):
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def _is_chinese_char(cp: int) -> bool:
+    """True for a code point in the CJK Unified Ideographs blocks of spec 4.4 step 3."""
+    for low, high in _CJK_RANGES:
+        if low <= cp <= high:
+            return True
+    return False
+
+
+class _LazyCharTable(dict):
+    """A ``str.translate`` table filled on first sight of each code point by ``fn(char)``.
+
+    ``fn`` returns the replacement string, or None to delete the character.
+    """
+
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def __missing__(self, cp):
+        value = self._fn(chr(cp))
+        self[cp] = value
+        return value
+
+
+def _clean_and_space_cjk(char: str):
+    # Original _clean_text: drop NUL, U+FFFD and controls; whitespace -> " ". Then
+    # _tokenize_chinese_chars: " c " around CJK ideographs (never controls or whitespace).
+    cp = ord(char)
+    if cp == 0 or cp == 0xFFFD or _is_control(char):
+        return None
+    if _is_whitespace(char):
+        return " "
+    if _is_chinese_char(cp):
+        return " " + char + " "
+    return char
+
+
+def _split_punctuation(char: str) -> str:
+    return " " + char + " " if _is_punctuation(char) else char
+
+
+def _drop_nonspacing_mark(char: str):
+    return None if unicodedata.category(char) == "Mn" else char
+
+
+_CLEAN_TABLE = _LazyCharTable(_clean_and_space_cjk)
+_PUNCT_TABLE = _LazyCharTable(_split_punctuation)
+_MN_TABLE = _LazyCharTable(_drop_nonspacing_mark)
+
+
+def _strip_accents(text: str) -> str:
+    """NFD, then delete every category Mn character (original ``_run_strip_accents``)."""
+    if text.isascii():  # NFD of ASCII is itself and ASCII has no Mn
+        return text
+    return unicodedata.normalize("NFD", text).translate(_MN_TABLE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizers (spec 4.3 - 4.5)
+# ---------------------------------------------------------------------------------------------
+
+class BasicTokenizer:
+    """Text cleaning, CJK spacing, whitespace split, (lower + accent strip), punctuation split.
+
+    Source: original ``BasicTokenizer`` (spec 4.4). There is no "never split" list: ``[CLS]`` in
+    the input becomes ``[``, ``cls``, ``]``.
+    """
+
+    def __init__(self, do_lower_case: bool = True):
+        self.do_lower_case = do_lower_case
+
+    def tokenize(self, text: TextLike) -> List[str]:
+        """Splits ``text`` (str, or UTF-8 bytes) into basic tokens (list of str)."""
+        output = []
+        for word in self.split_words(convert_to_unicode(text)):
+            output.extend(self.tokenize_word(word))
+        return output
+
+    def split_words(self, text: str) -> List[str]:
+        """Spec 4.4 steps 2-4: clean text, space out CJK characters, whitespace split."""
+        return text.translate(_CLEAN_TABLE).split()
+
+    def tokenize_word(self, word: str) -> List[str]:
+        """Spec 4.4 steps 5-6 for one word of :meth:`split_words` (no whitespace inside)."""
+        if self.do_lower_case:
+            word = _strip_accents(word.lower())
+        # Each punctuation char becomes " p "; the split also does step 6 (join, re-split).
+        return word.translate(_PUNCT_TABLE).split()
+
+    # Original private helpers, kept for code written against them.
+    def _run_strip_accents(self, text: str) -> str:
+        return _strip_accents(text)
+
+    def _run_split_on_punc(self, text: str) -> List[str]:
+        output = []
+        start_new_word = True
+        for char in text:
+            if _is_punctuation(char):
+                output.append(char)
+                start_new_word = True
+            elif start_new_word:
+                output.append(char)
+                start_new_word = False
+            else:
+                output[-1] += char
+        return output
+
+    def _tokenize_chinese_chars(self, text: str) -> str:
+        return "".join(" " + c + " " if _is_chinese_char(ord(c)) else c for c in text)
+
+    def _is_chinese_char(self, cp: int) -> bool:
+        return _is_chinese_char(cp)
+
+    def _clean_text(self, text: str) -> str:
+        return "".join(
+            " " if _is_whitespace(c) else c for c in text
+            if not (ord(c) == 0 or ord(c) == 0xFFFD or _is_control(c)))
+
+
+class WordpieceTokenizer:
+    """Greedy longest-match-first WordPiece over a vocab (original ``WordpieceTokenizer``).
+
+    A word of more than ``max_input_chars_per_word`` code points, or with any part that has no
+    match, becomes a single ``unk_token`` (pieces already matched are dropped). Spec 4.5.
+
+    Args:
+      vocab: mapping token -> id (only membership is used).
+      unk_token: the token emitted for a word that cannot be split.
+      max_input_chars_per_word: longest word (in code points) that is split.
+    """
+
+    def __init__(self, vocab: Mapping[str, int], unk_token: str = "[UNK]",
+                 max_input_chars_per_word: int = 200):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+        # No vocab entry is longer than this, so no longer candidate needs to be tried.
+        self._max_piece_chars = max((len(token) for token in vocab), default=0)
+
+    def tokenize(self, text: TextLike) -> List[str]:
+        """Whitespace-splits ``text`` (str or UTF-8 bytes) and returns the word pieces.
+
+        Example: ``"unaffable"`` -> ``["un", "##aff", "##able"]``; ``""`` -> ``[]``.
+        """
+        output = []
+        for token in convert_to_unicode(text).split():
+            output.extend(self.tokenize_word(token))
+        return output
+
+    def tokenize_word(self, token: str) -> List[str]:
+        """Word pieces of one whitespace-free token."""
+        n = len(token)
+        if n > self.max_input_chars_per_word:
+            return [self.unk_token]
+        vocab = self.vocab
+        max_chars = self._max_piece_chars
+        pieces = []
+        start = 0
+        while start < n:
+            end = min(n, start + max_chars)
+            while end > start:
+                piece = token[start:end] if start == 0 else "##" + token[start:end]
+                if piece in vocab:
+                    break
+                end -= 1
+            else:
+                return [self.unk_token]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+
+class FullTokenizer:
+    """BasicTokenizer then WordpieceTokenizer, with the vocab read from ``vocab_file``.
+
+    Attributes (as in the original): ``vocab`` (OrderedDict token -> id), ``inv_vocab``
+    (dict id -> token), ``basic_tokenizer``, ``wordpiece_tokenizer``. Spec 4.3.
+
+    Args:
+      vocab_file: path of a WordPiece vocab (one token per line; gs:// etc. via tf.io.gfile).
+      do_lower_case: lower-case and strip accents (True for uncased models).
+      cache_size: (bert_tf) words whose pieces are kept in an LRU cache; 0 disables it.
+
+    Raises:
+      ConfigError: the vocab file is missing or unreadable.
+    """
+
+    def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 16):
+        self.vocab = load_vocab(vocab_file)
+        self.inv_vocab = {v: k for k, v in self.vocab.items()}
+        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self._word_pieces = self._uncached_word_pieces
+        if cache_size:
+            self._word_pieces = functools.lru_cache(maxsize=cache_size)(self._word_pieces)
+
+    def _uncached_word_pieces(self, word: str) -> Tuple[str, ...]:
+        pieces = []
+        for token in self.basic_tokenizer.tokenize_word(word):
+            pieces.extend(self.wordpiece_tokenizer.tokenize_word(token))
+        return tuple(pieces)
+
+    def tokenize(self, text: TextLike) -> List[str]:
+        """Text (str or UTF-8 bytes) -> list of WordPiece token strings, all in the vocab."""
+        word_pieces = self._word_pieces
+        output = []
+        for word in self.basic_tokenizer.split_words(convert_to_unicode(text)):
+            output.extend(word_pieces(word))
+        return output
+
+    def tokenize_batch(self, texts: Sequence[TextLike]) -> List[List[str]]:
+        """(bert_tf) ``[self.tokenize(t) for t in texts]``."""
+        return [self.tokenize(text) for text in texts]
+
+    def convert_tokens_to_ids(self, tokens: Iterable[str]) -> List[int]:
+        """Tokens -> ids; raises :class:`UnknownTokenError` (a KeyError) for an unknown token."""
+        return convert_tokens_to_ids(self.vocab, tokens)
+
+    def convert_ids_to_tokens(self, ids: Iterable[int]) -> List[str]:
+        """Ids -> tokens; raises :class:`UnknownTokenError` (a KeyError) for an unknown id."""
+        return convert_ids_to_tokens(self.inv_vocab, ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Case checks (spec 4.6, plus the bert_tf vocab check)
+# ---------------------------------------------------------------------------------------------
+
+def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str) -> None:
+    """Checks ``do_lower_case`` against the released model named in ``init_checkpoint``.
+
+    The model name is the path component right before ``/bert_model.ckpt``. Uncased,
+    multilingual (uncased) and Chinese models need ``do_lower_case=True``; cased and
+    multi_cased models need False. Any other name, a path that does not match (e.g.
+    ``model.ckpt-1000``) or an empty checkpoint is not checked. Source: original
+    ``validate_case_matches_checkpoint`` (spec 4.6).
+
+    Raises:
+      CaseMismatchError: (a FlagError and a ValueError) the flag contradicts the model name.
+    """
+    if not init_checkpoint:
+        return
+    match = _MODEL_NAME_RE.match(init_checkpoint)
+    if match is None:
+        return
+    model_name = match.group(1)
+    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+        given, case_name, wanted = "False", "lowercased", "True"
+    elif model_name in _CASED_MODELS and do_lower_case:
+        given, case_name, wanted = "True", "cased", "False"
+    else:
+        return
+    raise CaseMismatchError(
+        f"--do_lower_case={given} does not fit --init_checkpoint={init_checkpoint}: "
+        f"`{model_name}` seems to be a {case_name} model, so pass --do_lower_case={wanted} "
+        "to fine-tune it the way it was pre-trained. If this check is wrong for your "
+        "checkpoint, comment it out (validate_case_matches_checkpoint).")
+
+
+def _is_special_token(token: str) -> bool:
+    return len(token) > 2 and token.startswith("[") and token.endswith("]")
+
+
+def vocab_looks_cased(vocab: Iterable[str]) -> bool:
+    """(bert_tf) Heuristic: True when more than 1% of the vocab's tokens have upper case.
+
+    A token counts when ``token.lower() != token``; bracketed special tokens (``[UNK]``,
+    ``[unused0]``) are ignored. The bert-base-uncased vocab has 0 such tokens out of 30522
+    (``ℝ`` has no lower-case form), a cased vocab has thousands.
+    """
+    total = cased = 0
+    for token in vocab:
+        if _is_special_token(token):
+            continue
+        total += 1
+        if token.lower() != token:
+            cased += 1
+    return total > 0 and cased * 100 > total
+
+
+def check_vocab_matches_case(vocab: Iterable[str], do_lower_case: bool,
+                             vocab_file: str = "") -> None:
+    """(bert_tf) Refuses a cased vocab with ``do_lower_case=True``, for the scripts.
+
+    Lower-cased input can never produce the vocab's capitalised tokens, so such a run silently
+    wastes the cased model. (An uncased vocab with ``do_lower_case=False`` is allowed, as in the
+    original.)
+
+    Raises:
+      CaseMismatchError: ``do_lower_case`` is True and :func:`vocab_looks_cased` is True.
+    """
+    if do_lower_case and vocab_looks_cased(vocab):
+        where = f" --vocab_file={vocab_file}" if vocab_file else ""
+        raise CaseMismatchError(
+            f"a cased vocab{where} with --do_lower_case=True: lower-cased text cannot match its "
+            "capitalised tokens; pass --do_lower_case=False for a cased model")
