@@ -1,0 +1,93 @@
+"""Convert a Hugging Face BERT folder to an original BERT checkpoint folder.
+
+    python -m bert_tf.convert --hf_dir <folder with config.json, model.safetensors, vocab.txt> \
+        --out_dir <folder> [--extra_npz head.npz]
+
+writes ``bert_model.ckpt.index``, ``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json``
+and ``vocab.txt`` in the layout of the original release's archives (spec `bert.md` 3.1), so the
+original scripts and ours load them. ``--extra_npz`` adds arrays under their npz key as
+top-level variables (e.g. a classifier head's `output_weights` / `output_bias`).
+
+Every file is written atomically; an existing output folder is updated file by file.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from typing import Optional
+
+import numpy as np
+
+from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
+from bert_tf.errors import BertTfError, ConfigError
+from bert_tf.training.checkpoint_io import atomic_write_text, write_checkpoint
+
+CHECKPOINT_NAME = "bert_model.ckpt"
+
+
+def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None) -> str:
+    """Converts ``hf_dir`` into an original-layout folder ``out_dir``.
+
+    Returns:
+      The checkpoint prefix ``<out_dir>/bert_model.ckpt``.
+
+    Raises:
+      ConfigError: a missing or malformed input file (names it), or a tensor without an
+        original name.
+    """
+    from safetensors.numpy import load_file
+
+    config_path = os.path.join(hf_dir, "config.json")
+    weights_path = os.path.join(hf_dir, "model.safetensors")
+    vocab_path = os.path.join(hf_dir, "vocab.txt")
+    for path in (config_path, weights_path, vocab_path):
+        if not os.path.isfile(path):
+            raise ConfigError(f"{path}: not found (a HF BERT folder needs config.json, "
+                              f"model.safetensors and vocab.txt)")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            hf_config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{config_path}: cannot read JSON ({e})") from e
+    config = convert_hf_config(hf_config, source=config_path)
+    try:
+        tensors = load_file(weights_path)
+    except Exception as e:
+        raise ConfigError(f"{weights_path}: cannot read safetensors ({e})") from e
+    arrays, _ = convert_hf_weights(tensors, source=weights_path)
+    if extra_npz:
+        try:
+            with np.load(extra_npz) as extra:
+                for key in extra.files:
+                    arrays[key] = np.ascontiguousarray(extra[key].astype(np.float32))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{extra_npz}: cannot read npz ({e})") from e
+    os.makedirs(out_dir, exist_ok=True)
+    prefix = write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays)
+    atomic_write_text(os.path.join(out_dir, "bert_config.json"), config.to_json_string())
+    tmp_vocab = os.path.join(out_dir, ".tmp-vocab.txt")
+    shutil.copyfile(vocab_path, tmp_vocab)
+    os.replace(tmp_vocab, os.path.join(out_dir, "vocab.txt"))
+    return prefix
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bert_tf.convert", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hf_dir", required=True, help="HF BERT folder (config.json, model.safetensors, vocab.txt)")
+    parser.add_argument("--out_dir", required=True, help="output folder for the original layout")
+    parser.add_argument("--extra_npz", default=None, help="npz of extra top-level variables (e.g. a head)")
+    args = parser.parse_args(argv)
+    try:
+        prefix = convert_hf_folder(args.hf_dir, args.out_dir, args.extra_npz)
+    except BertTfError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {prefix}.index, {prefix}.data-00000-of-00001, "
+          f"{os.path.join(args.out_dir, 'bert_config.json')}, {os.path.join(args.out_dir, 'vocab.txt')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
