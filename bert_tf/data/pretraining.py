@@ -1,0 +1,804 @@
+"""Raw text -> masked-LM + next-sentence TFRecords (the original `create_pretraining_data.py`).
+
+Instance-identical to the original: every random decision is taken from ONE
+``random.Random(random_seed)`` in the original's exact call order (spec ``bert.md`` 5.3-5.5):
+
+1. ``rng.shuffle`` over the documents;
+2. ``dupe_factor`` passes over the documents, each running :func:`create_instances_from_document`
+   (``random``/``randint`` for lengths, random-next, truncation; ``shuffle``/``random``/``randint``
+   in :func:`create_masked_lm_predictions`);
+3. ``rng.shuffle`` over all the instances, then round-robin writing over the output files.
+
+Two entry points:
+
+* The original API, kept for tests and readers: :func:`create_training_instances` (returns all
+  :class:`TrainingInstance` s, in memory) and :func:`write_instance_to_example_files`.
+* :func:`create_pretraining_data`, used by the root script: the same records, plus parallel
+  tokenization (``num_workers`` processes) and bounded memory (documents are held as int32 token
+  ids, instances are spilled to a temporary file; see its docstring for the bound).
+
+Pure Python; TensorFlow is used only for `tf.io.gfile` and the `tf.train.Example` protos.
+"""
+
+import array
+import collections
+import contextlib
+import multiprocessing
+import os
+import random
+import tempfile
+from typing import Iterable, Iterator, List, MutableSequence, Optional, Sequence, Tuple
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.data import tfrecord
+from bert_tf.errors import ConfigError, FlagError, InputDataError
+
+# Tokens the algorithm looks up by name (spec 2.1): [CLS]/[SEP] frame every instance, [MASK]
+# replaces 80% of the predicted pieces.
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+MASK_TOKEN = "[MASK]"
+REQUIRED_TOKENS = (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
+
+# How many instances are logged in full when written (original: 20).
+NUM_LOGGED_INSTANCES = 20
+# Lines per tokenization work item, and work items in flight per worker (bounds memory).
+LINES_PER_CHUNK = 2000
+CHUNKS_IN_FLIGHT_PER_WORKER = 2
+# Invalid-UTF-8 lines reported one by one per input file; the rest are only counted.
+MAX_BAD_LINE_WARNINGS = 20
+
+MaskedLmInstance = collections.namedtuple("MaskedLmInstance", ["index", "label"])
+
+
+class TrainingInstance:
+    """One pretraining example before conversion to ids (original ``TrainingInstance``).
+
+    Attributes:
+      tokens: list of str, ``[CLS] A [SEP] B [SEP]`` after masking, at most max_seq_length.
+      segment_ids: list of int (0 for [CLS], A and the first [SEP]; 1 for B and the last [SEP]).
+      is_random_next: bool, True when B was taken from a random document (NSP label 1).
+      masked_lm_positions: list of int, ascending positions of the predicted tokens.
+      masked_lm_labels: list of str, the ORIGINAL tokens at those positions.
+    """
+
+    def __init__(self, tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next):
+        self.tokens = tokens
+        self.segment_ids = segment_ids
+        self.is_random_next = is_random_next
+        self.masked_lm_positions = masked_lm_positions
+        self.masked_lm_labels = masked_lm_labels
+
+    def __str__(self):
+        return ("tokens: %s\nsegment_ids: %s\nis_random_next: %s\nmasked_lm_positions: %s\n"
+                "masked_lm_labels: %s\n\n" % (
+                    " ".join(self.tokens), " ".join(str(x) for x in self.segment_ids),
+                    self.is_random_next, " ".join(str(x) for x in self.masked_lm_positions),
+                    " ".join(self.masked_lm_labels)))
+
+    def __repr__(self):
+        return self.__str__()
+
+
+# ---------------------------------------------------------------------------------------------
+# Input files and documents (spec 5.2)
+# ---------------------------------------------------------------------------------------------
+
+def expand_input_patterns(input_file: str) -> List[str]:
+    """Splits a comma-separated list and expands each item as a glob (original ``tf.gfile.Glob``).
+
+    Matches of one pattern are sorted by name; patterns keep their order. Paths may be remote
+    (gs://...; `tf.io.gfile`).
+
+    Raises:
+      InputDataError: the list is empty, or a pattern matches no file (names the pattern).
+    """
+    patterns = [p.strip() for p in (input_file or "").split(",") if p.strip()]
+    if not patterns:
+        raise InputDataError(f"no input file given (input_file={input_file!r})")
+    files = []
+    for pattern in patterns:
+        try:
+            matches = sorted(tf.io.gfile.glob(pattern))
+        except tf.errors.OpError as e:
+            raise InputDataError(f"input pattern {pattern!r} cannot be expanded: {e.message}") from e
+        matches = [m for m in matches if not tf.io.gfile.isdir(m)]
+        if not matches:
+            raise InputDataError(f"input pattern {pattern!r} matches no file")
+        files.extend(matches)
+    return files
+
+
+def _iter_raw_lines(path: str, block_size: int = 1 << 20) -> Iterator[bytes]:
+    """Yields the lines of a file as bytes, split on ``\\n`` only (as ``GFile.readline``).
+
+    The ``\\n`` itself is removed; a final empty piece after the last ``\\n`` is end of file.
+    """
+    with tf.io.gfile.GFile(path, "rb") as reader:
+        rest = b""
+        while True:
+            block = reader.read(block_size)
+            if not block:
+                break
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            yield from lines
+        if rest:
+            yield rest
+
+
+def _iter_line_chunks(input_files: Sequence[str], lines_per_chunk: int
+                      ) -> Iterator[Tuple[str, int, List[bytes]]]:
+    """Yields ``(path, first_line_number, [line bytes])`` work items, 1-based line numbers."""
+    for path in input_files:
+        chunk, first = [], 1
+        try:
+            for number, line in enumerate(_iter_raw_lines(path), 1):
+                if not chunk:
+                    first = number
+                chunk.append(line)
+                if len(chunk) >= lines_per_chunk:
+                    yield path, first, chunk
+                    chunk = []
+        except tf.errors.OpError as e:
+            raise InputDataError(f"cannot read input file {path}: {e.message}") from e
+        if chunk:
+            yield path, first, chunk
+
+
+def tokenize_lines(tokenizer, path: str, first_line: int, lines: Sequence[bytes],
+                   vocab_file: str = "the vocab") -> Tuple[array.array, array.array, List[int]]:
+    """Tokenizes raw lines into token ids, marking document breaks (spec 5.2).
+
+    Each line is decoded as UTF-8 dropping invalid bytes (the original ``convert_to_unicode``),
+    ``strip()``-ed, and tokenized with ``tokenizer`` (a FullTokenizer).
+
+    Returns:
+      ``(ids, line_lengths, bad_lines)``: ``ids`` is an int32 ``array`` of all token ids in line
+      order; ``line_lengths`` has one int per line: -1 for an empty (stripped) line, which starts
+      a new document, else the number of tokens of the line (0: the line is not a break but adds
+      no segment); ``bad_lines`` are the 1-based numbers of lines that held invalid UTF-8.
+
+    Raises:
+      ConfigError: a token is not in the vocab (only possible with a vocab lacking ``[UNK]``).
+    """
+    vocab = tokenizer.vocab
+    ids = array.array("i")
+    line_lengths = array.array("i")
+    bad_lines = []
+    for offset, raw in enumerate(lines):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "ignore")
+            bad_lines.append(first_line + offset)
+        text = text.strip()
+        if not text:
+            line_lengths.append(-1)
+            continue
+        tokens = tokenizer.tokenize(text)
+        try:
+            ids.extend([vocab[t] for t in tokens])
+        except KeyError as e:
+            raise ConfigError(
+                f"{vocab_file}: token {e.args[0]!r} (from {path} line {first_line + offset}) is "
+                "not in the vocab; a WordPiece vocab needs [UNK]") from None
+        line_lengths.append(len(tokens))
+    return ids, line_lengths, bad_lines
+
+
+class DocumentStore(Sequence):
+    """All documents of the corpus as int32 token ids (about 4 bytes per token).
+
+    ``store[d]`` is a lazy view of document ``d``: ``len(view)`` segments, ``view[j]`` a fresh
+    list of token strings, which is what the original's list-of-lists held. The store is what
+    the original calls ``all_documents``, without its memory cost.
+
+    Args:
+      id_to_token: sequence mapping an id to its token string (index = id).
+    """
+
+    def __init__(self, id_to_token: Sequence[str]):
+        self._id_to_token = id_to_token
+        self._ids = array.array("i")          # token ids of every segment, back to back
+        self._segment_ends = array.array("q")  # end offset of each segment in _ids
+        self._doc_ends = array.array("q")      # end index of each document in _segment_ends
+        self._order = None                     # document permutation after shuffle()
+
+    def start_document(self) -> None:
+        """Starts a new document unless the current one is empty (original: blank line)."""
+        if self._order is not None:
+            raise RuntimeError("DocumentStore is frozen after shuffle()")
+        if len(self._segment_ends) > (self._doc_ends[-1] if self._doc_ends else 0):
+            self._doc_ends.append(len(self._segment_ends))
+
+    def add_segment(self, ids: Iterable[int]) -> None:
+        """Appends one non-empty segment (a tokenized line) to the current document."""
+        self._ids.extend(ids)
+        self._segment_ends.append(len(self._ids))
+
+    def add_tokenized_lines(self, ids: array.array, line_lengths: Sequence[int]) -> None:
+        """Adds the output of :func:`tokenize_lines` (breaks and segments) in order."""
+        pos = 0
+        for n in line_lengths:
+            if n < 0:
+                self.start_document()
+            elif n > 0:
+                self.add_segment(ids[pos:pos + n])
+                pos += n
+
+    def finish(self) -> None:
+        """Closes the last document (empty documents never exist in the store)."""
+        self.start_document()
+        self._order = array.array("q", range(len(self._doc_ends)))
+
+    def shuffle(self, rng: random.Random) -> None:
+        """``rng.shuffle(all_documents)`` with the same draws (shuffles the document order)."""
+        if self._order is None:
+            self.finish()
+        rng.shuffle(self._order)
+
+    def __len__(self) -> int:
+        if self._order is None:
+            self.finish()
+        return len(self._order)
+
+    def __getitem__(self, index: int) -> "_DocumentView":
+        if self._order is None:
+            self.finish()
+        doc = self._order[index]
+        first = self._doc_ends[doc - 1] if doc else 0
+        return _DocumentView(self, first, self._doc_ends[doc])
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self._ids)
+
+    def segment_tokens(self, segment: int) -> List[str]:
+        start = self._segment_ends[segment - 1] if segment else 0
+        id_to_token = self._id_to_token
+        return [id_to_token[i] for i in self._ids[start:self._segment_ends[segment]]]
+
+
+class _DocumentView(Sequence):
+    """One document of a :class:`DocumentStore`: a sequence of segments (lists of str)."""
+
+    __slots__ = ("_store", "_first", "_end")
+
+    def __init__(self, store: DocumentStore, first: int, end: int):
+        self._store, self._first, self._end = store, first, end
+
+    def __len__(self) -> int:
+        return self._end - self._first
+
+    def __getitem__(self, j: int) -> List[str]:
+        if not 0 <= j < self._end - self._first:
+            raise IndexError(j)
+        return self._store.segment_tokens(self._first + j)
+
+
+_worker_tokenizer = None
+_worker_vocab_file = None
+
+
+def _init_worker(vocab_file: str, do_lower_case: bool) -> None:
+    global _worker_tokenizer, _worker_vocab_file
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+    _worker_tokenizer = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case)
+    _worker_vocab_file = vocab_file
+
+
+def _worker_tokenize(item):
+    path, first, lines = item
+    return tokenize_lines(_worker_tokenizer, path, first, lines, _worker_vocab_file)
+
+
+def _id_to_token_list(vocab) -> List[str]:
+    """``inv_vocab`` as a list indexed by id (ids that no token maps to stay None)."""
+    table = [None] * (max(vocab.values()) + 1 if vocab else 0)
+    for token, index in vocab.items():
+        table[index] = token
+    return table
+
+
+def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
+                   vocab_file: Optional[str] = None, do_lower_case: bool = True,
+                   lines_per_chunk: int = LINES_PER_CHUNK) -> DocumentStore:
+    """Reads and tokenizes the input files into documents (spec 5.2).
+
+    One sentence per line; a line that is empty after ``strip()`` starts a new document; a line
+    that gives no token is skipped (no break); there is NO break between files; empty documents
+    are dropped. Invalid UTF-8 bytes are dropped (original ``convert_to_unicode``) and a warning
+    names the file and line.
+
+    Args:
+      input_files: paths, read in order.
+      tokenizer: FullTokenizer (used when ``num_workers`` is 1; its ``vocab`` maps ids back).
+      num_workers: > 1 tokenizes in that many worker processes (same result, in order); they
+        build their own FullTokenizer from ``vocab_file`` and ``do_lower_case``.
+      lines_per_chunk: lines per work item. At most ``2 * num_workers`` items are in flight.
+
+    Returns:
+      a :class:`DocumentStore`, not yet shuffled.
+
+    Raises:
+      InputDataError: an input file cannot be read. ConfigError: see :func:`tokenize_lines`.
+      FlagError: ``num_workers > 1`` without ``vocab_file``.
+    """
+    store = DocumentStore(_id_to_token_list(tokenizer.vocab))
+    bad_counts = collections.Counter()
+
+    def add(path, result):
+        ids, line_lengths, bad_lines = result
+        for number in bad_lines:
+            bad_counts[path] += 1
+            if bad_counts[path] <= MAX_BAD_LINE_WARNINGS:
+                logging.warning("%s line %d: invalid UTF-8 bytes dropped (original "
+                                "convert_to_unicode behaviour)", path, number)
+        store.add_tokenized_lines(ids, line_lengths)
+
+    chunks = _iter_line_chunks(input_files, lines_per_chunk)
+    if num_workers <= 1:
+        for path, first, lines in chunks:
+            add(path, tokenize_lines(tokenizer, path, first, lines, vocab_file or "the vocab"))
+    else:
+        if not vocab_file:
+            raise FlagError("num_workers > 1 needs vocab_file for the worker tokenizers")
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        max_pending = CHUNKS_IN_FLIGHT_PER_WORKER * num_workers
+        with context.Pool(num_workers, initializer=_init_worker,
+                          initargs=(vocab_file, do_lower_case)) as pool:
+            pending = collections.deque()
+            for item in chunks:
+                pending.append((item[0], pool.apply_async(_worker_tokenize, (item,))))
+                if len(pending) >= max_pending:
+                    path, result = pending.popleft()
+                    add(path, result.get())
+            while pending:
+                path, result = pending.popleft()
+                add(path, result.get())
+    for path, count in bad_counts.items():
+        if count > MAX_BAD_LINE_WARNINGS:
+            logging.warning("%s: %d lines in all had invalid UTF-8 bytes (dropped)", path, count)
+    store.finish()
+    return store
+
+
+# ---------------------------------------------------------------------------------------------
+# Instances (spec 5.3-5.5)
+# ---------------------------------------------------------------------------------------------
+
+def truncate_seq_pair(tokens_a: MutableSequence, tokens_b: MutableSequence, max_num_tokens: int,
+                      rng: random.Random) -> None:
+    """Truncates a pair in place to ``max_num_tokens`` in total (original ``truncate_seq_pair``).
+
+    While too long: take the longer list (``tokens_b`` on a tie), and remove its FIRST token if
+    ``rng.random() < 0.5``, else its last one (spec 5.4 step c). One draw per removed token.
+    """
+    while True:
+        total_length = len(tokens_a) + len(tokens_b)
+        if total_length <= max_num_tokens:
+            break
+        trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        assert len(trunc_tokens) >= 1
+        if rng.random() < 0.5:
+            del trunc_tokens[0]
+        else:
+            trunc_tokens.pop()
+
+
+def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
+                                 max_predictions_per_seq: int, vocab_words: Sequence[str],
+                                 rng: random.Random, do_whole_word_mask: bool = False
+                                 ) -> Tuple[List[str], List[int], List[str]]:
+    """Chooses and applies the masked-LM predictions (original ``create_masked_lm_predictions``).
+
+    Candidates are all positions but [CLS]/[SEP]; with ``do_whole_word_mask`` a ``##`` piece
+    joins the previous candidate. ``rng.shuffle`` the candidates; predict
+    ``min(max_predictions_per_seq, max(1, round(len(tokens) * masked_lm_prob)))`` positions
+    (Python 3 ``round``: halves to even), skipping candidates that would overshoot. Each predicted
+    piece: 80% ``[MASK]``, 10% kept, 10% ``vocab_words[randint]`` (any entry). Spec 5.5.
+
+    Args:
+      tokens: ``[CLS] A [SEP] B [SEP]`` token strings.
+      vocab_words: the vocab's tokens in file order (``list(tokenizer.vocab.keys())``).
+
+    Returns:
+      ``(output_tokens, masked_lm_positions, masked_lm_labels)``: the masked copy of ``tokens``,
+      ascending positions, and the original tokens at those positions.
+    """
+    cand_indexes = []
+    for (i, token) in enumerate(tokens):
+        if token == CLS_TOKEN or token == SEP_TOKEN:
+            continue
+        if do_whole_word_mask and cand_indexes and token.startswith("##"):
+            cand_indexes[-1].append(i)
+        else:
+            cand_indexes.append([i])
+
+    rng.shuffle(cand_indexes)
+    output_tokens = list(tokens)
+    num_to_predict = min(max_predictions_per_seq,
+                         max(1, int(round(len(tokens) * masked_lm_prob))))
+
+    masked_lms = []
+    covered_indexes = set()
+    for index_set in cand_indexes:
+        if len(masked_lms) >= num_to_predict:
+            break
+        # Skip a whole word that would exceed the maximum number of predictions.
+        if len(masked_lms) + len(index_set) > num_to_predict:
+            continue
+        if any(index in covered_indexes for index in index_set):
+            continue
+        for index in index_set:
+            covered_indexes.add(index)
+            if rng.random() < 0.8:
+                masked_token = MASK_TOKEN
+            elif rng.random() < 0.5:
+                masked_token = tokens[index]
+            else:
+                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
+            output_tokens[index] = masked_token
+            masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
+    assert len(masked_lms) <= num_to_predict
+    masked_lms.sort(key=lambda x: x.index)
+    return (output_tokens, [p.index for p in masked_lms], [p.label for p in masked_lms])
+
+
+def create_instances_from_document(all_documents: Sequence, document_index: int,
+                                   max_seq_length: int, short_seq_prob: float,
+                                   masked_lm_prob: float, max_predictions_per_seq: int,
+                                   vocab_words: Sequence[str], rng: random.Random,
+                                   do_whole_word_mask: bool = False) -> List[TrainingInstance]:
+    """All instances of one document in one pass (original ``create_instances_from_document``).
+
+    Spec 5.4: one ``target_seq_length`` per document and pass (``short_seq_prob``); segments are
+    gathered into a chunk until it reaches the target; the chunk is split at a random ``a_end``;
+    B is the rest of the chunk or (always for a one-segment chunk, which makes no draw, else with
+    probability 0.5) segments of a random other document, in which case the unused segments are
+    put back; :func:`truncate_seq_pair` to ``max_seq_length - 3``; then masking.
+
+    Args:
+      all_documents: sequence of documents; a document is a sequence of segments, a segment a
+        list of token strings (a list of lists, or a :class:`DocumentStore`).
+      document_index: the document to cut into instances.
+
+    Returns:
+      list of :class:`TrainingInstance`, in order.
+    """
+    document = all_documents[document_index]
+    max_num_tokens = max_seq_length - 3  # room for [CLS], [SEP], [SEP]
+
+    target_seq_length = max_num_tokens
+    if rng.random() < short_seq_prob:
+        target_seq_length = rng.randint(2, max_num_tokens)
+
+    instances = []
+    current_chunk = []
+    current_length = 0
+    i = 0
+    while i < len(document):
+        segment = document[i]
+        current_chunk.append(segment)
+        current_length += len(segment)
+        if i == len(document) - 1 or current_length >= target_seq_length:
+            if current_chunk:
+                a_end = 1
+                if len(current_chunk) >= 2:
+                    a_end = rng.randint(1, len(current_chunk) - 1)
+                tokens_a = []
+                for j in range(a_end):
+                    tokens_a.extend(current_chunk[j])
+
+                tokens_b = []
+                if len(current_chunk) == 1 or rng.random() < 0.5:
+                    is_random_next = True
+                    target_b_length = target_seq_length - len(tokens_a)
+                    # After 10 tries the last draw is used, even if it is this document.
+                    for _ in range(10):
+                        random_document_index = rng.randint(0, len(all_documents) - 1)
+                        if random_document_index != document_index:
+                            break
+                    random_document = all_documents[random_document_index]
+                    random_start = rng.randint(0, len(random_document) - 1)
+                    for j in range(random_start, len(random_document)):
+                        tokens_b.extend(random_document[j])
+                        if len(tokens_b) >= target_b_length:
+                            break
+                    # Put the unused segments back so they are not wasted.
+                    i -= len(current_chunk) - a_end
+                else:
+                    is_random_next = False
+                    for j in range(a_end, len(current_chunk)):
+                        tokens_b.extend(current_chunk[j])
+                truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng)
+                assert len(tokens_a) >= 1
+                assert len(tokens_b) >= 1
+
+                tokens = [CLS_TOKEN] + tokens_a + [SEP_TOKEN] + tokens_b + [SEP_TOKEN]
+                segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+                (tokens, masked_lm_positions, masked_lm_labels) = create_masked_lm_predictions(
+                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng,
+                    do_whole_word_mask=do_whole_word_mask)
+                instances.append(TrainingInstance(
+                    tokens=tokens, segment_ids=segment_ids, is_random_next=is_random_next,
+                    masked_lm_positions=masked_lm_positions, masked_lm_labels=masked_lm_labels))
+            current_chunk = []
+            current_length = 0
+        i += 1
+    return instances
+
+
+def iter_training_instances(all_documents: Sequence, vocab_words: Sequence[str],
+                            rng: random.Random, max_seq_length: int, dupe_factor: int,
+                            short_seq_prob: float, masked_lm_prob: float,
+                            max_predictions_per_seq: int, do_whole_word_mask: bool = False
+                            ) -> Iterator[TrainingInstance]:
+    """Yields the instances of ``dupe_factor`` passes over the (already shuffled) documents.
+
+    This is spec 5.3 step 3, in creation order, BEFORE the final ``rng.shuffle``.
+    """
+    for _ in range(dupe_factor):
+        for document_index in range(len(all_documents)):
+            yield from create_instances_from_document(
+                all_documents, document_index, max_seq_length, short_seq_prob, masked_lm_prob,
+                max_predictions_per_seq, vocab_words, rng, do_whole_word_mask=do_whole_word_mask)
+
+
+def create_training_instances(input_files: Sequence[str], tokenizer, max_seq_length: int,
+                              dupe_factor: int, short_seq_prob: float, masked_lm_prob: float,
+                              max_predictions_per_seq: int, rng: random.Random,
+                              do_whole_word_mask: bool = False, num_workers: int = 1,
+                              vocab_file: Optional[str] = None, do_lower_case: bool = True
+                              ) -> List[TrainingInstance]:
+    """Reads the inputs and returns all shuffled instances (original ``create_training_instances``).
+
+    Spec 5.2-5.3: read documents, ``rng.shuffle`` them, ``dupe_factor`` passes, ``rng.shuffle``
+    the instances. Holds every instance in memory, like the original; the root script uses
+    :func:`create_pretraining_data` instead. ``num_workers``/``vocab_file``/``do_lower_case``: see
+    :func:`read_documents`.
+    """
+    all_documents = read_documents(input_files, tokenizer, num_workers=num_workers,
+                                   vocab_file=vocab_file, do_lower_case=do_lower_case)
+    all_documents.shuffle(rng)
+    vocab_words = list(tokenizer.vocab.keys())
+    instances = list(iter_training_instances(
+        all_documents, vocab_words, rng, max_seq_length, dupe_factor, short_seq_prob,
+        masked_lm_prob, max_predictions_per_seq, do_whole_word_mask))
+    rng.shuffle(instances)
+    return instances
+
+
+# ---------------------------------------------------------------------------------------------
+# Output (spec 5.6)
+# ---------------------------------------------------------------------------------------------
+
+def instance_to_example(instance: TrainingInstance, vocab, max_seq_length: int,
+                        max_predictions_per_seq: int) -> tf.train.Example:
+    """The ``tf.train.Example`` of one instance (spec 5.6), features in the original order.
+
+    ``input_ids``/``input_mask``/``segment_ids``: int64 [max_seq_length], zero-padded;
+    ``masked_lm_positions``/``masked_lm_ids``: int64 [max_predictions_per_seq], zero-padded;
+    ``masked_lm_weights``: float [max_predictions_per_seq], 1.0 real / 0.0 padding;
+    ``next_sentence_labels``: int64 [1], 1 = random next, 0 = actual next.
+
+    Args:
+      vocab: token -> id mapping (``tokenizer.vocab``).
+
+    Raises:
+      ValueError: the instance is longer than ``max_seq_length`` or has too many predictions.
+    """
+    input_ids = [vocab[t] for t in instance.tokens]
+    n = len(input_ids)
+    if n > max_seq_length:
+        raise ValueError(f"instance has {n} tokens > max_seq_length {max_seq_length}")
+    k = len(instance.masked_lm_positions)
+    if k > max_predictions_per_seq:
+        raise ValueError(f"instance has {k} predictions > max_predictions_per_seq "
+                         f"{max_predictions_per_seq}")
+    pad = [0] * (max_seq_length - n)
+    pad_k = [0] * (max_predictions_per_seq - k)
+    int_features = collections.OrderedDict()
+    int_features["input_ids"] = input_ids + pad
+    int_features["input_mask"] = [1] * n + pad
+    int_features["segment_ids"] = list(instance.segment_ids) + pad
+    int_features["masked_lm_positions"] = list(instance.masked_lm_positions) + pad_k
+    int_features["masked_lm_ids"] = [vocab[t] for t in instance.masked_lm_labels] + pad_k
+    float_features = {"masked_lm_weights": [1.0] * k + [0.0] * (max_predictions_per_seq - k)}
+    # The original inserts next_sentence_labels last, after the float feature.
+    feats = collections.OrderedDict()
+    for name, values in int_features.items():
+        feats[name] = tfrecord.create_int_feature(values)
+    feats["masked_lm_weights"] = tfrecord.create_float_feature(float_features["masked_lm_weights"])
+    feats["next_sentence_labels"] = tfrecord.create_int_feature([1 if instance.is_random_next else 0])
+    return tf.train.Example(features=tf.train.Features(feature=feats))
+
+
+def _log_example(serialized: bytes, id_to_token: Sequence[str]) -> None:
+    features = tfrecord.decode_example(serialized)
+    n = sum(features["input_mask"])
+    logging.info("*** Example ***")
+    logging.info("tokens: %s", " ".join(id_to_token[i] for i in features["input_ids"][:n]))
+    for name in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
+                 "masked_lm_ids", "masked_lm_weights", "next_sentence_labels"):
+        logging.info("%s: %s", name, " ".join(str(x) for x in features[name]))
+
+
+def _split_output_files(output_file) -> List[str]:
+    files = output_file.split(",") if isinstance(output_file, str) else list(output_file)
+    files = [f.strip() for f in files if f.strip()]
+    if not files:
+        raise FlagError(f"no output file given (output_file={output_file!r})")
+    return files
+
+
+def write_instance_to_example_files(instances: Sequence[TrainingInstance], tokenizer,
+                                    max_seq_length: int, max_predictions_per_seq: int,
+                                    output_files) -> int:
+    """Writes instances round-robin over the output files (original function of the same name).
+
+    Instance n goes to ``output_files[n % len(output_files)]``; each file is written atomically.
+    Logs the first 20 instances and the total. Returns the number written.
+    """
+    output_files = _split_output_files(output_files)
+    id_to_token = _id_to_token_list(tokenizer.vocab)
+    with contextlib.ExitStack() as stack:
+        writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+        for n, instance in enumerate(instances):
+            data = instance_to_example(instance, tokenizer.vocab, max_seq_length,
+                                       max_predictions_per_seq).SerializeToString()
+            writers[n % len(writers)].write(data)
+            if n < NUM_LOGGED_INSTANCES:
+                _log_example(data, id_to_token)
+    logging.info("Wrote %d total instances", len(instances))
+    return len(instances)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole pipeline, as the root script runs it
+# ---------------------------------------------------------------------------------------------
+
+def check_settings(max_seq_length: int, max_predictions_per_seq: int, masked_lm_prob: float,
+                   short_seq_prob: float, dupe_factor: int, num_workers: int) -> None:
+    """Validates the flags; warns when ``max_predictions_per_seq`` caps the masking rate.
+
+    Raises:
+      FlagError: a value outside its range (names the flag).
+    """
+    if max_seq_length < 5:
+        raise FlagError(f"max_seq_length={max_seq_length}: needs at least 5 "
+                        "([CLS] a [SEP] b [SEP] with one token per segment)")
+    if max_predictions_per_seq < 1:
+        raise FlagError(f"max_predictions_per_seq={max_predictions_per_seq}: must be >= 1")
+    if not 0.0 <= masked_lm_prob <= 1.0:
+        raise FlagError(f"masked_lm_prob={masked_lm_prob}: must be in [0, 1]")
+    if not 0.0 <= short_seq_prob <= 1.0:
+        raise FlagError(f"short_seq_prob={short_seq_prob}: must be in [0, 1]")
+    if dupe_factor < 1:
+        raise FlagError(f"dupe_factor={dupe_factor}: must be >= 1")
+    if num_workers < 1:
+        raise FlagError(f"num_workers={num_workers}: must be >= 1")
+    implied = int(round(max_seq_length * masked_lm_prob))
+    if max_predictions_per_seq < implied:
+        logging.warning(
+            "max_predictions_per_seq=%d is smaller than round(max_seq_length * masked_lm_prob) = "
+            "round(%d * %g) = %d: full-length sequences get only %d masked tokens (%.1f%% instead "
+            "of %.1f%%). Set max_predictions_per_seq to about %d (and pass the same value to "
+            "run_pretraining.py).", max_predictions_per_seq, max_seq_length, masked_lm_prob,
+            implied, max_predictions_per_seq, 100.0 * max_predictions_per_seq / max_seq_length,
+            100.0 * masked_lm_prob, implied)
+
+
+def load_tokenizer(vocab_file: str, do_lower_case: bool):
+    """A FullTokenizer whose vocab has [CLS], [SEP] and [MASK].
+
+    Raises:
+      ConfigError: the vocab file is missing/unreadable, or lacks one of those tokens (names the
+        file and the tokens).
+    """
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+    if not vocab_file:
+        raise ConfigError("vocab_file is required")
+    tokenizer = FullTokenizer(vocab_file=vocab_file, do_lower_case=do_lower_case)
+    missing = [t for t in REQUIRED_TOKENS if t not in tokenizer.vocab]
+    if missing:
+        raise ConfigError(f"vocab file {vocab_file} has no {', '.join(missing)} token "
+                          f"({len(tokenizer.vocab)} entries); create_pretraining_data needs "
+                          f"{', '.join(REQUIRED_TOKENS)}")
+    return tokenizer
+
+
+def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_case: bool = True,
+                            do_whole_word_mask: bool = False, max_seq_length: int = 128,
+                            max_predictions_per_seq: int = 20, random_seed: int = 12345,
+                            dupe_factor: int = 10, masked_lm_prob: float = 0.15,
+                            short_seq_prob: float = 0.1, num_workers: int = 1) -> int:
+    """The whole ``create_pretraining_data.py`` run; returns the number of instances written.
+
+    Writes the same records, in the same files and order, as the original with the same flags
+    (spec 5), for any ``num_workers``.
+
+    Args:
+      input_file: comma-separated list of files or globs (str), or a list of them.
+      output_file: comma-separated list of output TFRecord paths (str), or a list. Instance n
+        (after the final shuffle) goes to file n mod len(files); files are written atomically.
+      num_workers: (bert_tf) processes that tokenize the input in parallel.
+      other args: the original flags (spec 5.1), same defaults.
+
+    Memory bound (the original holds every document and every instance as Python lists of
+    strings, roughly 100 bytes per token times (1 + dupe_factor)):
+      * documents: 4 bytes per corpus token + 8 bytes per line + 8 bytes per document;
+      * instances: 16 bytes each (offset into a temporary spill file next to the first output
+        file, plus the shuffle permutation); the serialized records themselves are on disk
+        (about ``10 * max_seq_length`` bytes each) until they are copied to the outputs;
+      * tokenization: at most ``2 * num_workers`` chunks of 2000 lines in flight, the
+        tokenizer's word cache, and the vocab;
+      * the current document and random document as token strings.
+      So about 4 bytes per corpus token + 16 bytes per instance, e.g. ~3 GB for a 500M-token
+      corpus with dupe_factor 10 at max_seq_length 128.
+
+    Raises:
+      InputDataError: no input pattern matches, an input cannot be read, or the input holds no
+        document. ConfigError: bad vocab (see :func:`load_tokenizer`). FlagError: see
+        :func:`check_settings`.
+    """
+    check_settings(max_seq_length, max_predictions_per_seq, masked_lm_prob, short_seq_prob,
+                   dupe_factor, num_workers)
+    tokenizer = load_tokenizer(vocab_file, do_lower_case)
+    if isinstance(input_file, str):
+        input_files = expand_input_patterns(input_file)
+    else:
+        input_files = [f for item in input_file for f in expand_input_patterns(item)]
+    output_files = _split_output_files(output_file)
+
+    logging.info("*** Reading from input files ***")
+    for path in input_files:
+        logging.info("  %s", path)
+    all_documents = read_documents(input_files, tokenizer, num_workers=num_workers,
+                                   vocab_file=vocab_file, do_lower_case=do_lower_case)
+    if len(all_documents) == 0:
+        raise InputDataError(f"no document in the input ({', '.join(input_files)}): every line "
+                             "is empty or gives no token")
+    logging.info("Read %d documents, %d tokens", len(all_documents), all_documents.num_tokens)
+
+    rng = random.Random(random_seed)
+    all_documents.shuffle(rng)
+    vocab = tokenizer.vocab
+    vocab_words = list(vocab.keys())
+
+    spill_dir = os.path.dirname(os.path.abspath(output_files[0])) if "://" not in output_files[0] \
+        else None
+    if spill_dir:
+        os.makedirs(spill_dir, exist_ok=True)
+    with tempfile.TemporaryFile(prefix=".tmp-instances-", dir=spill_dir) as spill:
+        offsets = array.array("q", [0])
+        for instance in iter_training_instances(
+                all_documents, vocab_words, rng, max_seq_length, dupe_factor, short_seq_prob,
+                masked_lm_prob, max_predictions_per_seq, do_whole_word_mask):
+            data = instance_to_example(instance, vocab, max_seq_length,
+                                       max_predictions_per_seq).SerializeToString()
+            spill.write(data)
+            offsets.append(offsets[-1] + len(data))
+        num_instances = len(offsets) - 1
+        order = array.array("q", range(num_instances))
+        rng.shuffle(order)  # same draws as rng.shuffle(instances)
+
+        logging.info("*** Writing to output files ***")
+        for path in output_files:
+            logging.info("  %s", path)
+        id_to_token = _id_to_token_list(vocab)
+        spill.flush()
+        with contextlib.ExitStack() as stack:
+            writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+            for n, index in enumerate(order):
+                spill.seek(offsets[index])
+                data = spill.read(offsets[index + 1] - offsets[index])
+                writers[n % len(writers)].write(data)
+                if n < NUM_LOGGED_INSTANCES:
+                    _log_example(data, id_to_token)
+    logging.info("Wrote %d total instances", num_instances)
+    return num_instances
