@@ -1,0 +1,116 @@
+"""A ``tf.distribute`` strategy chosen from the original TPU flags and the machine.
+
+The original scripts run under ``TPUEstimator``: on a TPU when ``--use_tpu`` is set (a
+``TPUClusterResolver(tpu_name, zone=tpu_zone, project=gcp_project)`` is built only when
+``tpu_name`` is given, else ``--master`` is used), otherwise on one CPU or GPU (spec
+`bert.md` section 6.3, "TPU plumbing"). Here the same flags select, in order:
+
+1. ``use_tpu``: ``TPUClusterResolver`` + ``TPUStrategy``;
+2. a ``TF_CONFIG`` cluster with more than one chief/worker task:
+   ``MultiWorkerMirroredStrategy``;
+3. more than one visible GPU: ``MirroredStrategy`` over all of them;
+4. otherwise the default strategy (one device).
+"""
+
+import json
+import os
+from typing import Any, Optional
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.errors import ConfigError, FlagError
+
+
+def tf_config_num_workers(tf_config: Optional[str]) -> int:
+    """Number of chief + worker tasks in a ``TF_CONFIG`` JSON string (0 when unset or empty).
+
+    Raises:
+      ConfigError: the string is not JSON, its ``cluster`` is not a mapping of task lists, or
+        it declares parameter servers (``ps``), which the custom loop does not support.
+    """
+    if not tf_config or not tf_config.strip():
+        return 0
+    try:
+        config = json.loads(tf_config)
+    except ValueError as e:
+        raise ConfigError(f"TF_CONFIG: not valid JSON ({e})") from e
+    cluster = config.get("cluster") if isinstance(config, dict) else None
+    if not cluster:
+        return 0
+    if not isinstance(cluster, dict):
+        raise ConfigError(f"TF_CONFIG: 'cluster' must be a mapping of task lists, got {cluster!r}")
+    if cluster.get("ps"):
+        raise ConfigError("TF_CONFIG: parameter-server clusters ('ps' tasks) are not supported; "
+                          "use chief/worker tasks (MultiWorkerMirroredStrategy)")
+    count = 0
+    for job in ("chief", "worker"):
+        tasks = cluster.get(job) or []
+        if not isinstance(tasks, (list, tuple)):
+            raise ConfigError(f"TF_CONFIG: cluster['{job}'] must be a list of host:port, "
+                              f"got {tasks!r}")
+        count += len(tasks)
+    return count
+
+
+def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
+                 tpu_zone: Optional[str] = None, gcp_project: Optional[str] = None,
+                 master: Optional[str] = None, num_tpu_cores: int = 8):
+    """Returns the ``tf.distribute.Strategy`` for these flags and this machine.
+
+    Args:
+      use_tpu, tpu_name, tpu_zone, gcp_project, master, num_tpu_cores: the original flags.
+        On TPU the resolver gets ``tpu_name``, else ``master``, else ``""`` (a local TPU VM).
+        ``num_tpu_cores`` is checked against the replicas found (a warning when different:
+        TPUStrategy uses every core of the slice).
+
+    Returns:
+      ``TPUStrategy``, ``MultiWorkerMirroredStrategy``, ``MirroredStrategy`` or the default
+      strategy (see the module docstring). Build models and optimizers under its ``scope()``.
+
+    Raises:
+      FlagError: ``use_tpu`` is set and no TPU can be reached (names the flags).
+      ConfigError: a malformed ``TF_CONFIG``.
+    """
+    if use_tpu:
+        tpu = tpu_name or master or ""
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+                tpu=tpu, zone=tpu_zone, project=gcp_project)
+            tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+        except (ValueError, tf.errors.OpError) as e:
+            raise FlagError(f"--use_tpu: cannot reach TPU {tpu!r} (--tpu_name/--master, "
+                            f"--tpu_zone={tpu_zone}, --gcp_project={gcp_project}): {e}") from e
+        strategy = tf.distribute.TPUStrategy(resolver)
+        if num_tpu_cores and strategy.num_replicas_in_sync != num_tpu_cores:
+            logging.warning("--num_tpu_cores=%d but the TPU has %d cores; using all of them",
+                            num_tpu_cores, strategy.num_replicas_in_sync)
+        logging.info("Running on TPU %r with %d replicas", tpu, strategy.num_replicas_in_sync)
+        return strategy
+    workers = tf_config_num_workers(os.environ.get("TF_CONFIG"))
+    if workers > 1:
+        logging.info("TF_CONFIG declares %d workers: MultiWorkerMirroredStrategy", workers)
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    gpus = tf.config.list_logical_devices("GPU")
+    if len(gpus) > 1:
+        logging.info("%d GPUs: MirroredStrategy", len(gpus))
+        return tf.distribute.MirroredStrategy([d.name for d in gpus])
+    logging.info("Running on one device (%s)", gpus[0].name if gpus else "CPU")
+    return tf.distribute.get_strategy()
+
+
+def strategy_from_flags(flags: Any):
+    """:func:`get_strategy` with the values of an absl ``FLAGS`` (or any object with them).
+
+    Flags that are not defined take the original defaults (use_tpu False, num_tpu_cores 8).
+    """
+    def value(name, default):
+        try:
+            return getattr(flags, name)
+        except AttributeError:
+            return default
+
+    return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu_name", None),
+                        tpu_zone=value("tpu_zone", None), gcp_project=value("gcp_project", None),
+                        master=value("master", None), num_tpu_cores=value("num_tpu_cores", 8))
