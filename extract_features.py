@@ -1,0 +1,34 @@
+"""Extract per-token activations of BERT layers as JSON lines (original `extract_features.py`).
+
+    python extract_features.py --input_file=input.txt --output_file=output.jsonl \
+      --vocab_file=$BERT_BASE_DIR/vocab.txt --bert_config_file=$BERT_BASE_DIR/bert_config.json \
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --layers=-1,-2,-3,-4 \
+      --max_seq_length=128 --batch_size=8
+
+With no flags it runs the embedded default model (real all-MiniLM-L6-v2 weights converted to
+the original layout) on an example input and says where it wrote the output.
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+
+bert_flags.define("input_file", "output_file", "layers", "bert_config_file", "max_seq_length",
+                  "init_checkpoint", "vocab_file", "do_lower_case", "batch_size", "use_tpu",
+                  "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling")
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    args = ExtractFeaturesArgs(**{name: FLAGS[name].value for name in ExtractFeaturesArgs.__dataclass_fields__})
+    summary = extract_features(args)
+    print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
+          f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
+    if summary["embeddings_file"]:
+        print(f"wrote sentence embeddings to {summary['embeddings_file']}")
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)

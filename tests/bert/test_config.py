@@ -1,0 +1,62 @@
+"""BertConfig mirrors the original modeling.BertConfig (spec bert.md 2.1)."""
+import json
+
+import pytest
+
+from bert_tf.bert.config import BertConfig
+from bert_tf.errors import ConfigError
+
+
+def test_constructor_defaults_are_the_originals():
+    c = BertConfig(vocab_size=99)
+    assert (c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.intermediate_size) == (768, 12, 12, 3072)
+    assert c.type_vocab_size == 16  # the constructor's default, not the released configs' 2
+    assert c.hidden_act == "gelu" and c.initializer_range == 0.02
+    assert c.hidden_dropout_prob == 0.1 and c.attention_probs_dropout_prob == 0.1
+    assert c.max_position_embeddings == 512
+
+
+def test_to_json_string_round_trip_as_original_test():
+    # original modeling_test.test_config_to_json_string
+    c = BertConfig(vocab_size=99, hidden_size=37)
+    obj = json.loads(c.to_json_string())
+    assert obj["vocab_size"] == 99 and obj["hidden_size"] == 37
+
+
+def test_unknown_keys_are_kept_and_output_is_sorted_indented(tmp_path):
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps({"vocab_size": 10, "hidden_size": 8, "num_attention_heads": 2,
+                                "pooler_type": "first_token_transform", "directionality": "bidi"}))
+    c = BertConfig.from_json_file(str(path))
+    assert c.pooler_type == "first_token_transform" and c.directionality == "bidi"
+    text = c.to_json_string()
+    assert text.endswith("}\n")
+    assert text.splitlines()[1] == '  "attention_probs_dropout_prob": 0.1,'
+    keys = list(json.loads(text))
+    assert keys == sorted(keys) and "pooler_type" in keys
+
+
+def test_golden_minilm_config_round_trips_byte_identical(golden_dir):
+    path = f"{golden_dir}/bert/minilm/bert_config.json"
+    c = BertConfig.from_json_file(path)
+    assert c.to_json_string() == open(path, encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"hidden_size": 8}', "missing required key 'vocab_size'"),
+    ('{"vocab_size": 10, "hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
+    ('{"vocab_size": -1}', "'vocab_size' must be a positive integer"),
+])
+def test_bad_config_files_name_the_file(tmp_path, content, message):
+    path = tmp_path / "bert_config.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message) as e:
+        BertConfig.from_json_file(str(path))
+    assert str(path) in str(e.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read BERT config"):
+        BertConfig.from_json_file(str(tmp_path / "nope.json"))

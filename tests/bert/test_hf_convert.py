@@ -1,0 +1,83 @@
+"""HF -> original converter: the golden README records the sha256 of the original-layout files
+that the reference converter wrote with TF 2.15 for MiniLM; ours must write the same bytes."""
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
+from bert_tf.convert import convert_hf_folder, main
+from bert_tf.errors import ConfigError
+
+# golden/bert/README.md, "Weights, vocabulary and configs used" and section G
+MINILM_SHA256 = {
+    "bert_model.ckpt.data-00000-of-00001": "566c7697a88815eb119f96f37c0f69894cfcc5849dea67fe24b650403dbff679",
+    "bert_model.ckpt.index": "30f61411c6694922dde5b00c5b19f43b762826256bf07f9d9c14f97a925a1f15",
+}
+CLASSIFIER_SHA256 = {
+    "bert_model.ckpt.data-00000-of-00001": "3d1dbe905faa4881bb601931dfb19de0bfe69580f77eb7d5af86a09c76f89f1e",
+    "bert_model.ckpt.index": "2e0dacb32108e2dfccfdc31f5d486eb64bc9fb9b681e2f7c9780a86f4917f7dc",
+}
+
+
+def _sha(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_minilm_conversion_is_byte_identical_to_the_reference(minilm_checkpoint_dir, golden_dir, minilm_dir):
+    for name, sha in MINILM_SHA256.items():
+        assert _sha(os.path.join(minilm_checkpoint_dir, name)) == sha, name
+    assert (open(os.path.join(minilm_checkpoint_dir, "bert_config.json")).read()
+            == open(os.path.join(golden_dir, "bert", "minilm", "bert_config.json")).read())
+    assert (open(os.path.join(minilm_checkpoint_dir, "vocab.txt"), "rb").read()
+            == open(os.path.join(minilm_dir, "vocab.txt"), "rb").read())
+
+
+def test_classifier_checkpoint_with_extra_npz(minilm_dir, golden_dir, tmp_path):
+    rc = main(["--hf_dir", minilm_dir, "--out_dir", str(tmp_path),
+               "--extra_npz", os.path.join(golden_dir, "bert", "classifier", "classifier_head.npz")])
+    assert rc == 0
+    for name, sha in CLASSIFIER_SHA256.items():
+        assert _sha(os.path.join(tmp_path, name)) == sha, name
+
+
+def test_weight_mapping_transposes_linear_weights_and_keeps_nsp_layout():
+    rng = np.random.RandomState(0)
+    hf = {"bert.encoder.layer.3.intermediate.dense.weight": rng.rand(6, 4).astype(np.float32),
+          "cls.seq_relationship.weight": rng.rand(2, 4).astype(np.float32),
+          "cls.predictions.bias": rng.rand(9).astype(np.float32),
+          "cls.predictions.decoder.weight": rng.rand(9, 4).astype(np.float32),
+          "bert.embeddings.LayerNorm.gamma": rng.rand(4).astype(np.float32)}
+    out, ignored = convert_hf_weights(hf)
+    np.testing.assert_array_equal(out["bert/encoder/layer_3/intermediate/dense/kernel"],
+                                  hf["bert.encoder.layer.3.intermediate.dense.weight"].T)
+    np.testing.assert_array_equal(out["cls/seq_relationship/output_weights"], hf["cls.seq_relationship.weight"])
+    np.testing.assert_array_equal(out["cls/predictions/output_bias"], hf["cls.predictions.bias"])
+    assert "bert/embeddings/LayerNorm/gamma" in out
+    assert ignored == ["cls.predictions.decoder.weight"]
+
+
+def test_unknown_tensor_is_named():
+    with pytest.raises(ConfigError, match="encoder.layer.0.crossattention.weight"):
+        convert_hf_weights({"encoder.layer.0.crossattention.weight": np.zeros((2, 2), np.float32)})
+
+
+def test_config_errors():
+    base = json.load(open(os.path.join(os.path.dirname(__file__), "..", "golden", "bert", "minilm",
+                                       "bert_config.json")))
+    with pytest.raises(ConfigError, match="position_embedding_type 'relative_key'"):
+        convert_hf_config(dict(base, position_embedding_type="relative_key"))
+    with pytest.raises(ConfigError, match="hidden_act 'silu'"):
+        convert_hf_config(dict(base, hidden_act="silu"))
+    with pytest.raises(ConfigError, match="missing BERT config keys"):
+        convert_hf_config({"vocab_size": 3})
+
+
+def test_missing_input_files_fail_cleanly(tmp_path, capsys):
+    assert main(["--hf_dir", str(tmp_path), "--out_dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "config.json: not found" in err
+    assert not (tmp_path / "out").exists()
