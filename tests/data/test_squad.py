@@ -559,3 +559,19 @@ def test_metrics_bad_input(tmp_path):
         f.write("{")
     with pytest.raises(InputDataError, match=r"p\.json: invalid JSON"):
         m.load_json(path)
+
+
+def test_real_normans_article_reads_and_scores_perfect_predictions(shared_data_dir):
+    """The real SQuAD 2.0 dev "Normans" article: 208 questions, 112 unanswerable (data README)."""
+    path = os.path.join(shared_data_dir, "squad", "normans-dev-v2.0.json")
+    examples = squad.read_squad_examples(path, is_training=False, version_2_with_negative=True)
+    assert len(examples) == 208
+    dataset = m.load_json(path)["data"]
+    gold = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "")
+            for article in dataset for p in article["paragraphs"] for qa in p["qas"]}
+    # Predicting a gold answer (or "" for no answer) everywhere scores 100 on every split.
+    out = m.evaluate_v2(dataset, gold, {k: 0.0 for k in gold})
+    assert (out["exact"], out["f1"], out["total"]) == (100.0, 100.0, 208)
+    assert (out["HasAns_total"], out["NoAns_total"]) == (96, 112)
+    # Search from "all null" (112): each answerable +1, each "" prediction 0 -> 208 / 208.
+    assert out["best_exact"] == 100.0 and out["best_f1"] == 100.0
