@@ -1,0 +1,670 @@
+"""Keras layers and tensor functions of XLNet: weights and math only (spec `xlnet.md` 3).
+
+Each layer mirrors one TF1 variable scope of the original `modeling.py`, with the original
+weight shapes, so checkpoints map one to one (the name table is
+`bert_tf/xlnet/checkpoint_map.py`).
+
+Layout. The Transformer-XL core keeps the original **time-major** maths: sequence tensors are
+``[len, batch, ...]`` and the einsum strings, `rel_shift` and the masks are the original's
+(spec 3.4-3.12). `XLNetModel` (model.py) transposes its batch-major inputs at the edge. The
+heads (:class:`SequenceSummary`, :class:`LMHead`, :class:`LogitHead`) take batch-major
+tensors.
+
+Shapes: L = qlen (current segment), M = mlen (memory), K = M + L (klen), R = relative
+positions (K + L for ``bi``, K + 1 for ``uni``), B = batch, N = n_head, Dh = d_head,
+D = d_model, F = d_inner, P = num_predict, V = n_token.
+Masks: 1 = blocked / padding, 0 = visible (XLNet polarity, the opposite of BERT's).
+
+Numerics (spec 3.1): LayerNorm epsilon 1e-12, GELU tanh approximation, masked scores get
+``- 1e30 * mask`` (65500 in float16), no bias in the q/k/v/r/o projections, post-LN.
+"""
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+LAYER_NORM_EPSILON = 1e-12
+MASK_VALUE = 1e30
+MASK_VALUE_FLOAT16 = 65500.0
+
+
+# ------------------------------------------------------------------------------------------
+# Functions
+# ------------------------------------------------------------------------------------------
+
+def gelu(x):
+    """GELU, tanh approximation (original `modeling.gelu`, spec 3.1).
+
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``, any shape and float dtype.
+    """
+    cdf = 0.5 * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    return x * cdf
+
+
+def ff_activation(name: str):
+    """``"relu"`` -> relu, ``"gelu"`` -> :func:`gelu`.
+
+    Raises:
+      ValueError: any other name (the original `positionwise_ffn` raises too).
+    """
+    if name == "relu":
+        return tf.nn.relu
+    if name == "gelu":
+        return gelu
+    raise ValueError(f"Unsupported activation type {name!r}")
+
+
+def get_initializer(init: str = "normal", init_range: float = 0.1, init_std: float = 0.02):
+    """Kernel/embedding/bias initializer of the original ``xlnet._get_initializer``.
+
+    ``"uniform"``: U(-init_range, init_range); ``"normal"``: N(0, init_std).
+
+    Raises:
+      ValueError: another ``init``.
+    """
+    if init == "uniform":
+        return keras.initializers.RandomUniform(minval=-init_range, maxval=init_range)
+    if init == "normal":
+        return keras.initializers.RandomNormal(stddev=init_std)
+    raise ValueError(f"Initializer {init} not supported")
+
+
+def mask_value(dtype) -> float:
+    """The constant masked scores are lowered by: 1e30, or 65500 for float16 (spec 3.1)."""
+    return MASK_VALUE_FLOAT16 if tf.as_dtype(dtype) == tf.float16 else MASK_VALUE
+
+
+def relative_positional_encoding(qlen, klen, d_model: int, clamp_len: int = -1,
+                                 attn_type: str = "bi", bi_data: bool = False, bsz=None,
+                                 dtype=tf.float32):
+    """Sinusoid relative positional encoding (original `relative_positional_encoding`, 3.7).
+
+    Positions run downwards from ``klen``: to ``-qlen + 1`` for ``"bi"`` (R = K + L rows) or to
+    ``0`` for ``"uni"`` (R = K + 1 rows); clamped to ``[-clamp_len, clamp_len]`` when
+    ``clamp_len > 0``. Row p is ``[sin(pos_p * inv_freq), cos(pos_p * inv_freq)]`` (halves
+    concatenated, not interleaved), ``inv_freq[k] = 1 / 10000^(2k / D)``. With ``bi_data`` the
+    first half of the batch gets the forward positions and the second half the negated
+    (backward) ones.
+
+    Args:
+      qlen, klen: int or scalar int tensors (L, K).
+      d_model: D (even).
+      bsz: batch size B (int or scalar tensor); required with ``bi_data``. None gives a
+        batch axis of 1.
+      dtype: output dtype (computed in float32, then cast).
+
+    Returns:
+      float ``[R, B, D]`` (``[R, 1, D]`` when ``bsz`` is None).
+
+    Raises:
+      ValueError: ``bi_data`` with a static odd or missing ``bsz``, or a bad ``attn_type``.
+      tf.errors.InvalidArgumentError: ``bi_data`` with a dynamic odd ``bsz``.
+    """
+    freq_seq = tf.range(0, d_model, 2.0, dtype=tf.float32)
+    inv_freq = 1.0 / (10000.0 ** (freq_seq / float(d_model)))
+    klen_f = tf.cast(klen, tf.float32)
+    qlen_f = tf.cast(qlen, tf.float32)
+    if attn_type == "bi":
+        beg, end = klen_f, -qlen_f
+    elif attn_type == "uni":
+        beg, end = klen_f, tf.constant(-1.0)
+    else:
+        raise ValueError(f"Unknown `attn_type` {attn_type}.")
+
+    def embed(pos_seq, batch):
+        if clamp_len > 0:
+            pos_seq = tf.clip_by_value(pos_seq, -float(clamp_len), float(clamp_len))
+        sinusoid_inp = tf.einsum("i,d->id", pos_seq, inv_freq)
+        pos_emb = tf.concat([tf.sin(sinusoid_inp), tf.cos(sinusoid_inp)], -1)[:, None, :]
+        if batch is not None:
+            pos_emb = tf.tile(pos_emb, [1, batch, 1])
+        return tf.cast(pos_emb, dtype)
+
+    fwd_pos_seq = tf.range(beg, end, -1.0)
+    if not bi_data:
+        return embed(fwd_pos_seq, bsz)
+    if bsz is None:
+        raise ValueError("bi_data=True needs the batch size (first half forward, second half "
+                         "backward)")
+    if isinstance(bsz, (int, np.integer)):
+        if bsz % 2:
+            raise ValueError(f"bi_data=True needs an even batch size, got {bsz}")
+        half = bsz // 2
+    else:
+        tf.debugging.assert_equal(bsz % 2, 0, message="bi_data=True needs an even batch size")
+        half = bsz // 2
+    bwd_pos_seq = tf.range(-beg, -end, 1.0)
+    return tf.concat([embed(fwd_pos_seq, half), embed(bwd_pos_seq, half)], axis=1)
+
+
+def rel_shift(x, klen):
+    """The original `rel_shift`: ``[L, R, B, N]`` -> ``[L, K, B, N]`` (spec 3.8).
+
+    Reinterprets the buffer as ``[R, L, B, N]``, drops the first row, reinterprets as
+    ``[L, R - 1, B, N]`` and keeps the first ``klen`` columns, so that
+    ``out[i, j] = x[i, L - i + j]`` (relative distance ``M + i - j``).
+    """
+    x_size = tf.shape(x)
+    x = tf.reshape(x, [x_size[1], x_size[0], x_size[2], x_size[3]])
+    x = x[1:]
+    x = tf.reshape(x, [x_size[0], x_size[1] - 1, x_size[2], x_size[3]])
+    return x[:, :klen]
+
+
+def causal_mask(qlen, mlen, same_length: bool = False, dtype=tf.float32):
+    """The ``uni`` mask of the original `_create_mask` (spec 3.4 item 1).
+
+    Returns:
+      float ``[L, K]``: 0 for the M memory columns and for current keys ``j <= i``, 1 for
+      strictly-future keys; with ``same_length`` also 1 on the strictly-lower triangle of the
+      first L columns, so every query sees exactly M + 1 keys.
+    """
+    ones = tf.ones([qlen, qlen], dtype=dtype)
+    mask_u = tf.linalg.band_part(ones, 0, -1)
+    mask_dia = tf.linalg.band_part(ones, 0, 0)
+    pad = tf.zeros([qlen, mlen], dtype=dtype)
+    ret = tf.concat([pad, mask_u - mask_dia], 1)
+    if same_length:
+        mask_l = tf.linalg.band_part(ones, -1, 0)
+        ret = tf.concat([ret[:, :qlen] + mask_l - mask_dia, ret[:, qlen:]], 1)
+    return ret
+
+
+def attention_masks(qlen, mlen, input_mask=None, perm_mask=None, attn_type: str = "bi",
+                    same_length: bool = False, dtype=tf.float32):
+    """Query-stream and content-stream masks of the original `transformer_xl` (spec 3.4).
+
+    Args:
+      qlen, mlen: L and M (ints or scalar tensors).
+      input_mask: float ``[L, B]``, 1 = padding key, or None.
+      perm_mask: float ``[L, L, B]``, ``perm_mask[i, j, b] = 1``: query i may not see key j;
+        or None.
+      attn_type: ``"uni"`` adds the causal mask.
+
+    Returns:
+      ``(attn_mask, non_tgt_mask)``, each float ``[L or 1, K, B or 1, 1]`` of 0/1, or both None
+      when nothing is masked. ``attn_mask`` is for the query stream (a target cannot see
+      itself); ``non_tgt_mask`` = ``attn_mask`` with the diagonal of the current block opened,
+      for the content stream and single-stream attention (every position sees itself).
+    """
+    attn_mask = None
+    if attn_type == "uni":
+        attn_mask = causal_mask(qlen, mlen, same_length, dtype)[:, :, None, None]
+    elif attn_type != "bi":
+        raise ValueError(f"Unsupported attention type: {attn_type}")
+
+    if input_mask is not None and perm_mask is not None:
+        data_mask = tf.cast(input_mask, dtype)[None] + tf.cast(perm_mask, dtype)
+    elif input_mask is not None:
+        data_mask = tf.cast(input_mask, dtype)[None]
+    elif perm_mask is not None:
+        data_mask = tf.cast(perm_mask, dtype)
+    else:
+        data_mask = None
+
+    if data_mask is not None:
+        dm_shape = tf.shape(data_mask)
+        mems_mask = tf.zeros([dm_shape[0], mlen, dm_shape[2]], dtype=dtype)
+        data_mask = tf.concat([mems_mask, data_mask], 1)
+        if attn_mask is None:
+            attn_mask = data_mask[:, :, :, None]
+        else:
+            attn_mask += data_mask[:, :, :, None]
+
+    if attn_mask is None:
+        return None, None
+    attn_mask = tf.cast(attn_mask > 0, dtype)
+    non_tgt_mask = -tf.eye(qlen, dtype=dtype)
+    non_tgt_mask = tf.concat([tf.zeros([qlen, mlen], dtype=dtype), non_tgt_mask], axis=-1)
+    non_tgt_mask = tf.cast((attn_mask + non_tgt_mask[:, :, None, None]) > 0, dtype)
+    return attn_mask, non_tgt_mask
+
+
+def relative_segment_matrix(seg_id, mlen, dtype=tf.float32):
+    """One-hot "different segment" matrix (original `transformer_xl`, spec 3.6).
+
+    Memory positions count as segment 0. Index 0 = same segment, 1 = different.
+
+    Args:
+      seg_id: int ``[L, B]``.
+      mlen: M.
+
+    Returns:
+      float ``[L, K, B, 2]``.
+    """
+    seg_id = tf.cast(seg_id, tf.int32)
+    mem_pad = tf.zeros([mlen, tf.shape(seg_id)[1]], dtype=tf.int32)
+    cat_ids = tf.concat([mem_pad, seg_id], 0)
+    seg_mat = tf.cast(tf.logical_not(tf.equal(seg_id[:, None], cat_ids[None, :])), tf.int32)
+    return tf.one_hot(seg_mat, 2, dtype=dtype)
+
+
+def cache_mem(curr_out, prev_mem, mem_len: Optional[int], reuse_len: Optional[int] = None):
+    """Memory for the next segment (original `_cache_mem`, spec 3.12).
+
+    Args:
+      curr_out: ``[L, B, D]`` input of a layer for the current segment.
+      prev_mem: ``[M, B, D]`` or None.
+      mem_len: cached length; None or 0 disables memory.
+      reuse_len: if > 0 only the first ``reuse_len`` positions of ``curr_out`` are cached.
+
+    Returns:
+      ``stop_gradient`` of the last ``mem_len`` rows of ``[prev_mem; curr_out[:reuse_len]]``
+      (may be shorter than mem_len), or None when memory is disabled.
+    """
+    if mem_len is None or mem_len == 0:
+        return None
+    if reuse_len is not None and reuse_len > 0:
+        curr_out = curr_out[:reuse_len]
+    if prev_mem is None:
+        new_mem = curr_out[-mem_len:]
+    else:
+        new_mem = tf.concat([tf.cast(prev_mem, curr_out.dtype), curr_out], 0)[-mem_len:]
+    return tf.stop_gradient(new_mem)
+
+
+def rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat, r_w_bias, r_r_bias,
+                  r_s_bias, attn_mask, scale: float, dropatt_fn=None):
+    """Relative attention scores and context (original `rel_attn_core`, spec 3.8).
+
+    Args:
+      q_head: ``[L, B, N, Dh]``; k_head_h, v_head_h: ``[K, B, N, Dh]``;
+      k_head_r: ``[R, B, N, Dh]``; seg_embed: ``[2, N, Dh]`` or None; seg_mat:
+      ``[L, K, B, 2]`` or None; r_w_bias, r_r_bias, r_s_bias: ``[N, Dh]``;
+      attn_mask: ``[L or 1, K, B or 1, 1]`` or None; scale: ``1 / sqrt(Dh)``;
+      dropatt_fn: dropout applied to the probabilities, or None.
+
+    Returns:
+      ``[L, B, N, Dh]``.
+    """
+    ac = tf.einsum("ibnd,jbnd->ijbn", q_head + r_w_bias, k_head_h)
+    bd = tf.einsum("ibnd,jbnd->ijbn", q_head + r_r_bias, k_head_r)
+    bd = rel_shift(bd, klen=tf.shape(ac)[1])
+    if seg_mat is None:
+        score = ac + bd
+    else:
+        ef = tf.einsum("ibnd,snd->ibns", q_head + r_s_bias, seg_embed)
+        ef = tf.einsum("ijbs,ibns->ijbn", seg_mat, ef)
+        score = ac + bd + ef
+    score = score * scale
+    if attn_mask is not None:
+        score = score - mask_value(score.dtype) * attn_mask
+    prob = tf.nn.softmax(score, axis=1)
+    if dropatt_fn is not None:
+        prob = dropatt_fn(prob)
+    return tf.einsum("ijbn,jbnd->ibnd", prob, v_head_h)
+
+
+# ------------------------------------------------------------------------------------------
+# Layers
+# ------------------------------------------------------------------------------------------
+
+def _layer_norm(d_model: int, name: str = "LayerNorm"):
+    ln = keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
+    ln.build((None, None, d_model))
+    return ln
+
+
+def _dense(units: int, in_dim: int, initializer, name: str, activation=None, use_bias=True):
+    layer = keras.layers.Dense(units, activation=activation, use_bias=use_bias,
+                               kernel_initializer=initializer, name=name)
+    layer.build((None, in_dim))
+    return layer
+
+
+class HeadProjections(keras.layers.Layer):
+    """Bias-free ``[D, N, Dh]`` projection kernels (``q``, ``k``, ``v``, ``o``, optionally
+    ``r``) and the post-attention LayerNorm, shared by relative and absolute attention.
+
+    Weights: ``{name}_kernel`` ``[D, N, Dh]`` for each name; `LayerNorm` gamma/beta ``[D]``.
+    """
+
+    def __init__(self, d_model: int, n_head: int, d_head: int, dropout: float = 0.0,
+                 dropatt: float = 0.0, initializer=None, names: Sequence[str] = ("q", "k", "v", "o"),
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.n_head, self.d_head = d_model, n_head, d_head
+        self.rate_dropout, self.rate_dropatt = dropout, dropatt
+        self.kernel_names = tuple(names)
+        initializer = initializer or get_initializer()
+        for name in self.kernel_names:
+            setattr(self, f"{name}_kernel", self.add_weight(
+                name=f"{name}_kernel", shape=(d_model, n_head, d_head), initializer=initializer))
+        self.layer_norm = _layer_norm(d_model)
+        self.dropout = keras.layers.Dropout(dropout)
+        self.dropatt = keras.layers.Dropout(dropatt)
+        self.scale = 1.0 / math.sqrt(d_head)
+
+    def head_projection(self, x, name):
+        """``[len, B, D] -> [len, B, N, Dh]`` with kernel ``name`` (original `head_projection`)."""
+        kernel = tf.cast(getattr(self, f"{name}_kernel"), x.dtype)
+        return tf.einsum("ibh,hnd->ibnd", x, kernel)
+
+    def post_attention(self, h, attn_vec, residual=True, training=False):
+        """``LN(dropout(attn_vec . o) [+ h])`` (original `post_attention`); ``[len, B, D]``."""
+        kernel = tf.cast(self.o_kernel, attn_vec.dtype)
+        attn_out = tf.einsum("ibnd,hnd->ibh", attn_vec, kernel)
+        attn_out = self.dropout(attn_out, training=training)
+        if residual:
+            attn_out = attn_out + h
+        return self.layer_norm(attn_out)
+
+
+class RelativeAttention(HeadProjections):
+    """Relative multi-head attention, single- and two-stream (scope `layer_i/rel_attn`).
+
+    Mirrors the original `rel_multihead_attn` and `two_stream_rel_attn` (spec 3.9, 3.10).
+    Weights: `q`, `k`, `v`, `r`, `o` kernels ``[D, N, Dh]`` (no biases) and
+    `LayerNorm` gamma/beta ``[D]``. The per-layer biases and `seg_embed` slice are owned by
+    `XLNetModel` (global variables of `model/transformer`) and passed in.
+
+    Call args:
+      h: content stream ``[L, B, D]``.
+      g: query stream ``[P or L, B, D]`` or None (single stream).
+      r: positional encoding ``[R, B, D]``.
+      mems: memory ``[M, B, D]`` or None.
+      r_w_bias, r_r_bias, r_s_bias: ``[N, Dh]``.
+      seg_mat: ``[L, K, B, 2]`` or None; seg_embed: ``[2, N, Dh]`` or None.
+      attn_mask_h: content-stream mask (``non_tgt_mask``); attn_mask_g: query-stream mask
+        (``attn_mask``); each ``[L or 1, K, B or 1, 1]`` or None.
+      target_mapping: ``[P, L, B]`` one-hot rows or None.
+      training: enables dropout.
+
+    Returns:
+      ``(output_h [L, B, D], output_g [P or L, B, D] or None)``.
+    """
+
+    def __init__(self, d_model, n_head, d_head, dropout=0.0, dropatt=0.0, initializer=None,
+                 **kwargs):
+        kwargs.setdefault("name", "rel_attn")
+        super().__init__(d_model, n_head, d_head, dropout, dropatt, initializer,
+                         names=("q", "k", "v", "r", "o"), **kwargs)
+
+    def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
+             attn_mask_h, attn_mask_g, target_mapping=None, training=False):
+        dtype = h.dtype
+        cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)
+        k_head_h = self.head_projection(cat, "k")
+        v_head_h = self.head_projection(cat, "v")
+        k_head_r = self.head_projection(tf.cast(r, dtype), "r")
+        r_w_bias = tf.cast(r_w_bias, dtype)
+        r_r_bias = tf.cast(r_r_bias, dtype)
+        if seg_embed is not None:
+            r_s_bias = tf.cast(r_s_bias, dtype)
+            seg_embed = tf.cast(seg_embed, dtype)
+
+        def dropatt(x):
+            return self.dropatt(x, training=training)
+
+        def core(q_head, mask):
+            return rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat,
+                                 r_w_bias, r_r_bias, r_s_bias, mask, self.scale, dropatt)
+
+        q_head_h = self.head_projection(h, "q")
+        attn_vec_h = core(q_head_h, attn_mask_h)
+        output_h = self.post_attention(h, attn_vec_h, training=training)
+        if g is None:
+            return output_h, None
+
+        q_head_g = self.head_projection(g, "q")
+        if target_mapping is not None:
+            target_mapping = tf.cast(target_mapping, dtype)
+            q_head_g = tf.einsum("mbnd,mlb->lbnd", q_head_g, target_mapping)
+            attn_vec_g = core(q_head_g, attn_mask_g)
+            attn_vec_g = tf.einsum("lbnd,mlb->mbnd", attn_vec_g, target_mapping)
+        else:
+            attn_vec_g = core(q_head_g, attn_mask_g)
+        output_g = self.post_attention(g, attn_vec_g, training=training)
+        return output_h, output_g
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(d_model=self.d_model, n_head=self.n_head, d_head=self.d_head,
+                      dropout=self.rate_dropout, dropatt=self.rate_dropatt)
+        return config
+
+
+class PositionwiseFFN(keras.layers.Layer):
+    """Position-wise feed-forward block (scope `layer_i/ff`, original `positionwise_ffn`).
+
+    ``y = LN(dropout(layer_2(dropout(act(layer_1(x))))) + x)`` (spec 3.11).
+    Weights: `layer_1` kernel ``[D, F]`` / bias ``[F]``, `layer_2` kernel ``[F, D]`` / bias
+    ``[D]``, `LayerNorm` gamma/beta ``[D]``.
+
+    Call args: x float ``[..., D]``; training. Returns float ``[..., D]``.
+
+    Raises:
+      ValueError: ``activation`` is not ``"relu"`` or ``"gelu"`` (at construction).
+    """
+
+    def __init__(self, d_model: int, d_inner: int, activation: str = "relu", dropout: float = 0.0,
+                 initializer=None, **kwargs):
+        kwargs.setdefault("name", "ff")
+        super().__init__(**kwargs)
+        self.d_model, self.d_inner, self.activation = d_model, d_inner, activation
+        self.rate_dropout = dropout
+        initializer = initializer or get_initializer()
+        self.layer_1 = _dense(d_inner, d_model, initializer, "layer_1",
+                              activation=ff_activation(activation))
+        self.layer_2 = _dense(d_model, d_inner, initializer, "layer_2")
+        self.layer_norm = _layer_norm(d_model)
+        self.drop_1 = keras.layers.Dropout(dropout)
+        self.drop_2 = keras.layers.Dropout(dropout)
+
+    def call(self, x, training=False):
+        y = self.drop_1(self.layer_1(x), training=training)
+        y = self.drop_2(self.layer_2(y), training=training)
+        return self.layer_norm(y + x)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(d_model=self.d_model, d_inner=self.d_inner, activation=self.activation,
+                      dropout=self.rate_dropout)
+        return config
+
+
+class XLNetLayer(keras.layers.Layer):
+    """One Transformer-XL layer (scope `model/transformer/layer_i`): `rel_attn` then `ff`.
+
+    In two-stream mode the FFN (same weights) is applied to the query stream, then to the
+    content stream (spec 3.12). Call args as :class:`RelativeAttention`; returns
+    ``(output_h, output_g or None)``.
+    """
+
+    def __init__(self, d_model, n_head, d_head, d_inner, ff_activation="relu", dropout=0.0,
+                 dropatt=0.0, initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        self._cfg = dict(d_model=d_model, n_head=n_head, d_head=d_head, d_inner=d_inner,
+                         ff_activation=ff_activation, dropout=dropout, dropatt=dropatt)
+        self.rel_attn = RelativeAttention(d_model, n_head, d_head, dropout, dropatt, initializer)
+        self.ff = PositionwiseFFN(d_model, d_inner, ff_activation, dropout, initializer)
+
+    def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
+             attn_mask_h, attn_mask_g, target_mapping=None, training=False):
+        output_h, output_g = self.rel_attn(
+            h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed, attn_mask_h,
+            attn_mask_g, target_mapping=target_mapping, training=training)
+        if output_g is not None:
+            output_g = self.ff(output_g, training=training)
+        output_h = self.ff(output_h, training=training)
+        return output_h, output_g
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._cfg)
+        return config
+
+
+# ------------------------------------------------------------------------------------------
+# Heads (batch-major)
+# ------------------------------------------------------------------------------------------
+
+class AbsoluteAttention(HeadProjections):
+    """Standard multi-head attention of the `attn` summary (scope `abs_attn`).
+
+    Mirrors the original `multihead_attn(..., residual=False)` (spec 3.14): q/k/v/o kernels
+    ``[D, N, Dh]``, scale ``1 / sqrt(Dh)``, ``-1e30`` at padded keys, dropatt, o-projection,
+    dropout, then ``LayerNorm(attn_out)`` **without** residual.
+
+    Call args:
+      q: ``[B, Lq, D]``; kv: ``[B, L, D]``; input_mask: float ``[B, L]`` (1 = padding) or None.
+
+    Returns:
+      ``[B, Lq, D]``.
+    """
+
+    def __init__(self, d_model, n_head, d_head, dropout=0.0, dropatt=0.0, initializer=None,
+                 **kwargs):
+        kwargs.setdefault("name", "abs_attn")
+        super().__init__(d_model, n_head, d_head, dropout, dropatt, initializer,
+                         names=("q", "k", "v", "o"), **kwargs)
+
+    def call(self, q, kv, input_mask=None, training=False):
+        dtype = q.dtype
+        # Time-major as in the original: [len, B, ...].
+        q_tm = tf.transpose(q, [1, 0, 2])
+        kv_tm = tf.transpose(kv, [1, 0, 2])
+        q_head = self.head_projection(q_tm, "q")
+        k_head = self.head_projection(kv_tm, "k")
+        v_head = self.head_projection(kv_tm, "v")
+        score = tf.einsum("ibnd,jbnd->ijbn", q_head, k_head) * self.scale
+        if input_mask is not None:
+            mask = tf.transpose(tf.cast(input_mask, dtype), [1, 0])[None, :, :, None]
+            score = score - mask_value(dtype) * mask
+        prob = tf.nn.softmax(score, axis=1)
+        prob = self.dropatt(prob, training=training)
+        attn_vec = tf.einsum("ijbn,jbnd->ibnd", prob, v_head)
+        out = self.post_attention(q_tm, attn_vec, residual=False, training=training)
+        return tf.transpose(out, [1, 0, 2])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(d_model=self.d_model, n_head=self.n_head, d_head=self.d_head,
+                      dropout=self.rate_dropout, dropatt=self.rate_dropatt)
+        return config
+
+
+SUMMARY_TYPES = ("last", "first", "mean", "attn")
+
+
+class SequenceSummary(keras.layers.Layer):
+    """Sequence summary (scope `model/sequnece_summary`, misspelt as in the original).
+
+    Mirrors `modeling.summarize_sequence` (spec 3.14): ``last`` = last position (XLNet's CLS,
+    left padding), ``first`` = first position, ``mean`` = mean over all positions including
+    padding, ``attn`` = a learned query `summary_bias` ``[D]`` attending over the sequence
+    (:class:`AbsoluteAttention`). Then, if ``use_proj``, ``tanh(dense_D(summary))`` (layer
+    `summary`: kernel ``[D, D]``, bias ``[D]``), then dropout.
+
+    Call args:
+      hidden: float ``[B, L, D]`` (batch-major sequence output).
+      input_mask: float ``[B, L]`` (1 = padding) or None; only used by ``attn``.
+      training: enables dropout.
+
+    Returns:
+      float ``[B, D]``.
+
+    Raises:
+      ValueError: unknown ``summary_type`` (at construction).
+    """
+
+    def __init__(self, d_model: int, n_head: int, d_head: int, summary_type: str = "last",
+                 use_proj: bool = True, dropout: float = 0.0, dropatt: float = 0.0,
+                 initializer=None, **kwargs):
+        kwargs.setdefault("name", "sequnece_summary")
+        super().__init__(**kwargs)
+        if summary_type not in SUMMARY_TYPES:
+            raise ValueError(f"Unsupported summary type {summary_type!r} "
+                             f"(one of {', '.join(SUMMARY_TYPES)})")
+        self._cfg = dict(d_model=d_model, n_head=n_head, d_head=d_head,
+                         summary_type=summary_type, use_proj=use_proj, dropout=dropout,
+                         dropatt=dropatt)
+        self.summary_type, self.use_proj = summary_type, use_proj
+        initializer = initializer or get_initializer()
+        self.summary_bias = None
+        self.abs_attn = None
+        if summary_type == "attn":
+            self.summary_bias = self.add_weight(name="summary_bias", shape=(d_model,),
+                                                initializer=initializer)
+            self.abs_attn = AbsoluteAttention(d_model, n_head, d_head, dropout, dropatt,
+                                              initializer)
+        self.summary = (_dense(d_model, d_model, initializer, "summary", activation="tanh")
+                        if use_proj else None)
+        self.dropout = keras.layers.Dropout(dropout)
+
+    def call(self, hidden, input_mask=None, training=False):
+        if self.summary_type == "last":
+            summary = hidden[:, -1]
+        elif self.summary_type == "first":
+            summary = hidden[:, 0]
+        elif self.summary_type == "mean":
+            summary = tf.reduce_mean(hidden, axis=1)
+        else:
+            bsz = tf.shape(hidden)[0]
+            query = tf.tile(tf.cast(self.summary_bias, hidden.dtype)[None, None, :], [bsz, 1, 1])
+            summary = self.abs_attn(query, hidden, input_mask, training=training)[:, 0]
+        if self.summary is not None:
+            summary = self.summary(summary)
+        return self.dropout(summary, training=training)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._cfg)
+        return config
+
+
+class LMHead(keras.layers.Layer):
+    """LM output with tied embeddings (scope `model/lm_loss`, original `lm_loss`, spec 3.13).
+
+    ``logits = hidden . lookup_table^T + bias``; the only weight is `bias` ``[V]`` (zeros).
+
+    Call args:
+      hidden: float ``[B, P, D]``; lookup_table: ``[V, D]`` (the model's word embedding).
+
+    Returns:
+      float ``[B, P, V]``.
+    """
+
+    def __init__(self, n_token: int, **kwargs):
+        kwargs.setdefault("name", "lm_loss")
+        super().__init__(**kwargs)
+        self.n_token = n_token
+        self.bias = self.add_weight(name="bias", shape=(n_token,), initializer="zeros")
+
+    def call(self, hidden, lookup_table):
+        logits = tf.einsum("bid,nd->bin", hidden, tf.cast(lookup_table, hidden.dtype))
+        return logits + tf.cast(self.bias, hidden.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(n_token=self.n_token)
+        return config
+
+
+class LogitHead(keras.layers.Layer):
+    """Dense layer `logit` of the classification / regression heads (spec 3.15).
+
+    Weights: `logit` kernel ``[D, n_out]``, bias ``[n_out]``. The original scope is
+    ``model/classification_{cls_scope or task}`` or ``model/regression_{task}``; it is held in
+    :attr:`scope` (e.g. ``"classification_mnli_matched"``, ``"regression_sts-b"``) and used by
+    the checkpoint name table.
+
+    Call args: summary float ``[B, D]``. Returns float ``[B, n_out]``.
+    """
+
+    def __init__(self, n_out: int, d_model: int, scope: str, initializer=None, **kwargs):
+        kwargs.setdefault("name", scope.replace("-", "_"))
+        super().__init__(**kwargs)
+        self.n_out, self.d_model, self.scope = n_out, d_model, scope
+        self.logit = _dense(n_out, d_model, initializer or get_initializer(), "logit")
+
+    def call(self, summary):
+        return self.logit(summary)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(n_out=self.n_out, d_model=self.d_model, scope=self.scope)
+        return config
