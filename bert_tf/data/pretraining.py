@@ -47,6 +47,8 @@ NUM_LOGGED_INSTANCES = 20
 # Lines per tokenization work item, and work items in flight per worker (bounds memory).
 LINES_PER_CHUNK = 2000
 CHUNKS_IN_FLIGHT_PER_WORKER = 2
+# Instances per serialization work item.
+INSTANCES_PER_BATCH = 256
 # Invalid-UTF-8 lines reported one by one per input file; the rest are only counted.
 MAX_BAD_LINE_WARNINGS = 20
 
@@ -295,6 +297,50 @@ def _worker_tokenize(item):
     return tokenize_lines(_worker_tokenizer, path, first, lines, _worker_vocab_file)
 
 
+def _serialize_batch(vocab, batch, max_seq_length: int, max_predictions_per_seq: int
+                     ) -> List[bytes]:
+    """Serialized Examples of ``batch``: tuples (tokens, segment_ids, positions, labels, is_random_next)."""
+    return [instance_to_example(TrainingInstance(*fields), vocab, max_seq_length,
+                                max_predictions_per_seq).SerializeToString() for fields in batch]
+
+
+def _worker_serialize(item):
+    batch, max_seq_length, max_predictions_per_seq = item
+    return _serialize_batch(_worker_tokenizer.vocab, batch, max_seq_length, max_predictions_per_seq)
+
+
+def make_worker_pool(num_workers: int, vocab_file: str, do_lower_case: bool):
+    """A ``multiprocessing`` pool of ``num_workers`` processes, each with its own FullTokenizer.
+
+    Uses the "fork" start method where it exists (no re-import), else "spawn". Close it with
+    ``with``. Returns None when ``num_workers`` <= 1 (everything then runs in this process).
+    """
+    if num_workers <= 1:
+        return None
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method).Pool(
+        num_workers, initializer=_init_worker, initargs=(vocab_file, do_lower_case))
+
+
+def _ordered_map(pool, fn, items: Iterable, local_fn=None) -> Iterator:
+    """``map(fn, items)`` in order; on ``pool`` with at most 2 items in flight per worker.
+
+    Without a pool, ``local_fn`` (default ``fn``) runs here. Memory stays bounded because the
+    input iterator is consumed only as results are taken.
+    """
+    if pool is None:
+        yield from map(local_fn or fn, items)
+        return
+    max_pending = CHUNKS_IN_FLIGHT_PER_WORKER * pool._processes
+    pending = collections.deque()
+    for item in items:
+        pending.append(pool.apply_async(fn, (item,)))
+        if len(pending) >= max_pending:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
+
+
 def _id_to_token_list(vocab) -> List[str]:
     """``inv_vocab`` as a list indexed by id (ids that no token maps to stay None)."""
     table = [None] * (max(vocab.values()) + 1 if vocab else 0)
@@ -305,7 +351,7 @@ def _id_to_token_list(vocab) -> List[str]:
 
 def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
                    vocab_file: Optional[str] = None, do_lower_case: bool = True,
-                   lines_per_chunk: int = LINES_PER_CHUNK) -> DocumentStore:
+                   lines_per_chunk: int = LINES_PER_CHUNK, pool=None) -> DocumentStore:
     """Reads and tokenizes the input files into documents (spec 5.2).
 
     One sentence per line; a line that is empty after ``strip()`` starts a new document; a line
@@ -315,10 +361,11 @@ def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
 
     Args:
       input_files: paths, read in order.
-      tokenizer: FullTokenizer (used when ``num_workers`` is 1; its ``vocab`` maps ids back).
+      tokenizer: FullTokenizer (used when no worker pool is used; its ``vocab`` maps ids back).
       num_workers: > 1 tokenizes in that many worker processes (same result, in order); they
         build their own FullTokenizer from ``vocab_file`` and ``do_lower_case``.
       lines_per_chunk: lines per work item. At most ``2 * num_workers`` items are in flight.
+      pool: an existing :func:`make_worker_pool` pool to use instead (``num_workers`` ignored).
 
     Returns:
       a :class:`DocumentStore`, not yet shuffled.
@@ -327,39 +374,33 @@ def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
       InputDataError: an input file cannot be read. ConfigError: see :func:`tokenize_lines`.
       FlagError: ``num_workers > 1`` without ``vocab_file``.
     """
+    if pool is None and num_workers > 1:
+        if not vocab_file:
+            raise FlagError("num_workers > 1 needs vocab_file for the worker tokenizers")
+        with make_worker_pool(num_workers, vocab_file, do_lower_case) as own_pool:
+            return read_documents(input_files, tokenizer, vocab_file=vocab_file,
+                                  lines_per_chunk=lines_per_chunk, pool=own_pool)
     store = DocumentStore(_id_to_token_list(tokenizer.vocab))
     bad_counts = collections.Counter()
+    vocab_name = vocab_file or "the vocab"
+    chunks = _iter_line_chunks(input_files, lines_per_chunk)
+    paths = collections.deque()
 
-    def add(path, result):
-        ids, line_lengths, bad_lines = result
+    def tagged(items):
+        for item in items:
+            paths.append(item[0])
+            yield item
+
+    results = _ordered_map(pool, _worker_tokenize, tagged(chunks),
+                           local_fn=lambda item: tokenize_lines(tokenizer, *item, vocab_name))
+    for ids, line_lengths, bad_lines in results:
+        path = paths.popleft()
         for number in bad_lines:
             bad_counts[path] += 1
             if bad_counts[path] <= MAX_BAD_LINE_WARNINGS:
                 logging.warning("%s line %d: invalid UTF-8 bytes dropped (original "
                                 "convert_to_unicode behaviour)", path, number)
         store.add_tokenized_lines(ids, line_lengths)
-
-    chunks = _iter_line_chunks(input_files, lines_per_chunk)
-    if num_workers <= 1:
-        for path, first, lines in chunks:
-            add(path, tokenize_lines(tokenizer, path, first, lines, vocab_file or "the vocab"))
-    else:
-        if not vocab_file:
-            raise FlagError("num_workers > 1 needs vocab_file for the worker tokenizers")
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        context = multiprocessing.get_context(method)
-        max_pending = CHUNKS_IN_FLIGHT_PER_WORKER * num_workers
-        with context.Pool(num_workers, initializer=_init_worker,
-                          initargs=(vocab_file, do_lower_case)) as pool:
-            pending = collections.deque()
-            for item in chunks:
-                pending.append((item[0], pool.apply_async(_worker_tokenize, (item,))))
-                if len(pending) >= max_pending:
-                    path, result = pending.popleft()
-                    add(path, result.get())
-            while pending:
-                path, result = pending.popleft()
-                add(path, result.get())
     for path, count in bad_counts.items():
         if count > MAX_BAD_LINE_WARNINGS:
             logging.warning("%s: %d lines in all had invalid UTF-8 bytes (dropped)", path, count)
@@ -758,31 +799,49 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
     logging.info("*** Reading from input files ***")
     for path in input_files:
         logging.info("  %s", path)
-    all_documents = read_documents(input_files, tokenizer, num_workers=num_workers,
-                                   vocab_file=vocab_file, do_lower_case=do_lower_case)
-    if len(all_documents) == 0:
-        raise InputDataError(f"no document in the input ({', '.join(input_files)}): every line "
-                             "is empty or gives no token")
-    logging.info("Read %d documents, %d tokens", len(all_documents), all_documents.num_tokens)
-
-    rng = random.Random(random_seed)
-    all_documents.shuffle(rng)
-    vocab = tokenizer.vocab
-    vocab_words = list(vocab.keys())
-
-    spill_dir = os.path.dirname(os.path.abspath(output_files[0])) if "://" not in output_files[0] \
-        else None
+    spill_dir = None if "://" in output_files[0] else \
+        os.path.dirname(os.path.abspath(output_files[0]))
     if spill_dir:
         os.makedirs(spill_dir, exist_ok=True)
-    with tempfile.TemporaryFile(prefix=".tmp-instances-", dir=spill_dir) as spill:
+    with contextlib.ExitStack() as stack:
+        pool = make_worker_pool(num_workers, vocab_file, do_lower_case)
+        if pool is not None:
+            stack.enter_context(pool)
+        all_documents = read_documents(input_files, tokenizer, vocab_file=vocab_file, pool=pool)
+        if len(all_documents) == 0:
+            raise InputDataError(f"no document in the input ({', '.join(input_files)}): every "
+                                 "line is empty or gives no token")
+        logging.info("Read %d documents, %d tokens", len(all_documents),
+                     all_documents.num_tokens)
+
+        rng = random.Random(random_seed)
+        all_documents.shuffle(rng)
+        vocab = tokenizer.vocab
+        vocab_words = list(vocab.keys())
+        instances = iter_training_instances(
+            all_documents, vocab_words, rng, max_seq_length, dupe_factor, short_seq_prob,
+            masked_lm_prob, max_predictions_per_seq, do_whole_word_mask)
+
+        def batches():
+            batch = []
+            for inst in instances:
+                batch.append((inst.tokens, inst.segment_ids, inst.masked_lm_positions,
+                              inst.masked_lm_labels, inst.is_random_next))
+                if len(batch) >= INSTANCES_PER_BATCH:
+                    yield batch, max_seq_length, max_predictions_per_seq
+                    batch = []
+            if batch:
+                yield batch, max_seq_length, max_predictions_per_seq
+
+        # The workers serialize while this process creates the next instances (rng order).
+        spill = stack.enter_context(tempfile.TemporaryFile(prefix=".tmp-instances-",
+                                                           dir=spill_dir))
         offsets = array.array("q", [0])
-        for instance in iter_training_instances(
-                all_documents, vocab_words, rng, max_seq_length, dupe_factor, short_seq_prob,
-                masked_lm_prob, max_predictions_per_seq, do_whole_word_mask):
-            data = instance_to_example(instance, vocab, max_seq_length,
-                                       max_predictions_per_seq).SerializeToString()
-            spill.write(data)
-            offsets.append(offsets[-1] + len(data))
+        for serialized in _ordered_map(pool, _worker_serialize, batches(),
+                                       local_fn=lambda item: _serialize_batch(vocab, *item)):
+            for data in serialized:
+                spill.write(data)
+                offsets.append(offsets[-1] + len(data))
         num_instances = len(offsets) - 1
         order = array.array("q", range(num_instances))
         rng.shuffle(order)  # same draws as rng.shuffle(instances)
@@ -792,13 +851,12 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
             logging.info("  %s", path)
         id_to_token = _id_to_token_list(vocab)
         spill.flush()
-        with contextlib.ExitStack() as stack:
-            writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
-            for n, index in enumerate(order):
-                spill.seek(offsets[index])
-                data = spill.read(offsets[index + 1] - offsets[index])
-                writers[n % len(writers)].write(data)
-                if n < NUM_LOGGED_INSTANCES:
-                    _log_example(data, id_to_token)
+        writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+        for n, index in enumerate(order):
+            spill.seek(offsets[index])
+            data = spill.read(offsets[index + 1] - offsets[index])
+            writers[n % len(writers)].write(data)
+            if n < NUM_LOGGED_INSTANCES:
+                _log_example(data, id_to_token)
     logging.info("Wrote %d total instances", num_instances)
     return num_instances
