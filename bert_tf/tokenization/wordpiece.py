@@ -20,8 +20,9 @@ How it is made fast without changing a single output:
   is computed the first time a character is seen, with the running Python's ``unicodedata``.
 * Everything after the first whitespace split depends only on the word, so
   :class:`FullTokenizer` caches word -> word pieces (an LRU cache, ``cache_size`` words).
-* The greedy longest-match-first search starts at most ``max(len(token) for token in vocab)``
-  characters ahead: a longer candidate cannot be in the vocab, so the result is unchanged.
+* The greedy longest-match-first search at each position starts with the longest vocab entry
+  that begins with the character there: a longer candidate cannot be in the vocab, so the
+  result is unchanged.
 
 The vocab dict is treated as read-only once a tokenizer is built (the cache and the match
 length bound are computed from it).
@@ -29,6 +30,7 @@ length bound are computed from it).
 
 import collections
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
@@ -365,8 +367,17 @@ class WordpieceTokenizer:
         self.vocab = vocab
         self.unk_token = unk_token
         self.max_input_chars_per_word = max_input_chars_per_word
-        # No vocab entry is longer than this, so no longer candidate needs to be tried.
-        self._max_piece_chars = max((len(token) for token in vocab), default=0)
+        # Longest vocab entry starting with a given character, as a word-initial piece
+        # ("abc", also "##abc" read literally) and as a "##" continuation (keyed on the char
+        # after "##"): no longer candidate can match, so none is tried.
+        self._max_initial_chars: Dict[str, int] = {}
+        self._max_suffix_chars: Dict[str, int] = {}
+        for token in vocab:
+            if token and len(token) > self._max_initial_chars.get(token[0], 0):
+                self._max_initial_chars[token[0]] = len(token)
+            if len(token) > 2 and token.startswith("##"):
+                if len(token) - 2 > self._max_suffix_chars.get(token[2], 0):
+                    self._max_suffix_chars[token[2]] = len(token) - 2
 
     def tokenize(self, text: TextLike) -> List[str]:
         """Whitespace-splits ``text`` (str or UTF-8 bytes) and returns the word pieces.
@@ -383,14 +394,27 @@ class WordpieceTokenizer:
         n = len(token)
         if n > self.max_input_chars_per_word:
             return [self.unk_token]
+        if n == 0:
+            return []
+        if token in self.vocab:  # the whole word: the first candidate the original tries
+            return [token]
         vocab = self.vocab
-        max_chars = self._max_piece_chars
-        pieces = []
-        start = 0
+        # Word-initial piece: longest match of token[0:end].
+        end = min(n, self._max_initial_chars.get(token[0], 0))
+        while end > 0 and token[:end] not in vocab:
+            end -= 1
+        if end == 0:
+            return [self.unk_token]
+        pieces = [token[:end]]
+        # Continuation pieces: longest match of "##" + token[start:end].
+        max_suffix = self._max_suffix_chars
+        start = end
         while start < n:
-            end = min(n, start + max_chars)
+            end = start + max_suffix.get(token[start], 0)
+            if end > n:
+                end = n
             while end > start:
-                piece = token[start:end] if start == 0 else "##" + token[start:end]
+                piece = "##" + token[start:end]
                 if piece in vocab:
                     break
                 end -= 1
@@ -433,11 +457,8 @@ class FullTokenizer:
 
     def tokenize(self, text: TextLike) -> List[str]:
         """Text (str or UTF-8 bytes) -> list of WordPiece token strings, all in the vocab."""
-        word_pieces = self._word_pieces
-        output = []
-        for word in self.basic_tokenizer.split_words(convert_to_unicode(text)):
-            output.extend(word_pieces(word))
-        return output
+        words = self.basic_tokenizer.split_words(convert_to_unicode(text))
+        return list(itertools.chain.from_iterable(map(self._word_pieces, words)))
 
     def tokenize_batch(self, texts: Sequence[TextLike]) -> List[List[str]]:
         """(bert_tf) ``[self.tokenize(t) for t in texts]``."""

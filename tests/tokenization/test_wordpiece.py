@@ -220,6 +220,18 @@ def test_longest_match_first(tmp_path):
     assert tokenizer.tokenize("unaffable") == ["una", "##ff", "##able"]
 
 
+def test_hash_pieces():
+    # "##..." vocab entries also match literally at the start of a word (hand-worked, spec 4.5).
+    vocab = {"[UNK]": 0, "a": 1, "###": 2, "##a": 3, "##": 4}
+    tokenizer = tokenization.WordpieceTokenizer(vocab)
+    assert tokenizer.tokenize("###a") == ["###", "##a"]
+    assert tokenizer.tokenize("a# ## #") == ["a", "###", "##", "[UNK]"]
+    # A blank vocab line is the token "": it never matches (words are never empty).
+    with_blank = tokenization.WordpieceTokenizer({"": 0, "[UNK]": 1, "a": 2})
+    assert with_blank.tokenize_word("") == []
+    assert with_blank.tokenize(" a  ab ") == ["a", "[UNK]"]
+
+
 # ---- vocab ------------------------------------------------------------------------------------
 
 def test_load_vocab_edge_cases(tmp_path):
