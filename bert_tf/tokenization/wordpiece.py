@@ -434,7 +434,8 @@ class FullTokenizer:
     Args:
       vocab_file: path of a WordPiece vocab (one token per line; gs:// etc. via tf.io.gfile).
       do_lower_case: lower-case and strip accents (True for uncased models).
-      cache_size: (bert_tf) words whose pieces are kept in an LRU cache; 0 disables it.
+      cache_size: (bert_tf) words whose pieces are kept in an LRU cache; 0 disables it. The
+        cache assumes ``vocab`` and the two sub-tokenizers are not changed after construction.
 
     Raises:
       ConfigError: the vocab file is missing or unreadable.
@@ -445,9 +446,22 @@ class FullTokenizer:
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
         self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self._cache_size = cache_size
+        self._make_cache()
+
+    def _make_cache(self):
         self._word_pieces = self._uncached_word_pieces
-        if cache_size:
-            self._word_pieces = functools.lru_cache(maxsize=cache_size)(self._word_pieces)
+        if self._cache_size:
+            self._word_pieces = functools.lru_cache(maxsize=self._cache_size)(self._word_pieces)
+
+    def __getstate__(self):  # the cache is a closure: drop it for pickling (multiprocessing)
+        state = self.__dict__.copy()
+        del state["_word_pieces"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._make_cache()
 
     def _uncached_word_pieces(self, word: str) -> Tuple[str, ...]:
         pieces = []
@@ -456,7 +470,10 @@ class FullTokenizer:
         return tuple(pieces)
 
     def tokenize(self, text: TextLike) -> List[str]:
-        """Text (str or UTF-8 bytes) -> list of WordPiece token strings, all in the vocab."""
+        """Text (str or UTF-8 bytes) -> list of WordPiece token strings, all in the vocab.
+
+        Invalid UTF-8 bytes are dropped; any other input type raises ValueError.
+        """
         words = self.basic_tokenizer.split_words(convert_to_unicode(text))
         return list(itertools.chain.from_iterable(map(self._word_pieces, words)))
 

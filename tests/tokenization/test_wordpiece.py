@@ -351,6 +351,15 @@ def test_vocab_looks_cased(uncased_tokenizer, tmp_path):
         tokenization.check_vocab_matches_case(cased, True, vocab_file="v.txt")
 
 
+def test_pickle_round_trip(tmp_path):
+    import pickle
+    tokenizer = tokenization.FullTokenizer(_write_vocab(tmp_path, TEST_VOCAB_TOKENS))
+    tokenizer.tokenize("unwanted")
+    copy = pickle.loads(pickle.dumps(tokenizer))
+    assert copy.tokenize("UNwant\u00E9d,running") == ["un", "##want", "##ed", ",", "runn", "##ing"]
+    assert copy.vocab == tokenizer.vocab
+
+
 # ---- module names -------------------------------------------------------------------------------
 
 def test_original_module_name(tmp_path):
