@@ -293,7 +293,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
     if strategy is None:
         from bert_tf.training.strategy import get_strategy
-        strategy = get_strategy(use_tpu=args.use_tpu, tpu_name=args.master, master=args.master,
+        strategy = get_strategy(use_tpu=args.use_tpu, master=args.master,
                                 num_tpu_cores=args.num_tpu_cores)
     extractor = FeatureExtractor(config, args.init_checkpoint, layer_indexes, strategy,
                                  args.use_one_hot_embeddings)

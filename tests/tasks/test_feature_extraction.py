@@ -1,0 +1,192 @@
+"""extract_features against the ORIGINAL script's output (golden section D) and bad input."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
+from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _args(ckpt_dir, input_file, output_file, **kw):
+    base = dict(input_file=input_file, output_file=output_file,
+                bert_config_file=os.path.join(ckpt_dir, "bert_config.json"),
+                vocab_file=os.path.join(ckpt_dir, "vocab.txt"),
+                init_checkpoint=os.path.join(ckpt_dir, "bert_model.ckpt"))
+    base.update(kw)
+    return ExtractFeaturesArgs(**base)
+
+
+def _read_jsonl(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.fixture(scope="module")
+def golden_run(minilm_checkpoint_dir, golden_dir, tmp_path_factory):
+    # flags.txt: --layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8, do_lower_case default True
+    out = str(tmp_path_factory.mktemp("ef") / "output.jsonl")
+    summary = extract_features(_args(minilm_checkpoint_dir,
+                                     os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
+                                     out, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=8,
+                                     pooling="mean"))
+    return summary, out
+
+
+def test_golden_output_reproduced_line_for_line(golden_run, golden_dir):
+    summary, out = golden_run
+    ours = _read_jsonl(out)
+    gold = _read_jsonl(os.path.join(golden_dir, "bert", "extract_features", "output.jsonl.gz"))
+    assert len(ours) == len(gold) == 20
+    assert summary["num_tokens"] == 226
+    max_diff = 0.0
+    for o, g in zip(ours, gold):
+        assert list(o) == ["linex_index", "features"]
+        assert o["linex_index"] == g["linex_index"]
+        assert [f["token"] for f in o["features"]] == [f["token"] for f in g["features"]]
+        for fo, fg in zip(o["features"], g["features"]):
+            assert [l["index"] for l in fo["layers"]] == [-1, -2, -3, -4]
+            for lo, lg in zip(fo["layers"], fg["layers"]):
+                assert len(lo["values"]) == 384
+                max_diff = max(max_diff, np.abs(np.array(lo["values"]) - np.array(lg["values"])).max())
+    assert max_diff <= 2e-5
+
+
+def test_output_text_format_is_the_originals(golden_run):
+    _, out = golden_run
+    first = open(out, encoding="utf-8").readline()
+    assert first.startswith('{"linex_index": 0, "features": [{"token": "[CLS]", "layers": [{"index": -1, "values": [')
+    # values are rounded to 6 decimals
+    values = json.loads(first)["features"][0]["layers"][0]["values"]
+    assert all(round(v, 6) == v for v in values)
+
+
+def test_mean_pooling_is_the_mean_of_the_last_layer(golden_run):
+    summary, out = golden_run
+    lines = _read_jsonl(out)
+    pooled = _read_jsonl(summary["embeddings_file"])
+    assert [p["linex_index"] for p in pooled] == list(range(20))
+    for line, p in zip(lines[:3], pooled[:3]):
+        last = np.array([f["layers"][0]["values"] for f in line["features"]])
+        np.testing.assert_allclose(p["embedding"], last.mean(axis=0), atol=2e-6)
+
+
+def test_empty_file_gives_empty_output(minilm_checkpoint_dir, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    out = tmp_path / "out.jsonl"
+    summary = extract_features(_args(minilm_checkpoint_dir, str(empty), str(out)))
+    assert summary["num_lines"] == 0 and out.read_bytes() == b""
+
+
+def test_empty_line_and_invalid_utf8_as_original(minilm_checkpoint_dir, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"\ncaf\xff\xfee au lait ||| ok\n")  # bad bytes are dropped (convert_to_unicode)
+    out = tmp_path / "out.jsonl"
+    extract_features(_args(minilm_checkpoint_dir, str(src), str(out), layers="0"))
+    lines = _read_jsonl(str(out))
+    assert [f["token"] for f in lines[0]["features"]] == ["[CLS]", "[SEP]"]
+    tokens = [f["token"] for f in lines[1]["features"]]
+    # the same tokens as the clean text "cafe au lait" (bytes \xff\xfe dropped, nothing else)
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+    tok = FullTokenizer(os.path.join(minilm_checkpoint_dir, "vocab.txt"))
+    assert tokens == ["[CLS]"] + tok.tokenize("cafe au lait") + ["[SEP]", "ok", "[SEP]"]
+    assert tokens[1] == "cafe"
+
+
+def test_padding_length_does_not_change_values(minilm_checkpoint_dir, tmp_path):
+    """Batching by length: a short line alone and beside a long line gives the same values."""
+    short = "a short line"
+    long = " ".join(["word"] * 100)
+    (tmp_path / "one.txt").write_text(short + "\n")
+    (tmp_path / "two.txt").write_text(short + "\n" + long + "\n")
+    extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "one.txt"), str(tmp_path / "one.jsonl"), layers="-1"))
+    extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "two.txt"), str(tmp_path / "two.jsonl"), layers="-1"))
+    a = _read_jsonl(str(tmp_path / "one.jsonl"))[0]
+    b = _read_jsonl(str(tmp_path / "two.jsonl"))[0]
+    diff = max(np.abs(np.array(x["layers"][0]["values"]) - np.array(y["layers"][0]["values"])).max()
+               for x, y in zip(a["features"], b["features"]))
+    assert diff <= 2e-6
+
+
+@pytest.mark.parametrize("kw, error, message", [
+    (dict(layers="-7"), FlagError, "layer -7 does not exist; the model has 6 layers"),
+    (dict(layers="6"), FlagError, "layer 6 does not exist"),
+    (dict(layers="last"), FlagError, "'last' is not an integer"),
+    (dict(max_seq_length=513), FlagError, "--max_seq_length=513 is longer than max_position_embeddings=512"),
+    (dict(vocab_file="/nonexistent/vocab.txt"), ConfigError, "/nonexistent/vocab.txt"),
+    (dict(bert_config_file="/nonexistent/bert_config.json"), ConfigError, "/nonexistent/bert_config.json"),
+    (dict(init_checkpoint="/nonexistent/bert_model.ckpt"), CheckpointError, "checkpoint not found"),
+    (dict(input_file="/nonexistent/in.txt"), InputDataError, "/nonexistent/in.txt"),
+])
+def test_bad_input_fails_clearly_and_writes_nothing(minilm_checkpoint_dir, golden_dir, tmp_path, kw, error, message):
+    out = tmp_path / "out.jsonl"
+    kw = dict(kw)
+    input_file = kw.pop("input_file", os.path.join(golden_dir, "bert", "extract_features", "input.txt"))
+    args = _args(minilm_checkpoint_dir, input_file, str(out), **kw)
+    with pytest.raises(error, match=message):
+        extract_features(args)
+    assert os.listdir(tmp_path) == []
+
+
+def test_checkpoint_of_another_size_names_variable(minilm_checkpoint_dir, golden_dir, tmp_path):
+    # the tiny_random checkpoint (hidden 64) with the MiniLM config (hidden 384)
+    args = _args(minilm_checkpoint_dir, os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
+                 str(tmp_path / "out.jsonl"),
+                 init_checkpoint=os.path.join(golden_dir, "bert", "tiny_random", "bert_model.ckpt"))
+    with pytest.raises(CheckpointError, match=r"bert/embeddings/word_embeddings has shape \[30522, 64\] in the checkpoint but \[30522, 384\]"):
+        extract_features(args)
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_partial_model_flags_are_refused(tmp_path):
+    with pytest.raises(FlagError, match="--init_checkpoint --vocab_file missing"):
+        extract_features(ExtractFeaturesArgs(input_file="x", output_file=str(tmp_path / "o"),
+                                             bert_config_file="c.json"))
+
+
+def test_cased_vocab_with_lower_case_is_refused(minilm_checkpoint_dir, golden_dir, tmp_path):
+    cased = tmp_path / "ckpt"
+    shutil.copytree(minilm_checkpoint_dir, cased)
+    words = [w.strip() for w in open(cased / "vocab.txt", encoding="utf-8")]
+    words = words[:1000] + [w.capitalize() if w.isalpha() else w for w in words[1000:]]
+    (cased / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    with pytest.raises(FlagError, match="cased vocab"):
+        extract_features(_args(str(cased), os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
+                               str(tmp_path / "out.jsonl")))
+
+
+def _run_script(args, env_extra=None, cwd=None):
+    env = dict(os.environ, **(env_extra or {}))
+    return subprocess.run([sys.executable, os.path.join(REPO, "extract_features.py")] + args,
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+def test_script_bad_flag_is_one_line_error_and_nonzero_exit(minilm_checkpoint_dir, golden_dir, tmp_path):
+    r = _run_script([f"--input_file={golden_dir}/bert/extract_features/input.txt",
+                     f"--output_file={tmp_path}/out.jsonl", "--layers=-9",
+                     f"--bert_config_file={minilm_checkpoint_dir}/bert_config.json",
+                     f"--vocab_file={minilm_checkpoint_dir}/vocab.txt",
+                     f"--init_checkpoint={minilm_checkpoint_dir}/bert_model.ckpt"])
+    assert r.returncode == 1
+    errors = [l for l in r.stderr.splitlines() if l.startswith("error: ")]
+    assert errors == ["error: --layers=-9: layer -9 does not exist; the model has 6 layers (valid: -6..5)"]
+    assert not os.listdir(tmp_path)
+
+
+def test_script_with_no_flags_runs_the_embedded_default(tmp_path, minilm_dir):
+    r = _run_script([], env_extra={"BERT_TF_CACHE": str(tmp_path / "cache")}, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = tmp_path / "extract_features_output.jsonl"
+    assert f"to {out}" in r.stdout
+    lines = _read_jsonl(str(out))
+    assert len(lines) == 7 and lines[5]["features"][0]["token"] == "[CLS]"
+    assert (tmp_path / "cache" / "all-MiniLM-L6-v2" / "bert_model.ckpt.index").exists()
