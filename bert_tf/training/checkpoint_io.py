@@ -163,11 +163,26 @@ def write_state_file(model_dir: str, latest_prefix: str, all_prefixes: Sequence[
     atomic_write_text(os.path.join(model_dir, _STATE_FILE), "\n".join(lines) + "\n")
 
 
+def _current_umask() -> int:
+    """The process umask, read without changing it (os.umask is not thread-safe); 0o022 if
+    unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
 def atomic_write_text(path: str, text: str) -> None:
     """Writes ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
     folder = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
+        # mkstemp creates 0600; give the file the permissions a plain open() would.
+        os.chmod(tmp, 0o666 & ~_current_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
