@@ -136,6 +136,11 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
                              "the optimizer is built")
         self._variable_names = variable_names
 
+    @property
+    def variable_names(self) -> Optional[VariableNames]:
+        """The original-name source given to the constructor or :meth:`set_variable_names`."""
+        return self._variable_names
+
     def variable_key(self, variable):
         """A stable key of a model variable (Keras, tf or distributed), as used internally."""
         return self._var_key(variable)

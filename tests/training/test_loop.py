@@ -1,0 +1,443 @@
+"""The custom training loop: original-layout checkpoints, resume, warm start, kill -9.
+
+Update values are checked against the spec's formulas (bert.md 7.1, 7.2) restated in numpy;
+the checkpoint layout against spec 3.3 and the load rules against spec 3.4.
+"""
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+import types
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.errors import CheckpointError
+from bert_tf.training import checkpoint_io, loop
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# ---- the spec in numpy --------------------------------------------------------------------------
+
+def spec_lr(step, init_lr, num_train_steps, num_warmup_steps):
+    if num_warmup_steps and step < num_warmup_steps:
+        return init_lr * step / num_warmup_steps
+    return init_lr * (1.0 - min(step, num_train_steps) / num_train_steps)
+
+
+def spec_clip(grads, clip_norm=1.0):
+    norm = np.sqrt(sum(float(np.sum(np.square(g))) for g in grads))
+    return [g * clip_norm / max(norm, clip_norm) for g in grads]
+
+
+def spec_adam_step(param, grad, m, v, lr, decay, weight_decay_rate=0.01,
+                   beta_1=0.9, beta_2=0.999, epsilon=1e-6):
+    m = beta_1 * m + (1 - beta_1) * grad
+    v = beta_2 * v + (1 - beta_2) * grad ** 2
+    update = m / (np.sqrt(v) + epsilon)
+    if decay:
+        update = update + weight_decay_rate * param
+    return param - lr * update, m, v
+
+
+# ---- tiny models --------------------------------------------------------------------------------
+
+X = np.linspace(-1.0, 1.0, 48, dtype=np.float32).reshape(16, 3)
+Y = np.stack([X.sum(axis=1), X[:, 0] - X[:, 2]], axis=1).astype(np.float32) * 3.0
+
+
+def mlp(seed):
+    """Two Dense layers with a name map in the original style (our own names, for the test)."""
+    keras.utils.set_random_seed(seed)
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(4, activation="tanh", name="hidden")
+    out = keras.layers.Dense(2, name="out")
+    model = keras.Model(inputs, out(hidden(inputs)))
+    name_map = {
+        "bert/encoder/layer_0/dense/kernel": hidden.kernel,
+        "bert/encoder/layer_0/dense/bias": hidden.bias,
+        "output_weights": out.kernel,
+        "output_bias": out.bias,
+    }
+    return model, name_map
+
+
+def mse(model, features, labels):
+    return tf.reduce_mean(tf.square(model(features, training=True) - labels))
+
+
+def dataset(batch=4):
+    return tf.data.Dataset.from_tensor_slices((X, Y)).batch(batch)
+
+
+def read(prefix):
+    return checkpoint_io.read_checkpoint(prefix, include_optimizer=True)
+
+
+# ---- tests --------------------------------------------------------------------------------------
+
+def test_linear_model_updates_match_spec(tmp_path):
+    """Three updates of a linear model against numpy: lr 0 at step 0, clipping, decay."""
+    inputs = keras.Input((3,))
+    dense = keras.layers.Dense(2, name="dense")
+    model = keras.Model(inputs, dense(inputs))
+    w0 = np.array([[0.5, -0.2], [0.1, 0.3], [-0.4, 0.2]], np.float32)
+    b0 = np.array([0.05, -0.1], np.float32)
+    dense.kernel.assign(w0)
+    dense.bias.assign(b0)
+    name_map = {"cls/dense/kernel": dense.kernel, "cls/dense/bias": dense.bias}
+    out = str(tmp_path / "out")
+    result = loop.train(model, mse, dataset(4), name_map, out, num_train_steps=4,
+                        learning_rate=0.1, num_warmup_steps=1, save_checkpoints_steps=1,
+                        stop_at_step=3)
+    assert result.global_step == 3
+
+    w, b = w0.astype(np.float64), b0.astype(np.float64)
+    mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
+    clipped_once = False
+    for step in range(3):
+        xb = X[4 * step:4 * step + 4].astype(np.float64)  # batches in order, no shuffle
+        yb = Y[4 * step:4 * step + 4].astype(np.float64)
+        dpred = 2.0 * (xb @ w + b - yb) / yb.size        # d mean((pred - y)^2) / d pred
+        gw, gb = xb.T @ dpred, dpred.sum(axis=0)
+        clipped_once |= np.sqrt(np.sum(gw ** 2) + np.sum(gb ** 2)) > 1.0
+        gw, gb = spec_clip([gw, gb])
+        lr = spec_lr(step, 0.1, 4, 1)
+        w, mw, vw = spec_adam_step(w, gw, mw, vw, lr, decay=True)
+        b, mb, vb = spec_adam_step(b, gb, mb, vb, lr, decay=False)  # "bias" is excluded
+        got = read(os.path.join(out, f"model.ckpt-{step + 1}"))
+        assert int(got["global_step"]) == step + 1
+        np.testing.assert_allclose(got["cls/dense/kernel"], w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got["cls/dense/bias"], b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got["cls/dense/kernel/adam_m"], mw, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got["cls/dense/kernel/adam_v"], vw, rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(got["cls/dense/bias/adam_m"], mb, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got["cls/dense/bias/adam_v"], vb, rtol=1e-5, atol=1e-9)
+        if step == 0:  # lr 0: weights unchanged, moments not
+            np.testing.assert_array_equal(got["cls/dense/kernel"], w0)
+    assert clipped_once
+
+
+def test_checkpoint_layout_and_keep_last_five(tmp_path):
+    model, name_map = mlp(0)
+    out = str(tmp_path / "out")
+    result = loop.train(model, mse, dataset(), name_map, out, num_train_steps=7,
+                        learning_rate=0.01, save_checkpoints_steps=1, log_every_n_steps=3)
+    assert result.global_step == 7 and result.checkpoint == os.path.join(out, "model.ckpt-7")
+    listed = dict(tf.train.list_variables(result.checkpoint))
+    expected_shapes = {
+        "bert/encoder/layer_0/dense/kernel": [3, 4], "bert/encoder/layer_0/dense/bias": [4],
+        "output_weights": [4, 2], "output_bias": [2],
+    }
+    want = {"global_step": []}
+    for name, shape in expected_shapes.items():
+        want[name] = shape
+        want[name + "/adam_m"] = shape
+        want[name + "/adam_v"] = shape
+    assert listed == want
+    dtypes = {n: d for n, (_, d) in checkpoint_io.list_checkpoint(result.checkpoint).items()}
+    assert dtypes.pop("global_step") == "int64"
+    assert set(dtypes.values()) == {"float32"}
+    reader = tf.train.load_checkpoint(result.checkpoint)
+    assert reader.get_tensor("global_step") == 7
+    np.testing.assert_array_equal(reader.get_tensor("output_weights"),
+                                  name_map["output_weights"].numpy())
+    # Estimator: keep the newest 5, state file lists them oldest first.
+    assert [os.path.basename(p) for p in checkpoint_io.existing_checkpoints(out)] == [
+        f"model.ckpt-{i}" for i in range(3, 8)]
+    with open(os.path.join(out, "checkpoint")) as f:
+        state = f.read()
+    assert state == ('model_checkpoint_path: "model.ckpt-7"\n' + "".join(
+        f'all_model_checkpoint_paths: "model.ckpt-{i}"\n' for i in range(3, 8)))
+    assert tf.train.latest_checkpoint(out) == result.checkpoint
+    assert stat.S_IMODE(os.stat(os.path.join(out, "checkpoint")).st_mode) & 0o044  # readable
+    assert sorted(os.listdir(out)) == sorted(
+        ["checkpoint"] + [f"model.ckpt-{i}.{ext}" for i in range(3, 8)
+                          for ext in ("index", "data-00000-of-00001")])
+
+
+def test_resume_continues_from_saved_step_with_same_slots(tmp_path):
+    full_dir, split_dir = str(tmp_path / "full"), str(tmp_path / "split")
+    kwargs = dict(num_train_steps=6, learning_rate=0.05, num_warmup_steps=2,
+                  save_checkpoints_steps=3)
+    model, name_map = mlp(0)
+    loop.train(model, mse, dataset(), name_map, full_dir, **kwargs)
+    full = read(os.path.join(full_dir, "model.ckpt-6"))
+
+    model, name_map = mlp(0)
+    first = loop.train(model, mse, dataset(), name_map, split_dir, stop_at_step=3, **kwargs)
+    assert first.global_step == 3 and first.resumed_from is None
+    # A fresh process would build the model with other random weights: restore overrides them.
+    model, name_map = mlp(1)
+    second = loop.train(model, mse, dataset(), name_map, split_dir, **kwargs)
+    assert second.resumed_from == os.path.join(split_dir, "model.ckpt-3")
+    assert second.global_step == 6
+    split = read(os.path.join(split_dir, "model.ckpt-6"))
+    assert sorted(split) == sorted(full)
+    for name in full:  # weights, adam_m/adam_v and global_step as the uninterrupted run
+        np.testing.assert_allclose(split[name], full[name], rtol=1e-6, atol=1e-7, err_msg=name)
+    mid_full = read(os.path.join(full_dir, "model.ckpt-3"))
+    mid_split = read(os.path.join(split_dir, "model.ckpt-3"))
+    for name in mid_full:
+        np.testing.assert_allclose(mid_split[name], mid_full[name], rtol=1e-6, err_msg=name)
+
+    # Already at num_train_steps: nothing to do, nothing written.
+    before = sorted(os.listdir(split_dir))
+    model, name_map = mlp(2)
+    again = loop.train(model, mse, dataset(), name_map, split_dir, **kwargs)
+    assert again.global_step == 6 and again.last_loss is None
+    assert sorted(os.listdir(split_dir)) == before
+    np.testing.assert_array_equal(name_map["output_weights"].numpy(), full["output_weights"])
+
+
+def test_warm_start_loads_trainable_weights_only(tmp_path):
+    model, name_map = mlp(0)
+    init = str(tmp_path / "init" / "bert_model.ckpt")
+    kernel = np.full((3, 4), 0.25, np.float32)
+    bias = np.arange(4, dtype=np.float32)
+    checkpoint_io.write_checkpoint(init, {
+        "bert/encoder/layer_0/dense/kernel": kernel,
+        "bert/encoder/layer_0/dense/bias": bias,
+        "bert/encoder/layer_0/dense/kernel/adam_m": np.full((3, 4), 123.0, np.float32),
+        "bert/encoder/layer_0/dense/kernel/adam_v": np.full((3, 4), 123.0, np.float32),
+        "global_step": np.int64(77),
+        "cls/predictions/output_bias": np.zeros([5], np.float32),
+    })
+    out = str(tmp_path / "out")
+    # Warmup 1: the first update uses lr 0, so the weights stay the loaded ones.
+    result = loop.train(model, mse, dataset(), name_map, out, num_train_steps=4,
+                        learning_rate=0.1, num_warmup_steps=1, init_checkpoint=init,
+                        stop_at_step=1)
+    report = result.warm_start
+    assert sorted(report.loaded) == ["bert/encoder/layer_0/dense/bias",
+                                     "bert/encoder/layer_0/dense/kernel"]
+    assert sorted(report.missing) == ["output_bias", "output_weights"]
+    assert report.unused == ["cls/predictions/output_bias"]
+    assert result.global_step == 1  # global_step 77 is not restored
+    saved = read(result.checkpoint)
+    assert int(saved["global_step"]) == 1
+    np.testing.assert_array_equal(saved["bert/encoder/layer_0/dense/kernel"], kernel)
+    np.testing.assert_array_equal(saved["bert/encoder/layer_0/dense/bias"], bias)
+    # Slots restart from zero: after one update |m| = 0.1 * |clipped grad| <= 0.1.
+    assert np.max(np.abs(saved["bert/encoder/layer_0/dense/kernel/adam_m"])) <= 0.1
+
+    # output_dir now holds a checkpoint: init_checkpoint is ignored (even a missing one).
+    model, name_map = mlp(3)
+    again = loop.train(model, mse, dataset(), name_map, out, num_train_steps=4,
+                       learning_rate=0.1, num_warmup_steps=1,
+                       init_checkpoint=str(tmp_path / "does_not_exist"), stop_at_step=2)
+    assert again.warm_start is None and again.resumed_from == result.checkpoint
+    assert again.global_step == 2
+
+
+def test_accumulation_loss_scaling_xla_and_steps_per_loop_give_the_same_updates(tmp_path):
+    """Same data, same updates: 2 x 2-example batches accumulated == one 4-example batch;
+    loss scaling by 2^k in float32 is exact; XLA and several steps per call change nothing."""
+    def run(name, batch, **kw):
+        model, name_map = mlp(0)
+        loop.train(model, mse, dataset(batch), name_map, str(tmp_path / name),
+                   num_train_steps=3, learning_rate=0.05, num_warmup_steps=1, **kw)
+        return read(str(tmp_path / name / "model.ckpt-3"))
+
+    base = run("base", 4)
+    for name, batch, kw in [("accumulated", 2, dict(gradient_accumulation_steps=2)),
+                            ("scaled", 4, dict(loss_scale=True)),
+                            ("xla", 4, dict(use_xla=True)),
+                            ("loop3", 4, dict(steps_per_loop=3))]:
+        got = run(name, batch, **kw)
+        assert int(got["global_step"]) == 3, name
+        for key in base:
+            np.testing.assert_allclose(got[key], base[key], rtol=1e-5, atol=1e-7,
+                                       err_msg=f"{name}: {key}")
+
+
+def test_accumulated_resume_skips_two_batches_per_step(tmp_path):
+    kwargs = dict(num_train_steps=4, learning_rate=0.05, gradient_accumulation_steps=2)
+    model, name_map = mlp(0)
+    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "a"), **kwargs)
+    model, name_map = mlp(0)
+    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "b"), stop_at_step=1, **kwargs)
+    model, name_map = mlp(0)
+    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "b"), **kwargs)
+    a, b = read(str(tmp_path / "a" / "model.ckpt-4")), read(str(tmp_path / "b" / "model.ckpt-4"))
+    for key in a:
+        np.testing.assert_allclose(b[key], a[key], rtol=1e-6, atol=1e-7, err_msg=key)
+
+
+def test_stale_temp_files_of_a_killed_write_are_removed(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".tmp-0123abcd-model.ckpt-40.data-00000-of-00001"
+    stale.write_bytes(b"partial")
+    other = out / "eval_results.txt"
+    other.write_text("kept\n")
+    model, name_map = mlp(0)
+    loop.train(model, mse, dataset(), name_map, str(out), num_train_steps=1)
+    assert not stale.exists() and other.exists()
+
+
+def test_mixed_float16_model_with_loss_scaling(tmp_path):
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(4, activation="tanh", dtype="mixed_float16", name="hidden")
+    out = keras.layers.Dense(2, dtype="float32", name="out")
+    model = keras.Model(inputs, out(hidden(inputs)))
+    name_map = {"h/kernel": hidden.kernel, "h/bias": hidden.bias,
+                "output_weights": out.kernel, "output_bias": out.bias}
+    result = loop.train(model, mse, dataset(), name_map, str(tmp_path / "out"),
+                        num_train_steps=3, learning_rate=0.05, loss_scale=True)
+    assert result.global_step == 3 and np.isfinite(result.last_loss)
+    dtypes = checkpoint_io.list_checkpoint(result.checkpoint)
+    assert dtypes["h/kernel"] == ((3, 4), "float32")  # variables stay float32
+    assert dtypes["h/kernel/adam_m"] == ((3, 4), "float32")
+    assert dtypes["global_step"] == ((), "int64")
+
+
+def test_errors(tmp_path):
+    model, name_map = mlp(0)
+    partial = dict(name_map)
+    del partial["output_bias"]
+    with pytest.raises(ValueError, match="out/bias"):
+        loop.train(model, mse, dataset(), partial, str(tmp_path / "a"), num_train_steps=2)
+
+    # A checkpoint in output_dir from a different model: the shape error names the variable.
+    bad_dir = str(tmp_path / "bad")
+    arrays = {n: np.zeros([7], np.float32) for n in name_map}
+    checkpoint_io.write_checkpoint(os.path.join(bad_dir, "model.ckpt-5"), arrays)
+    model, name_map = mlp(0)
+    with pytest.raises(CheckpointError, match=r"layer_0/dense/kernel has shape \[7\]"):
+        loop.train(model, mse, dataset(), name_map, bad_dir, num_train_steps=9)
+
+    model, name_map = mlp(0)
+    with pytest.raises(loop.NanLossError, match="global_step 1"):
+        loop.train(model, lambda m, f, l: mse(m, f, l) * np.nan, dataset(), name_map,
+                   str(tmp_path / "nan"), num_train_steps=3)
+
+
+def test_loop_kwargs_from_flags():
+    flags = types.SimpleNamespace(learning_rate=2e-5, init_checkpoint="x/bert_model.ckpt",
+                                  save_checkpoints_steps=1000, iterations_per_loop=1000,
+                                  use_xla=True, gradient_accumulation_steps=4, dtype="float16")
+    assert loop.loop_kwargs_from_flags(flags) == dict(
+        learning_rate=2e-5, init_checkpoint="x/bert_model.ckpt", save_checkpoints_steps=1000,
+        steps_per_loop=1000, use_xla=True, gradient_accumulation_steps=4, loss_scale=True)
+    assert loop.loop_kwargs_from_flags(types.SimpleNamespace(dtype="bfloat16")) == dict(
+        loss_scale=False)
+
+
+# ---- subprocesses -------------------------------------------------------------------------------
+
+WORKER = textwrap.dedent('''
+    import json, os, sys
+    import numpy as np, tensorflow as tf, keras
+    mode, out, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if mode == "mirrored":
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    from absl import logging
+    logging.set_verbosity(logging.INFO)
+    from bert_tf.training import loop
+    X = np.linspace(-1.0, 1.0, 48, dtype=np.float32).reshape(16, 3)
+    Y = (np.stack([X.sum(axis=1), X[:, 0] - X[:, 2]], axis=1) * 3.0).astype(np.float32)
+
+    def build():
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((3,))
+        hidden = keras.layers.Dense(4, activation="tanh", name="hidden")
+        o = keras.layers.Dense(2, name="out")
+        model = keras.Model(inputs, o(hidden(inputs)))
+        return model, {"h/kernel": hidden.kernel, "h/bias": hidden.bias,
+                       "output_weights": o.kernel, "output_bias": o.bias}
+
+    def mse(model, f, l):
+        return tf.reduce_mean(tf.square(model(f, training=True) - l))
+
+    def run(strategy, out):
+        with strategy.scope():
+            model, name_map = build()
+        ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
+        r = loop.train(model, mse, ds, name_map, out, steps, learning_rate=0.01,
+                       num_warmup_steps=2, save_checkpoints_steps=25, log_every_n_steps=500,
+                       strategy=strategy)
+        return r
+
+    if mode == "mirrored":
+        run(tf.distribute.get_strategy(), os.path.join(out, "one"))
+        s = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        assert s.num_replicas_in_sync == 2
+        run(s, os.path.join(out, "two"))
+    else:
+        r = run(tf.distribute.get_strategy(), out)
+        print("RESULT " + json.dumps({"step": r.global_step, "resumed_from": r.resumed_from}))
+''')
+
+
+def run_worker(tmp_path, *args, **popen_kw):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    return subprocess.Popen([sys.executable, str(script), *map(str, args)], env=env,
+                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **popen_kw)
+
+
+def test_mirrored_two_replicas_match_one_device(tmp_path):
+    proc = run_worker(tmp_path, "mirrored", tmp_path / "out", 6)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr[-3000:]
+    one = read(str(tmp_path / "out" / "one" / "model.ckpt-6"))
+    two = read(str(tmp_path / "out" / "two" / "model.ckpt-6"))
+    assert sorted(one) == sorted(two)
+    for key in one:  # loss / replicas, summed, clipped globally: the one-device updates
+        np.testing.assert_allclose(two[key], one[key], rtol=1e-5, atol=1e-7, err_msg=key)
+
+
+def test_kill_9_mid_run_then_resume(tmp_path):
+    out = tmp_path / "out"
+    steps = 20000  # far more than can run before the kill
+    proc = run_worker(tmp_path, "train", out, steps)
+    deadline = time.time() + 120
+    try:
+        while len(checkpoint_io.existing_checkpoints(str(out))) < 3:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            assert time.time() < deadline, "no checkpoints written"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+
+    # Every visible bundle is complete and readable; the state file names existing bundles.
+    survivors = checkpoint_io.existing_checkpoints(str(out))
+    assert len(survivors) >= 3
+    for prefix in survivors:
+        assert os.path.exists(prefix + ".data-00000-of-00001")
+        assert len(tf.train.list_variables(prefix)) == 13  # 4 weights + 8 slots + global_step
+    latest_by_state = tf.train.latest_checkpoint(str(out))
+    assert latest_by_state in survivors
+    last = survivors[-1]
+    killed_at = checkpoint_io.checkpoint_step(last)
+    assert killed_at < steps
+
+    proc = run_worker(tmp_path, "train", out, killed_at + 50)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr[-3000:]
+    result = json.loads([l for l in stdout.splitlines() if l.startswith("RESULT")][0][7:])
+    assert result["resumed_from"] == last
+    assert result["step"] == killed_at + 50
+    assert f"Restored weights, optimizer slots and global_step={killed_at}" in stderr
+    final = checkpoint_io.existing_checkpoints(str(out))
+    assert checkpoint_io.checkpoint_step(final[-1]) == killed_at + 50
+    assert len(final) == 5
+    assert tf.train.latest_checkpoint(str(out)) == final[-1]
+    assert int(tf.train.load_checkpoint(final[-1]).get_tensor("global_step")) == killed_at + 50
+    assert not [f for f in os.listdir(out) if f.startswith(".tmp-")]
