@@ -20,7 +20,7 @@ Numerics (spec 3.1): LayerNorm epsilon 1e-12, GELU tanh approximation, masked sc
 """
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Optional, Sequence
 
 import keras
 import numpy as np

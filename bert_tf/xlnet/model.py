@@ -30,7 +30,7 @@ Dropout is active when called with ``training=True`` (default: ``run_config.is_t
 Checkpoint names are in `bert_tf/xlnet/checkpoint_map.py`.
 """
 
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 import keras
 import tensorflow as tf

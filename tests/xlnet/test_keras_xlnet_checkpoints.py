@@ -4,7 +4,6 @@ batch-major, as our API."""
 import os
 
 import numpy as np
-import pytest
 
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
