@@ -27,8 +27,11 @@ import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
 
-# Checkpoint entries that are optimizer or bookkeeping state, never model weights.
-OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v")
+# Checkpoint entries that are optimizer or bookkeeping state, never model weights: the
+# original AdamWeightDecay slots, and TF1 tf.train.AdamOptimizer state (`<var>/Adam`,
+# `<var>/Adam_1`, `beta1_power`, `beta2_power`) found in some third-party checkpoints.
+OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v", "/Adam", "/Adam_1")
+OPTIMIZER_ENTRIES = ("global_step", "beta1_power", "beta2_power")
 GLOBAL_STEP = "global_step"
 _STATE_FILE = "checkpoint"
 
@@ -107,8 +110,9 @@ def list_checkpoint(path: str) -> Dict[str, Tuple[Tuple[int, ...], str]]:
 
 
 def is_optimizer_entry(name: str) -> bool:
-    """True for ``global_step`` and Adam slots (``<var>/adam_m``, ``<var>/adam_v``)."""
-    return name == GLOBAL_STEP or name.endswith(OPTIMIZER_SLOT_SUFFIXES)
+    """True for ``global_step`` and optimizer state (``<var>/adam_m``, ``<var>/adam_v``, TF1
+    Adam's ``<var>/Adam``, ``<var>/Adam_1``, ``beta1_power``, ``beta2_power``)."""
+    return name in OPTIMIZER_ENTRIES or name.endswith(OPTIMIZER_SLOT_SUFFIXES)
 
 
 def write_checkpoint(prefix: str, tensors: Mapping[str, np.ndarray]) -> str:

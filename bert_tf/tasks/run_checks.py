@@ -1,0 +1,68 @@
+"""Start-up checks shared by the BERT task scripts, raised before any work is done.
+
+Mirrors the checks at the top of the original `run_classifier.main` and `run_squad.
+validate_flags_or_throw` (spec `bert.md` 8.1, 9.1), each as a :class:`bert_tf.errors.BertTfError`
+naming the flag or file, plus the bert_tf checks the original lacked (cased vocab with
+`do_lower_case`, a writable `output_dir`).
+"""
+
+import os
+import tempfile
+
+from bert_tf.bert.config import BertConfig
+from bert_tf.errors import FlagError
+from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
+                                            validate_case_matches_checkpoint)
+
+
+def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
+    """Reads the config and checks ``max_seq_length <= max_position_embeddings``.
+
+    Raises:
+      ConfigError: unreadable config. FlagError: the sequence is too long for the model
+        (the original's "Cannot use sequence length ..." check).
+    """
+    config = BertConfig.from_json_file(bert_config_file)
+    if max_seq_length > config.max_position_embeddings:
+        raise FlagError(
+            f"Cannot use sequence length {max_seq_length} because the BERT model was only trained "
+            f"up to sequence length {config.max_position_embeddings} ({bert_config_file}): lower "
+            f"--max_seq_length")
+    return config
+
+
+def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = None) -> FullTokenizer:
+    """The original case check against the checkpoint name, then the vocab and our case check.
+
+    Raises:
+      CaseMismatchError (a FlagError): ``do_lower_case`` contradicts a released checkpoint's
+        name or a cased vocab. ConfigError: unreadable vocab.
+    """
+    validate_case_matches_checkpoint(do_lower_case, init_checkpoint or "")
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    check_vocab_matches_case(tokenizer.vocab, do_lower_case, vocab_file)
+    return tokenizer
+
+
+def require_one_mode(**modes: bool) -> None:
+    """Raises FlagError unless one of the ``do_*`` flags is set (original message)."""
+    if not any(modes.values()):
+        names = ", ".join(f"`{k}`" for k in modes)
+        raise FlagError(f"At least one of {names} must be True.")
+
+
+def make_output_dir(output_dir: str) -> str:
+    """Creates ``output_dir`` and checks it is writable (bert_tf: fail before any work).
+
+    Raises:
+      FlagError: no ``--output_dir``, or it cannot be created or written (names it).
+    """
+    if not output_dir:
+        raise FlagError("--output_dir is required")
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output_dir):
+            pass
+    except OSError as e:
+        raise FlagError(f"--output_dir={output_dir} is not writable ({e.strerror or e})") from e
+    return output_dir
