@@ -268,3 +268,31 @@ def test_masking_count_rounds_half_to_even():
     rng = ScriptedRng(randoms=[0.0] * 10)
     _, positions, _ = pretraining.create_masked_lm_predictions(tokens, 0.15, 20, ["w"], rng)
     assert positions == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("num_workers", [1, 2])
+def test_vocab_without_unk_names_vocab_and_line(tmp_path, num_workers):
+    vocab = _write(tmp_path / "vocab.txt", b"[PAD]\n[CLS]\n[SEP]\n[MASK]\nhello\n")
+    src = _write(tmp_path / "x.txt", b"hello\nhello zebra\n")
+    with pytest.raises(ConfigError, match=r"vocab\.txt: token '\[UNK\]' \(from .*x\.txt line 2\)"):
+        pretraining.create_pretraining_data(src, str(tmp_path / "o.tfrecord"), vocab,
+                                            num_workers=num_workers)
+
+
+@pytest.mark.slow
+def test_root_script(golden, uncased_vocab_file, tmp_path):
+    import subprocess
+    import sys
+    folder, decoded = golden
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = os.path.join(repo, "create_pretraining_data.py")
+    out = str(tmp_path / "wwm.tfrecord")
+    args = [sys.executable, script, f"--input_file={os.path.join(folder, 'sample_text.txt')}",
+            f"--output_file={out}", f"--vocab_file={uncased_vocab_file}", "--dupe_factor=2",
+            "--do_whole_word_mask=True", "--num_workers=2"]
+    subprocess.run(args, check=True, capture_output=True)
+    assert list(tfrecord.read_examples(out)) == decoded["tf_examples_wwm"]
+    bad = subprocess.run(args[:2] + [f"--input_file={tmp_path}/none*.txt"] + args[3:],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "error: input pattern" in bad.stderr and "none*.txt" in bad.stderr
