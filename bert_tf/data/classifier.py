@@ -222,7 +222,8 @@ class XnliProcessor(DataProcessor):
 
 
 class MnliProcessor(DataProcessor):
-    """MultiNLI matched (original ``MnliProcessor``): cols 8/9, label = last col, guid ``<set>-<col 0>``."""
+    """MultiNLI matched (original ``MnliProcessor``): cols 8/9, label = last col (test:
+    ``contradiction``), guid ``<set>-<col 0>``."""
 
     def get_train_examples(self, data_dir):
         return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
@@ -250,7 +251,8 @@ class MnliProcessor(DataProcessor):
 
 
 class MrpcProcessor(DataProcessor):
-    """MRPC (original ``MrpcProcessor``): cols 3/4, label col 0 (test: ``"0"``), guid ``<set>-<i>``."""
+    """MRPC (original ``MrpcProcessor``): cols 3/4, label col 0 (test: ``"0"``), guid
+    ``<set>-<i>``."""
 
     def get_train_examples(self, data_dir):
         return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")

@@ -105,7 +105,8 @@ def expand_input_patterns(input_file: str) -> List[str]:
         try:
             matches = sorted(tf.io.gfile.glob(pattern))
         except tf.errors.OpError as e:
-            raise InputDataError(f"input pattern {pattern!r} cannot be expanded: {e.message}") from e
+            raise InputDataError(
+                f"input pattern {pattern!r} cannot be expanded: {e.message}") from e
         matches = [m for m in matches if not tf.io.gfile.isdir(m)]
         if not matches:
             raise InputDataError(f"input pattern {pattern!r} matches no file")
@@ -299,7 +300,8 @@ def _worker_tokenize(item):
 
 def _serialize_batch(vocab, batch, max_seq_length: int, max_predictions_per_seq: int
                      ) -> List[bytes]:
-    """Serialized Examples of ``batch``: tuples (tokens, segment_ids, positions, labels, is_random_next)."""
+    """Serialized Examples of ``batch``, tuples of the :class:`TrainingInstance` fields
+    (tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next)."""
     return [instance_to_example(TrainingInstance(*fields), vocab, max_seq_length,
                                 max_predictions_per_seq).SerializeToString() for fields in batch]
 
@@ -655,7 +657,8 @@ def instance_to_example(instance: TrainingInstance, vocab, max_seq_length: int,
     for name, values in int_features.items():
         feats[name] = tfrecord.create_int_feature(values)
     feats["masked_lm_weights"] = tfrecord.create_float_feature(float_features["masked_lm_weights"])
-    feats["next_sentence_labels"] = tfrecord.create_int_feature([1 if instance.is_random_next else 0])
+    feats["next_sentence_labels"] = tfrecord.create_int_feature(
+        [1 if instance.is_random_next else 0])
     return tf.train.Example(features=tf.train.Features(feature=feats))
 
 

@@ -203,7 +203,8 @@ def test_unknown_task():
 
 
 def test_stsb_bad_score(tmp_path):
-    header = b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
+    header = (b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
+              b"sentence2\tscore\n")
     _write(tmp_path, "dev.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\thigh\n")
     with pytest.raises(InputDataError, match=r"dev\.tsv line 2: label 'high' is not a number"):
         classifier.StsbProcessor().get_dev_examples(str(tmp_path))
