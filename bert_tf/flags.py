@@ -90,6 +90,64 @@ FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
     "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
+    # ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) ----------------------
+    # Shared with BERT under the same name and meaning: init_checkpoint, data_dir, task_name,
+    # do_train/do_eval/do_predict, max_seq_length, use_tpu, tpu_zone, gcp_project, master. Four
+    # shared flags have another default in XLNet's run_classifier.py (learning_rate 1e-5,
+    # train_batch_size 8, eval_batch_size 128, predict_batch_size 128): the XLNet path uses
+    # those when the flag is not given on the command line (bert_tf/tasks/xlnet_classifier.py).
+    # --output_dir holds only the TFRecords there; checkpoints go to --model_dir.
+    "model_config_path": ("string", None, "XLNet: xlnet_config.json of the pre-trained model "
+                          "(giving it, or --spiece_model_file, selects the XLNet path)."),
+    "spiece_model_file": ("string", "", "XLNet: SentencePiece model (spiece.model)."),
+    "model_dir": ("string", "", "XLNet: directory of the fine-tuned checkpoints (model.ckpt-N) "
+                  "and eval_results.txt; separate from the init_checkpoint folder."),
+    "predict_dir": ("string", None, "XLNet: directory for <task>.tsv and <task>.logits.json."),
+    "uncased": ("bool", False, "XLNet: lower-case the text before SentencePiece."),
+    "overwrite_data": ("bool", False, "XLNet: rewrite the TFRecords in --output_dir even if they "
+                       "exist (else they are reused)."),
+    "dropout": ("float", 0.1, "XLNet: dropout rate."),
+    "dropatt": ("float", 0.1, "XLNet: attention dropout rate."),
+    "clamp_len": ("integer", -1, "XLNet: clamp relative distances to this length (-1: no clamp)."),
+    "summary_type": ("string", "last", "XLNet: how a sequence is summarised into one vector "
+                     "(last, first, mean, attn)."),
+    "use_summ_proj": ("bool", True, "XLNet: tanh projection of the sequence summary."),
+    "use_bfloat16": ("bool", False, "XLNet: bfloat16 compute (recorded; bert_tf computes in "
+                     "float32)."),
+    "init": ("enum:normal|uniform", "normal", "XLNet: initialization method."),
+    "init_std": ("float", 0.02, "XLNet: initialization std when init is normal."),
+    "init_range": ("float", 0.1, "XLNet: initialization range when init is uniform."),
+    "num_hosts": ("integer", 1, "XLNet: number of TPU hosts."),
+    "num_core_per_host": ("integer", 8, "XLNet: TPU cores per host; on GPU the number of GPUs "
+                          "(train_batch_size is then per GPU)."),
+    "tpu_job_name": ("string", None, "XLNet: TPU worker job name."),
+    "tpu": ("string", None, "XLNet: TPU name (BERT scripts: --tpu_name)."),
+    "iterations": ("integer", 1000, "XLNet: training steps per loop (min(iterations, save_steps))."),
+    "train_steps": ("integer", 1000, "XLNet: number of training steps."),
+    "warmup_steps": ("integer", 0, "XLNet: number of linear warmup steps."),
+    "lr_layer_decay_rate": ("float", 1.0, "XLNet: top layer lr[L] = learning_rate, lower layer "
+                            "lr[l-1] = lr[l] * lr_layer_decay_rate (scales gradients)."),
+    "min_lr_ratio": ("float", 0.0, "XLNet: final learning rate / learning_rate of the decay."),
+    "clip": ("float", 1.0, "XLNet: gradient clipping (global norm)."),
+    "max_save": ("integer", 0, "XLNet: number of checkpoints kept (0: keep all)."),
+    "save_steps": ("integer", None, "XLNet: save a checkpoint every save_steps (None: at the end "
+                   "only)."),
+    "weight_decay": ("float", 0.0, "XLNet: weight decay rate (0: plain Adam with bias correction)."),
+    "adam_epsilon": ("float", 1e-8, "XLNet: Adam epsilon."),
+    "decay_method": ("string", "poly", "XLNet: learning-rate decay, poly or cos."),
+    "predict_threshold": ("float", 0.0, "XLNet: threshold of logit1 - logit0 for binary "
+                          "predictions."),
+    "eval_split": ("string", "dev", "XLNet: split evaluated / predicted: dev or test."),
+    "eval_all_ckpt": ("bool", False, "XLNet: evaluate every checkpoint in --model_dir (else the "
+                      "last one)."),
+    "predict_ckpt": ("string", None, "XLNet: checkpoint for do_predict (None: the last one in "
+                     "--model_dir)."),
+    "shuffle_buffer": ("integer", 2048, "XLNet: buffer size of the training shuffle."),
+    "num_passes": ("integer", 1, "XLNet: copies of the training data written to the TFRecord."),
+    "cls_scope": ("string", None, "XLNet: classifier head scope (classification_<cls_scope>; "
+                  "default: the task name)."),
+    "is_regression": ("bool", False, "XLNet: regression task (e.g. sts-b): one output, squared "
+                      "error, Pearson r."),
 }
 
 
