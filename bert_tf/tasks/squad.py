@@ -1,0 +1,678 @@
+"""SQuAD 1.1 / 2.0 fine-tuning and prediction: the run behind the root `run_squad.py`.
+
+Mirrors ``main`` and ``validate_flags_or_throw`` of the original ``run_squad.py`` (spec
+`bert.md` 9.1, 9.4) on top of the pieces that already match the original byte for byte:
+:mod:`bert_tf.data.squad` (reader, features, ``FeatureWriter``),
+:mod:`bert_tf.data.squad_postprocess` (``write_predictions``), :class:`BertSquad` and
+:func:`squad_loss` (:mod:`bert_tf.tasks.bert_heads`) and the custom training loop
+(:mod:`bert_tf.training.loop`).
+
+Training (``--do_train``): read ``train_file`` (training mode), ``num_train_steps =
+int(len(examples) / train_batch_size * num_train_epochs)`` (examples, not split features),
+``num_warmup_steps = int(num_train_steps * warmup_proportion)``, shuffle the examples with
+``random.Random(12345)``, write ``<output_dir>/train.tf_record``, then train with the
+pipeline repeat -> shuffle(100) -> batch(drop_remainder=True) and write ``model.ckpt-N``
+checkpoints in the original layout (``bert/*``, ``cls/squad/output_weights [2, H]``,
+``cls/squad/output_bias [2]``, ``*/adam_m``, ``*/adam_v``, ``global_step``); a rerun resumes.
+
+Prediction (``--do_predict``): read ``predict_file`` (eval mode), write
+``<output_dir>/eval.tf_record`` keeping the features in memory, run the model batched (the
+last batch is not dropped), collect one :class:`RawResult` per feature and write
+``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` with the original
+``write_predictions``. Weights come, as with the Estimator, from the newest checkpoint in
+``output_dir``, else from ``init_checkpoint`` (the ``cls/squad`` head then stays random, with a
+warning).
+
+Beyond the original:
+
+* when every question of ``predict_file`` has an ``answers`` list and at least one is
+  non-empty, the official metrics are computed in-process and written to
+  ``<output_dir>/eval_results.json``: v1 ``exact_match``, ``f1``; v2 ``exact``, ``f1``,
+  ``total``, ``HasAns_*``, ``NoAns_*`` of ``predictions.json`` plus the null-threshold search
+  over ``null_odds.json`` (``best_exact``, ``best_exact_thresh``, ``best_f1``,
+  ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``), as the official v2 script with
+  ``--na-prob-file null_odds.json`` (for ``--null_score_diff_threshold`` <= 1.0 its ``exact`` and
+  ``f1`` are the same numbers);
+* every input is checked before any work: both JSON files are read (a bad ``predict_file``
+  fails before hours of training), the window flags are checked (``doc_stride`` <
+  ``max_seq_length``, room for the context), the vocab must fit the config; errors are
+  :class:`~bert_tf.errors.BertTfError` s naming the flag or file, and every output is written
+  atomically, so a failed run leaves ``output_dir`` as it was;
+* with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
+  default model (MiniLM in the original layout, :mod:`bert_tf.defaults`) is used;
+* ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``.
+"""
+
+import gzip
+import json
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf.bert.config import BertConfig
+from bert_tf.data import squad as squad_data
+from bert_tf.data import squad_metrics
+from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
+from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.tasks import run_checks
+from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
+                                            validate_case_matches_checkpoint)
+
+TRAIN_SHUFFLE_SEED = 12345  # random.Random(12345) of the original main
+TRAIN_SHUFFLE_BUFFER = 100  # d.shuffle(buffer_size=100) of the original input_fn
+PROCESSING_LOG_EVERY = 1000  # "Processing example: N"
+
+TRAIN_RECORD = "train.tf_record"
+EVAL_RECORD = "eval.tf_record"
+PREDICTIONS_FILE = "predictions.json"
+NBEST_FILE = "nbest_predictions.json"
+NULL_ODDS_FILE = "null_odds.json"
+EVAL_RESULTS_FILE = "eval_results.json"
+
+PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class SquadArgs:
+    """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
+
+    Defaults are the original's. None means "not given".
+    """
+
+    bert_config_file: Optional[str] = None
+    vocab_file: Optional[str] = None
+    output_dir: Optional[str] = None
+    train_file: Optional[str] = None
+    predict_file: Optional[str] = None
+    init_checkpoint: Optional[str] = None
+    do_lower_case: bool = True
+    max_seq_length: int = 384
+    doc_stride: int = 128
+    max_query_length: int = 64
+    do_train: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    n_best_size: int = 20
+    max_answer_length: int = 30
+    use_tpu: bool = False
+    tpu_name: Optional[str] = None
+    tpu_zone: Optional[str] = None
+    gcp_project: Optional[str] = None
+    master: Optional[str] = None
+    num_tpu_cores: int = 8
+    verbose_logging: bool = False
+    version_2_with_negative: bool = False
+    null_score_diff_threshold: float = 0.0
+    # bert_tf
+    use_xla: bool = False
+    dtype: str = "float32"
+    gradient_accumulation_steps: int = 1
+
+    @classmethod
+    def from_flags(cls, flags) -> "SquadArgs":
+        """Reads every field from absl ``FLAGS`` (or any object with these attributes)."""
+        return cls(**{name: getattr(flags, name) for name in cls.__dataclass_fields__})
+
+
+# ---- start-up checks ---------------------------------------------------------------------------
+
+def resolve_model_files(args: SquadArgs) -> SquadArgs:
+    """Fills in the embedded default model when none of the three model flags is given.
+
+    The original marked ``bert_config_file``, ``vocab_file`` and ``output_dir`` required.
+    bert_tf: with none of ``bert_config_file``, ``vocab_file``, ``init_checkpoint`` the
+    embedded default (all-MiniLM-L6-v2 converted to the original layout) is used.
+
+    Raises:
+      FlagError: ``--output_dir`` is missing, or only one of ``--bert_config_file`` /
+        ``--vocab_file`` is given (names the missing flag).
+      ConfigError: the default model is needed but its package is missing.
+    """
+    if not args.output_dir:
+        raise FlagError("Flag --output_dir must have a value other than None.")
+    if not args.bert_config_file and not args.vocab_file and not args.init_checkpoint:
+        model = defaults.default_model()
+        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
+                     model.folder)
+        args.bert_config_file = model.bert_config_file
+        args.vocab_file = model.vocab_file
+        args.init_checkpoint = model.init_checkpoint
+    for name in ("bert_config_file", "vocab_file"):
+        if not getattr(args, name):
+            raise FlagError(f"Flag --{name} must have a value other than None (give "
+                            f"--bert_config_file, --vocab_file and --init_checkpoint, or none "
+                            f"of them for the embedded default model).")
+    return args
+
+
+def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
+    """The original ``validate_flags_or_throw`` checks in their order, then bert_tf's.
+
+    Order (spec 9.1): the config is read; 1. the case check against the checkpoint name;
+    2. ``do_train`` or ``do_predict``; 3. ``train_file`` / ``predict_file`` for the mode;
+    4. ``max_seq_length <= max_position_embeddings``; 5. ``max_seq_length >
+    max_query_length + 3``. Then (bert_tf): ``doc_stride`` in ``[1, max_seq_length)``, sizes
+    and counts positive, the vocab readable, of the right case and not larger than the config's
+    ``vocab_size``, the input files present.
+
+    Returns:
+      ``(config, tokenizer)``.
+
+    Raises:
+      ConfigError: unreadable config or vocab, or a vocab larger than ``vocab_size``.
+      FlagError (CaseMismatchError included): the first failing check, naming the flags.
+    """
+    config = BertConfig.from_json_file(args.bert_config_file)
+    validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
+    run_checks.require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
+    if args.do_train and not args.train_file:
+        raise FlagError("If `do_train` is True, then `train_file` must be specified.")
+    if args.do_predict and not args.predict_file:
+        raise FlagError("If `do_predict` is True, then `predict_file` must be specified.")
+    run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
+
+    positive = ["n_best_size", "max_answer_length", "gradient_accumulation_steps"]
+    positive += ["train_batch_size"] if args.do_train else []
+    positive += ["predict_batch_size"] if args.do_predict else []
+    for name in positive:
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)} must be at least 1")
+    if args.do_train:
+        if not args.num_train_epochs > 0:
+            raise FlagError(f"--num_train_epochs={args.num_train_epochs} must be positive")
+        if not 0.0 <= args.warmup_proportion <= 1.0:
+            raise FlagError(f"--warmup_proportion={args.warmup_proportion} must be in [0, 1]")
+    for flag, path, used in (("train_file", args.train_file, args.do_train),
+                             ("predict_file", args.predict_file, args.do_predict)):
+        if used and not os.path.isfile(path):
+            raise InputDataError(f"--{flag}={path}: file not found")
+
+    try:
+        tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)
+    except OSError as e:
+        raise ConfigError(f"--vocab_file={args.vocab_file}: cannot read ({e})") from e
+    check_vocab_matches_case(tokenizer.vocab, args.do_lower_case, args.vocab_file)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                          f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    return config, tokenizer
+
+
+def num_train_steps_for(num_examples: int, train_batch_size: int, num_train_epochs: float,
+                        warmup_proportion: float) -> Tuple[int, int]:
+    """``(num_train_steps, num_warmup_steps)`` as the original main (spec 9.4).
+
+    ``num_train_steps = int(num_examples / train_batch_size * num_train_epochs)``, counting
+    examples (questions), not split features; ``num_warmup_steps = int(num_train_steps *
+    warmup_proportion)``.
+    """
+    steps = int(num_examples / train_batch_size * num_train_epochs)
+    return steps, int(steps * warmup_proportion)
+
+
+# ---- data --------------------------------------------------------------------------------------
+
+def read_train_examples(args: SquadArgs) -> List[squad_data.SquadExample]:
+    """Training examples shuffled with ``random.Random(12345)`` (original main).
+
+    Raises:
+      InputDataError: bad file (see :func:`bert_tf.data.squad.read_squad_examples`), or no
+        usable question in it.
+      FlagError: too few examples for one training step.
+    """
+    examples = squad_data.read_squad_examples(args.train_file, is_training=True,
+                                              version_2_with_negative=args.version_2_with_negative)
+    if not examples:
+        raise InputDataError(f"--train_file={args.train_file}: no usable training question")
+    steps, _ = num_train_steps_for(len(examples), args.train_batch_size, args.num_train_epochs,
+                                   args.warmup_proportion)
+    if steps < 1:
+        raise FlagError(
+            f"num_train_steps = int({len(examples)} examples / --train_batch_size="
+            f"{args.train_batch_size} * --num_train_epochs={args.num_train_epochs}) = 0: "
+            f"raise --num_train_epochs or lower --train_batch_size")
+    rng = random.Random(TRAIN_SHUFFLE_SEED)
+    rng.shuffle(examples)
+    return examples
+
+
+def read_predict_examples(args: SquadArgs) -> List[squad_data.SquadExample]:
+    """Prediction examples in file order (eval mode: answers are not read).
+
+    Raises:
+      InputDataError: bad file, or no question in it.
+    """
+    examples = squad_data.read_squad_examples(args.predict_file, is_training=False,
+                                              version_2_with_negative=args.version_2_with_negative)
+    if not examples:
+        raise InputDataError(f"--predict_file={args.predict_file}: the file holds no question")
+    return examples
+
+
+def write_features(examples: Sequence[squad_data.SquadExample], tokenizer: FullTokenizer,
+                   args: SquadArgs, filename: str, is_training: bool
+                   ) -> List[squad_data.InputFeatures]:
+    """Converts examples to features and writes them to the TFRecord ``filename`` atomically.
+
+    Returns:
+      The features, in order (``unique_id`` from 1000000000).
+    """
+    features: List[squad_data.InputFeatures] = []
+    with squad_data.FeatureWriter(filename, is_training=is_training) as writer:
+        def output_fn(feature):
+            features.append(feature)
+            writer.process_feature(feature)
+
+        squad_data.convert_examples_to_features(
+            examples, tokenizer, args.max_seq_length, args.doc_stride, args.max_query_length,
+            is_training, output_fn)
+    return features
+
+
+def train_dataset(filename: str, max_seq_length: int, batch_size: int):
+    """The original training input pipeline on ``train.tf_record``.
+
+    repeat -> shuffle(100) -> decode -> batch(``batch_size``, drop_remainder=True). The shuffle
+    is seeded (12345) so that a resumed run sees the same batches as an uninterrupted one.
+
+    Returns:
+      A ``tf.data.Dataset`` of ``(features, labels)``: features ``unique_ids`` int32 ``[B]``
+      and ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, max_seq_length]``; labels
+      ``start_positions``, ``end_positions`` int32 ``[B]``.
+    """
+    import tensorflow as tf
+
+    from bert_tf.data import tfrecord
+
+    schema = tfrecord.fixed_len_schema(squad_data.tfrecord_int_lengths(max_seq_length, True))
+
+    def split(record):
+        ex = tfrecord.decode_record(record, schema)
+        features = {k: ex[k] for k in ("input_ids", "input_mask", "segment_ids")}
+        features["unique_ids"] = ex["unique_ids"][0]
+        labels = {"start_positions": ex["start_positions"][0],
+                  "end_positions": ex["end_positions"][0]}
+        return features, labels
+
+    d = tf.data.TFRecordDataset(filename).repeat()
+    d = d.shuffle(buffer_size=TRAIN_SHUFFLE_BUFFER, seed=TRAIN_SHUFFLE_SEED)
+    return d.map(split).batch(batch_size, drop_remainder=True)
+
+
+def feature_arrays(features: Sequence[squad_data.InputFeatures]) -> Dict[str, np.ndarray]:
+    """Stacks features into arrays: ``unique_ids`` int64 ``[N]``, ``input_ids``,
+    ``input_mask``, ``segment_ids`` int32 ``[N, max_seq_length]``."""
+    return {"unique_ids": np.asarray([f.unique_id for f in features], np.int64),
+            "input_ids": np.asarray([f.input_ids for f in features], np.int32),
+            "input_mask": np.asarray([f.input_mask for f in features], np.int32),
+            "segment_ids": np.asarray([f.segment_ids for f in features], np.int32)}
+
+
+# ---- model ------------------------------------------------------------------------------------
+
+def _policy_name(dtype: str) -> Optional[str]:
+    return {"float32": None, "float16": "mixed_float16", "bfloat16": "mixed_bfloat16"}[dtype]
+
+
+def build_model(config: BertConfig, args: SquadArgs, strategy):
+    """A :class:`BertSquad` built under ``strategy.scope()`` for ``max_seq_length`` inputs.
+
+    ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
+    float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
+    """
+    import keras
+
+    from bert_tf.tasks.bert_heads import BertSquad
+
+    policy = _policy_name(args.dtype)
+    previous = keras.config.dtype_policy()
+    try:
+        if policy:
+            keras.config.set_dtype_policy(policy)
+        with strategy.scope():
+            model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
+            model.build_with_dummy_input(args.max_seq_length)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    return model
+
+
+def restore_for_predict(model, args: SquadArgs) -> str:
+    """Loads weights for prediction, as ``Estimator.predict`` would, and says from where.
+
+    The newest ``<output_dir>/model.ckpt-N`` (every variable required) if there is one; else
+    ``init_checkpoint`` (``bert/*``; a missing ``cls/squad`` head stays at its random initial
+    values, with a warning: the answers are then meaningless); else nothing (random weights,
+    warning).
+
+    Raises:
+      CheckpointError: unreadable checkpoint, a shape that does not fit the config, or (own
+        checkpoint) a missing variable.
+    """
+    from bert_tf.training import checkpoint_io
+
+    existing = checkpoint_io.existing_checkpoints(args.output_dir)
+    if existing:
+        report = checkpoint_io.assign_from_checkpoint(model.name_map(), existing[-1],
+                                                      require_all=True)
+        logging.info("Predicting with %s", report.summary())
+        return existing[-1]
+    if args.init_checkpoint:
+        report = checkpoint_io.assign_from_checkpoint(model.name_map(), args.init_checkpoint)
+        logging.info("Predicting with %s", report.summary())
+        if report.missing:
+            logging.warning("%s has no %s: these keep their random initial values, so the "
+                            "answers are not meaningful (train first with --do_train)",
+                            report.prefix, ", ".join(report.missing))
+        return report.prefix
+    logging.warning("no checkpoint in %s and no --init_checkpoint: predicting with random "
+                    "weights", args.output_dir)
+    return ""
+
+
+class SpanPredictor:
+    """Batched start/end logits of a :class:`BertSquad` under a ``tf.distribute`` strategy.
+
+    Every call runs a batch of exactly ``batch_size`` rows (a short last batch is padded with
+    zero rows and the padding dropped from the output), so the step is traced once; with
+    several replicas the batch is rounded up to a multiple of the replica count and split.
+
+    Args:
+      model: a built, restored :class:`BertSquad`.
+      strategy: the strategy the model was built under.
+      batch_size: rows per call (``predict_batch_size``).
+      use_xla: compile the step with XLA.
+    """
+
+    def __init__(self, model, strategy, batch_size: int, use_xla: bool = False):
+        import tensorflow as tf
+
+        self.model = model
+        self.strategy = strategy
+        n = strategy.num_replicas_in_sync
+        self.batch_size = int(math.ceil(batch_size / n) * n)
+        self._step = tf.function(self._forward, jit_compile=use_xla or None)
+
+    def _forward(self, input_ids, input_mask, segment_ids):
+        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids}, training=False)
+        return out["start_logits"], out["end_logits"]
+
+    def __call__(self, batch: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+        """Logits of one batch.
+
+        Args:
+          batch: ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, S]`` with
+            ``B <= batch_size`` (other keys are ignored).
+
+        Returns:
+          ``(start_logits, end_logits)``, float32 numpy ``[B, S]``.
+        """
+        import tensorflow as tf
+
+        rows = batch["input_ids"].shape[0]
+        pad = self.batch_size - rows
+        arrays = [np.asarray(batch[k], np.int32) for k in ("input_ids", "input_mask",
+                                                          "segment_ids")]
+        if pad > 0:
+            arrays = [np.concatenate([a, np.zeros((pad,) + a.shape[1:], a.dtype)])
+                      for a in arrays]
+        if self.strategy.num_replicas_in_sync == 1 and not isinstance(
+                self.strategy, tf.distribute.TPUStrategy):
+            start, end = self._step(*arrays)
+            return start.numpy()[:rows], end.numpy()[:rows]
+        dataset = tf.data.Dataset.from_tensor_slices(tuple(arrays)).batch(self.batch_size)
+        starts, ends = [], []
+        for ids, mask, segs in self.strategy.experimental_distribute_dataset(dataset):
+            start, end = self.strategy.run(self._step, args=(ids, mask, segs))
+            starts += [t.numpy() for t in self.strategy.experimental_local_results(start)]
+            ends += [t.numpy() for t in self.strategy.experimental_local_results(end)]
+        return np.concatenate(starts)[:rows], np.concatenate(ends)[:rows]
+
+
+def predict_raw_results(features: Sequence[squad_data.InputFeatures], predict_fn: PredictFn,
+                        batch_size: int) -> List[RawResult]:
+    """Runs ``predict_fn`` over the features in order, ``batch_size`` at a time.
+
+    Args:
+      features: eval features (``unique_id``, ``input_ids``... of length max_seq_length).
+      predict_fn: ``batch -> (start_logits, end_logits)``; ``batch`` holds ``unique_ids``
+        int64 ``[B]`` and ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, S]``;
+        the logits are float ``[B, S]`` (every position: post-processing ranks padding too).
+      batch_size: rows per call; the last batch may be shorter (drop_remainder False).
+
+    Returns:
+      One :class:`RawResult` per feature, logits as float32 numpy rows (post-processing
+      turns them into Python floats, as the original's ``float(x)``).
+
+    Raises:
+      ValueError: ``predict_fn`` returned the wrong shapes.
+    """
+    results: List[RawResult] = []
+    for start in range(0, len(features), batch_size):
+        chunk = features[start:start + batch_size]
+        batch = feature_arrays(chunk)
+        start_logits, end_logits = predict_fn(batch)
+        start_logits = np.asarray(start_logits, np.float32)
+        end_logits = np.asarray(end_logits, np.float32)
+        expected = batch["input_ids"].shape
+        if start_logits.shape != expected or end_logits.shape != expected:
+            raise ValueError(f"predict_fn returned logits of shapes {start_logits.shape} and "
+                             f"{end_logits.shape} for a batch of {expected}")
+        for i, feature in enumerate(chunk):
+            if len(results) % PROCESSING_LOG_EVERY == 0:
+                logging.info("Processing example: %d", len(results))
+            results.append(RawResult(feature.unique_id, start_logits[i], end_logits[i]))
+    return results
+
+
+# ---- outputs ----------------------------------------------------------------------------------
+
+def write_prediction_files(examples: Sequence[squad_data.SquadExample],
+                           features: Sequence[squad_data.InputFeatures],
+                           results: Sequence[RawResult], args: SquadArgs) -> SquadPredictions:
+    """The original ``write_predictions`` call of ``run_squad.main`` with these flags.
+
+    Writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` to
+    ``output_dir``, each atomically as ``json.dumps(obj, indent=4) + "\\n"``.
+    """
+    join = lambda name: os.path.join(args.output_dir, name)  # noqa: E731
+    return write_predictions(
+        examples, features, results, args.n_best_size, args.max_answer_length,
+        args.do_lower_case, join(PREDICTIONS_FILE), join(NBEST_FILE), join(NULL_ODDS_FILE),
+        version_2_with_negative=args.version_2_with_negative,
+        null_score_diff_threshold=args.null_score_diff_threshold,
+        verbose_logging=args.verbose_logging)
+
+
+def _load_dataset(path: str):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return json.load(f)["data"]
+
+
+def gold_answers_present(dataset: Sequence[Mapping]) -> bool:
+    """Whether a SQuAD ``data`` list can be scored: every question has an ``answers`` list
+    and at least one of them is non-empty (a test file without answers cannot)."""
+    any_answer = False
+    for article in dataset:
+        for paragraph in article.get("paragraphs", []):
+            for qa in paragraph.get("qas", []):
+                answers = qa.get("answers")
+                if not isinstance(answers, list):
+                    return False
+                any_answer = any_answer or bool(answers)
+    return any_answer
+
+
+def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
+                         version_2_with_negative: bool) -> Optional[Dict[str, float]]:
+    """Official SQuAD metrics of ``predictions`` against ``predict_file`` (bert_tf).
+
+    v1: :func:`squad_metrics.evaluate_v1` (``exact_match``, ``f1``). v2:
+    :func:`squad_metrics.evaluate_v2` of the predictions as written (no extra threshold),
+    plus the best-threshold search over the null odds.
+
+    Returns:
+      The metrics (percentages; thresholds in null-score units), or None when the file has no
+      gold answers or cannot be scored (a warning says why; the predictions are kept).
+    """
+    try:
+        dataset = _load_dataset(predict_file)
+    except (OSError, ValueError, KeyError) as e:
+        logging.warning("%s: cannot re-read for scoring (%s); no %s", predict_file, e,
+                        EVAL_RESULTS_FILE)
+        return None
+    if not gold_answers_present(dataset):
+        logging.info("%s has no gold answers: no %s", predict_file, EVAL_RESULTS_FILE)
+        return None
+    try:
+        if not version_2_with_negative:
+            return dict(squad_metrics.evaluate_v1(dataset, predictions.predictions))
+        return dict(squad_metrics.evaluate_v2(dataset, predictions.predictions,
+                                              na_probs=predictions.null_odds,
+                                              na_prob_thresh=math.inf))
+    except InputDataError as e:
+        hint = "" if version_2_with_negative else " (a SQuAD 2.0 file? use --version_2_with_negative)"
+        logging.warning("%s: cannot score the predictions: %s%s; no %s", predict_file, e, hint,
+                        EVAL_RESULTS_FILE)
+        return None
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) -> Dict:
+    """Runs ``run_squad.py``: checks, then training and/or prediction.
+
+    Args:
+      args: the flags.
+      strategy: a ``tf.distribute`` strategy; None: from the TPU flags and the machine
+        (:func:`bert_tf.training.strategy.strategy_from_flags`).
+      predict_fn: replaces the model in prediction (``batch -> (start_logits, end_logits)``,
+        see :func:`predict_raw_results`); everything else (features, records, batching,
+        post-processing, metrics) runs as usual. Not allowed with ``do_train``.
+
+    Returns:
+      A summary dict: ``output_dir``; training: ``num_train_examples``,
+      ``num_train_features``, ``num_train_steps``, ``num_warmup_steps``, ``global_step``,
+      ``checkpoint``, ``loss``; prediction: ``num_predict_examples``,
+      ``num_predict_features``, ``predict_seconds``, ``predict_examples_per_second``,
+      ``predict_features_per_second``, ``weights_from``, ``predictions_file``,
+      ``nbest_file``, ``null_odds_file`` (v2), ``eval_results`` (dict or None) and
+      ``eval_results_file`` (or None).
+
+    Raises:
+      BertTfError subclasses for bad flags, files and checkpoints (see :func:`validate_args`,
+      :func:`read_train_examples`, :func:`read_predict_examples`); they are raised before
+      anything is written to ``output_dir`` whenever the inputs alone show the problem.
+    """
+    args = resolve_model_files(args)
+    if predict_fn is not None and args.do_train:
+        raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
+    config, tokenizer = validate_args(args)
+    # Read both inputs before any work, so a bad predict_file fails before training.
+    train_examples = read_train_examples(args) if args.do_train else None
+    eval_examples = read_predict_examples(args) if args.do_predict else None
+    run_checks.make_output_dir(args.output_dir)
+    summary: Dict = {"output_dir": os.path.abspath(args.output_dir)}
+
+    model = None
+    if strategy is None and (args.do_train or predict_fn is None):
+        from bert_tf.training.strategy import strategy_from_flags
+        strategy = strategy_from_flags(args)
+    if args.do_train:
+        model = _train(args, config, tokenizer, train_examples, strategy, summary)
+    if args.do_predict:
+        _predict(args, config, tokenizer, eval_examples, strategy, model, predict_fn, summary)
+    return summary
+
+
+def _train(args, config, tokenizer, examples, strategy, summary):
+    from bert_tf.tasks.bert_heads import squad_loss
+    from bert_tf.training import loop
+
+    num_train_steps, num_warmup_steps = num_train_steps_for(
+        len(examples), args.train_batch_size, args.num_train_epochs, args.warmup_proportion)
+    train_file = os.path.join(args.output_dir, TRAIN_RECORD)
+    features = write_features(examples, tokenizer, args, train_file, is_training=True)
+    logging.info("***** Running training *****")
+    logging.info("  Num orig examples = %d", len(examples))
+    logging.info("  Num split examples = %d", len(features))
+    logging.info("  Batch size = %d", args.train_batch_size)
+    logging.info("  Num steps = %d", num_train_steps)
+    num_features = len(features)
+    del features
+
+    model = build_model(config, args, strategy)
+
+    def loss_fn(model, features, labels):
+        out = model(features, training=True)
+        return squad_loss(out["start_logits"], out["end_logits"], labels["start_positions"],
+                          labels["end_positions"])
+
+    dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size)
+    result = loop.train(model, loss_fn, dataset, model.name_map(), args.output_dir,
+                        num_train_steps, num_warmup_steps=num_warmup_steps, strategy=strategy,
+                        **loop.loop_kwargs_from_flags(args))
+    summary.update(num_train_examples=len(examples), num_train_features=num_features,
+                   num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps,
+                   global_step=result.global_step, checkpoint=result.checkpoint,
+                   loss=result.last_loss)
+    return model
+
+
+def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, summary):
+    eval_file = os.path.join(args.output_dir, EVAL_RECORD)
+    features = write_features(examples, tokenizer, args, eval_file, is_training=False)
+    logging.info("***** Running predictions *****")
+    logging.info("  Num orig examples = %d", len(examples))
+    logging.info("  Num split examples = %d", len(features))
+    logging.info("  Batch size = %d", args.predict_batch_size)
+
+    weights_from = "predict_fn"
+    if predict_fn is None:
+        if model is None:
+            model = build_model(config, args, strategy)
+            weights_from = restore_for_predict(model, args)
+        else:
+            weights_from = summary.get("checkpoint") or ""
+        predict_fn = SpanPredictor(model, strategy, args.predict_batch_size, args.use_xla)
+    start = time.time()
+    results = predict_raw_results(features, predict_fn, args.predict_batch_size)
+    seconds = max(time.time() - start, 1e-9)
+    logging.info("Predicted %d examples (%d features) in %.2f s: %.1f examples/s",
+                 len(examples), len(features), seconds, len(examples) / seconds)
+
+    predictions = write_prediction_files(examples, features, results, args)
+    join = lambda name: os.path.abspath(os.path.join(args.output_dir, name))  # noqa: E731
+    summary.update(num_predict_examples=len(examples), num_predict_features=len(features),
+                   predict_seconds=seconds, predict_examples_per_second=len(examples) / seconds,
+                   predict_features_per_second=len(features) / seconds,
+                   weights_from=weights_from, predictions_file=join(PREDICTIONS_FILE),
+                   nbest_file=join(NBEST_FILE),
+                   null_odds_file=join(NULL_ODDS_FILE) if args.version_2_with_negative else None)
+
+    metrics = evaluate_predictions(args.predict_file, predictions, args.version_2_with_negative)
+    summary["eval_results"] = metrics
+    summary["eval_results_file"] = None
+    if metrics is not None:
+        from bert_tf.training.checkpoint_io import atomic_write_text
+
+        atomic_write_text(join(EVAL_RESULTS_FILE), json.dumps(metrics, indent=4) + "\n")
+        summary["eval_results_file"] = join(EVAL_RESULTS_FILE)
+        for key, value in metrics.items():
+            logging.info("  %s = %s", key, value)

@@ -1,0 +1,49 @@
+"""Fine-tune BERT on SQuAD 1.1 / 2.0 and predict answers (original `run_squad.py`).
+
+    python run_squad.py --vocab_file=$BERT_BASE_DIR/vocab.txt \
+      --bert_config_file=$BERT_BASE_DIR/bert_config.json \
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --do_train=True \
+      --train_file=$SQUAD_DIR/train-v1.1.json --do_predict=True \
+      --predict_file=$SQUAD_DIR/dev-v1.1.json --train_batch_size=12 --learning_rate=3e-5 \
+      --num_train_epochs=2.0 --max_seq_length=384 --doc_stride=128 --output_dir=/tmp/squad_base/
+
+Writes model.ckpt-N (original layout), train.tf_record, eval.tf_record, predictions.json,
+nbest_predictions.json, null_odds.json (with --version_2_with_negative) and, when the predict
+file has answers, eval_results.json (official metrics) to --output_dir. See
+`bert_tf.tasks.squad`.
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.squad import SquadArgs, run
+
+bert_flags.define(
+    "bert_config_file", "vocab_file", "output_dir", "train_file", "predict_file",
+    "init_checkpoint", "do_lower_case", "max_seq_length", "doc_stride", "max_query_length",
+    "do_train", "do_predict", "train_batch_size", "predict_batch_size", "learning_rate",
+    "num_train_epochs", "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop",
+    "n_best_size", "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
+    "master", "num_tpu_cores", "verbose_logging", "version_2_with_negative",
+    "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps",
+    max_seq_length=384)
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    summary = run(SquadArgs.from_flags(FLAGS))
+    if "global_step" in summary:
+        print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")
+    if "predictions_file" in summary:
+        print(f"predicted {summary['num_predict_examples']} questions "
+              f"({summary['predict_examples_per_second']:.1f} examples/s): "
+              f"{summary['predictions_file']}")
+    if summary.get("eval_results"):
+        print(f"metrics: {summary['eval_results_file']}")
+        for key, value in summary["eval_results"].items():
+            print(f"  {key} = {value}")
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)
