@@ -1,0 +1,185 @@
+"""Batched inference for the task scripts: the predict/eval half of ``TPUEstimator``.
+
+The original scripts call ``estimator.predict`` / ``estimator.evaluate`` on a TFRecord input
+function (spec `bert.md` 8.7, 9.4). Here a restored Keras model is run over batches of numpy
+features by :class:`BatchPredictor`: one ``tf.function`` step per batch, outputs returned as
+numpy arrays with the batch's rows in order. Used by `run_classifier.py` (probabilities,
+logits) and meant for `run_squad.py` (start/end logits).
+
+Devices:
+
+* one device (CPU, one GPU) and ``MultiWorkerMirroredStrategy``: the step runs on the local
+  device (each worker predicts its whole input; variables are read from the local copy);
+* ``MirroredStrategy`` over several local devices and ``TPUStrategy``: each batch is padded
+  with zero rows to a multiple of the replica count, split across the replicas with
+  ``strategy.run``, and the padding rows are dropped from the outputs.
+
+Beyond the original: ``trim_padding`` cuts a batch's ``[B, S]`` features to its longest real
+row (rounded up to ``length_multiple``). Padding positions are masked keys (weight
+``exp(-10000) = 0``), so per-example outputs (pooled output, classifier logits) do not change;
+per-position outputs (SQuAD logits) would lose the padded positions, so leave it off there.
+"""
+
+import math
+import time
+from typing import Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+Batch = Mapping[str, np.ndarray]
+
+# Features with a sequence axis (axis 1) that trim_padding may cut.
+SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids")
+
+
+def trimmed_length(input_mask: np.ndarray, length_multiple: int = 8) -> int:
+    """Length that keeps every real token of a batch: the longest row, rounded up.
+
+    Args:
+      input_mask: int ``[B, S]`` (1 = real token).
+      length_multiple: round up to a multiple of this (limits distinct shapes / retracing).
+
+    Returns:
+      int in ``[1, S]``.
+    """
+    mask = np.asarray(input_mask)
+    seq_length = mask.shape[1]
+    real = mask.sum(axis=1).max() if mask.size else 0
+    multiple = max(1, int(length_multiple))
+    return int(min(seq_length, max(multiple, int(math.ceil(real / multiple)) * multiple)))
+
+
+def trim_batch(features: Batch, length: int,
+               keys: Sequence[str] = SEQUENCE_FEATURES) -> Dict[str, np.ndarray]:
+    """Cuts the ``[B, S]`` features named in ``keys`` to ``[B, length]``; others unchanged."""
+    return {k: (v[:, :length] if k in keys else v) for k, v in features.items()}
+
+
+class BatchPredictor:
+    """Runs ``model(features, training=False)`` over batches; returns numpy outputs.
+
+    Args:
+      model: a built Keras model (or any callable) taking a dict of int32 ``[B, S]`` tensors
+        (``input_ids``, ``input_mask``, ``segment_ids``, ...) and ``training=False``, and
+        returning a dict of tensors whose first axis is the batch.
+      output_keys: the outputs to return (others are not copied to the host).
+      strategy: the ``tf.distribute`` strategy the model's variables were created under
+        (default: the current one).
+      input_keys: features passed to the model (others, e.g. ``label_ids``, are ignored).
+      trim_padding: cut each batch to its longest real row (see the module docstring). Only
+        for outputs without a sequence axis. Ignored on TPU (fixed shapes).
+      length_multiple: rounding of the trimmed length.
+      fixed_batch_size: pad every batch with zero rows to this many rows (TPU-style fixed
+        shapes); the outputs keep only the real rows.
+
+    Raises (at call time):
+      KeyError: an input or output key is missing (names it).
+    """
+
+    def __init__(self, model, output_keys: Sequence[str],
+                 strategy: Optional[tf.distribute.Strategy] = None,
+                 input_keys: Sequence[str] = SEQUENCE_FEATURES, trim_padding: bool = False,
+                 length_multiple: int = 8, fixed_batch_size: Optional[int] = None):
+        self.model = model
+        self.output_keys = list(output_keys)
+        self.strategy = strategy or tf.distribute.get_strategy()
+        self.input_keys = list(input_keys)
+        self.is_tpu = isinstance(self.strategy, tf.distribute.TPUStrategy)
+        self.trim_padding = bool(trim_padding) and not self.is_tpu
+        self.length_multiple = length_multiple
+        self.fixed_batch_size = fixed_batch_size
+        self.distributed = self.is_tpu or (
+            self.strategy.num_replicas_in_sync > 1
+            and not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy))
+        self._local_step = tf.function(self._step, reduce_retracing=True)
+        self._dist_step = tf.function(self._run_replicas, reduce_retracing=True)
+
+    def _step(self, features):
+        outputs = self.model(features, training=False)
+        missing = [k for k in self.output_keys if k not in outputs]
+        if missing:
+            raise KeyError(f"model outputs {sorted(outputs)} lack {missing}")
+        return {k: outputs[k] for k in self.output_keys}
+
+    def _run_replicas(self, dist_features):
+        return self.strategy.run(self._step, args=(dist_features,))
+
+    def predict_batch(self, features: Batch) -> Dict[str, np.ndarray]:
+        """Runs one batch.
+
+        Args:
+          features: dict of numpy arrays, each ``[B, ...]`` (int32 ``[B, S]`` model inputs).
+
+        Returns:
+          dict ``output_key -> np.ndarray [B, ...]`` in the batch's row order.
+        """
+        missing = [k for k in self.input_keys if k not in features]
+        if missing:
+            raise KeyError(f"batch lacks the model input(s) {missing}")
+        inputs = {k: np.asarray(features[k]) for k in self.input_keys}
+        batch = int(next(iter(inputs.values())).shape[0])
+        if self.trim_padding and "input_mask" in inputs:
+            inputs = trim_batch(inputs, trimmed_length(inputs["input_mask"],
+                                                       self.length_multiple))
+        rows = batch
+        if self.fixed_batch_size and rows < self.fixed_batch_size:
+            rows = int(self.fixed_batch_size)
+        if self.distributed:
+            n = self.strategy.num_replicas_in_sync
+            rows = int(math.ceil(rows / n) * n)
+        if rows != batch:
+            inputs = {k: np.concatenate([v, np.zeros((rows - batch,) + v.shape[1:], v.dtype)])
+                      for k, v in inputs.items()}
+        if not self.distributed:
+            out = self._local_step({k: tf.constant(v) for k, v in inputs.items()})
+            return {k: v.numpy()[:batch] for k, v in out.items()}
+        return {k: v[:batch] for k, v in self._predict_distributed(inputs, rows).items()}
+
+    def _predict_distributed(self, inputs, rows):
+        n = self.strategy.num_replicas_in_sync
+        per_replica = rows // n
+
+        def value_fn(ctx):
+            i = ctx.replica_id_in_sync_group
+            return {k: tf.constant(v[i * per_replica:(i + 1) * per_replica])
+                    for k, v in inputs.items()}
+
+        dist = self.strategy.experimental_distribute_values_from_function(value_fn)
+        out = self._dist_step(dist)
+        return {k: np.concatenate([t.numpy() for t in
+                                   self.strategy.experimental_local_results(v)])
+                for k, v in out.items()}
+
+    def predict(self, batches: Iterable[Batch], total: Optional[int] = None,
+                name: str = "predict", log_every_s: float = 30.0
+                ) -> Iterator[Tuple[Batch, Dict[str, np.ndarray]]]:
+        """Yields ``(batch, outputs)`` for each batch, logging progress.
+
+        Logs ``<name>: <done>[/<total>] examples, <rate> examples/s`` at most every
+        ``log_every_s`` seconds and once at the end.
+        """
+        start = last = time.time()
+        done = 0
+        for batch in batches:
+            outputs = self.predict_batch(batch)
+            done += len(next(iter(outputs.values())))
+            yield batch, outputs
+            now = time.time()
+            if now - last >= log_every_s:
+                last = now
+                _log_progress(name, done, total, now - start)
+        _log_progress(name, done, total, time.time() - start)
+
+
+def _log_progress(name, done, total, seconds):
+    of = f"/{total}" if total is not None else ""
+    logging.info("%s: %d%s examples, %.1f examples/s", name, done, of,
+                 done / max(seconds, 1e-9))
+
+
+def numpy_batches(dataset: tf.data.Dataset) -> Iterator[Dict[str, np.ndarray]]:
+    """Iterates a batched dataset of feature dicts as dicts of numpy arrays."""
+    for element in dataset.as_numpy_iterator():
+        yield dict(element)
