@@ -636,21 +636,22 @@ def _train(args, config, tokenizer, examples, strategy, summary):
 
 
 def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, summary):
-    eval_file = os.path.join(args.output_dir, EVAL_RECORD)
-    features = write_features(examples, tokenizer, args, eval_file, is_training=False)
-    logging.info("***** Running predictions *****")
-    logging.info("  Num orig examples = %d", len(examples))
-    logging.info("  Num split examples = %d", len(features))
-    logging.info("  Batch size = %d", args.predict_batch_size)
-
     weights_from = "predict_fn"
     if predict_fn is None:
+        # Weights first: a checkpoint that does not fit fails before any file is written.
         if model is None:
             model = build_model(config, args, strategy)
             weights_from = restore_for_predict(model, args)
         else:
             weights_from = summary.get("checkpoint") or ""
         predict_fn = SpanPredictor(model, strategy, args.predict_batch_size, args.use_xla)
+
+    eval_file = os.path.join(args.output_dir, EVAL_RECORD)
+    features = write_features(examples, tokenizer, args, eval_file, is_training=False)
+    logging.info("***** Running predictions *****")
+    logging.info("  Num orig examples = %d", len(examples))
+    logging.info("  Num split examples = %d", len(features))
+    logging.info("  Batch size = %d", args.predict_batch_size)
     start = time.time()
     results = predict_raw_results(features, predict_fn, args.predict_batch_size)
     seconds = max(time.time() - start, 1e-9)
