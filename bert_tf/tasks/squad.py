@@ -384,64 +384,34 @@ def restore_for_predict(model, args: SquadArgs) -> str:
     return ""
 
 
-class SpanPredictor:
-    """Batched start/end logits of a :class:`BertSquad` under a ``tf.distribute`` strategy.
+def model_predict_fn(model, strategy, batch_size: int, use_xla: bool = False) -> PredictFn:
+    """A :data:`PredictFn` running ``model`` batched under ``strategy``.
 
-    Every call runs a batch of exactly ``batch_size`` rows (a short last batch is padded with
-    zero rows and the padding dropped from the output), so the step is traced once; with
-    several replicas the batch is rounded up to a multiple of the replica count and split.
+    Uses :class:`bert_tf.training.predict.BatchPredictor` with every batch padded to
+    ``batch_size`` rows (one traced shape; the padding rows are dropped) and WITHOUT padding
+    trimming: post-processing ranks the logits of every position, padding included, as the
+    original, so the full ``max_seq_length`` must be run. ``use_xla`` compiles the forward pass
+    with XLA.
 
-    Args:
-      model: a built, restored :class:`BertSquad`.
-      strategy: the strategy the model was built under.
-      batch_size: rows per call (``predict_batch_size``).
-      use_xla: compile the step with XLA.
+    Returns:
+      ``batch -> (start_logits, end_logits)``, float32 numpy ``[B, max_seq_length]``.
     """
+    import tensorflow as tf
 
-    def __init__(self, model, strategy, batch_size: int, use_xla: bool = False):
-        import tensorflow as tf
+    from bert_tf.training.predict import BatchPredictor
 
-        self.model = model
-        self.strategy = strategy
-        n = strategy.num_replicas_in_sync
-        self.batch_size = int(math.ceil(batch_size / n) * n)
-        self._step = tf.function(self._forward, jit_compile=use_xla or None)
+    forward = model
+    if use_xla:
+        forward = tf.function(lambda features, training=False: model(features, training=False),
+                              jit_compile=True)
+    predictor = BatchPredictor(forward, ["start_logits", "end_logits"], strategy=strategy,
+                               fixed_batch_size=batch_size)
 
-    def _forward(self, input_ids, input_mask, segment_ids):
-        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
-                          "segment_ids": segment_ids}, training=False)
+    def predict_fn(batch):
+        out = predictor.predict_batch(batch)
         return out["start_logits"], out["end_logits"]
 
-    def __call__(self, batch: Mapping[str, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
-        """Logits of one batch.
-
-        Args:
-          batch: ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, S]`` with
-            ``B <= batch_size`` (other keys are ignored).
-
-        Returns:
-          ``(start_logits, end_logits)``, float32 numpy ``[B, S]``.
-        """
-        import tensorflow as tf
-
-        rows = batch["input_ids"].shape[0]
-        pad = self.batch_size - rows
-        arrays = [np.asarray(batch[k], np.int32) for k in ("input_ids", "input_mask",
-                                                          "segment_ids")]
-        if pad > 0:
-            arrays = [np.concatenate([a, np.zeros((pad,) + a.shape[1:], a.dtype)])
-                      for a in arrays]
-        if self.strategy.num_replicas_in_sync == 1 and not isinstance(
-                self.strategy, tf.distribute.TPUStrategy):
-            start, end = self._step(*arrays)
-            return start.numpy()[:rows], end.numpy()[:rows]
-        dataset = tf.data.Dataset.from_tensor_slices(tuple(arrays)).batch(self.batch_size)
-        starts, ends = [], []
-        for ids, mask, segs in self.strategy.experimental_distribute_dataset(dataset):
-            start, end = self.strategy.run(self._step, args=(ids, mask, segs))
-            starts += [t.numpy() for t in self.strategy.experimental_local_results(start)]
-            ends += [t.numpy() for t in self.strategy.experimental_local_results(end)]
-        return np.concatenate(starts)[:rows], np.concatenate(ends)[:rows]
+    return predict_fn
 
 
 def predict_raw_results(features: Sequence[squad_data.InputFeatures], predict_fn: PredictFn,
@@ -644,7 +614,7 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
             weights_from = restore_for_predict(model, args)
         else:
             weights_from = summary.get("checkpoint") or ""
-        predict_fn = SpanPredictor(model, strategy, args.predict_batch_size, args.use_xla)
+        predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)
 
     eval_file = os.path.join(args.output_dir, EVAL_RECORD)
     features = write_features(examples, tokenizer, args, eval_file, is_training=False)
