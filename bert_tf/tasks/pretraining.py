@@ -279,14 +279,22 @@ def input_fn_builder(input_files: Sequence[str], max_seq_length: int,
         if input_context is not None:
             per_replica = input_context.get_per_replica_batch_size(batch_size)
         if is_training:
-            d = tf.data.Dataset.from_tensor_slices(tf.constant(files))
-            if input_context is not None and input_context.num_input_pipelines > 1:
-                d = d.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-            d = d.repeat().shuffle(buffer_size=len(files), seed=seed)
+            pipelines, pipeline_id = 1, 0
+            if input_context is not None:
+                pipelines = input_context.num_input_pipelines
+                pipeline_id = input_context.input_pipeline_id
+            # Each input pipeline (host) reads its own files when there are enough of them,
+            # else every pipeline reads all files and keeps every pipelines-th record.
+            shard_files = pipelines > 1 and len(files) >= pipelines
+            own = files[pipeline_id::pipelines] if shard_files else files
+            d = tf.data.Dataset.from_tensor_slices(tf.constant(own))
+            d = d.repeat().shuffle(buffer_size=len(own), seed=seed)
             # "Sloppy" interleave: deterministic=False lets a slow file not block the others.
             d = d.interleave(tf.data.TFRecordDataset,
-                             cycle_length=min(num_cpu_threads, _MAX_CYCLE_LENGTH, len(files)),
+                             cycle_length=min(num_cpu_threads, _MAX_CYCLE_LENGTH, len(own)),
                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+            if pipelines > 1 and not shard_files:
+                d = d.shard(pipelines, pipeline_id)
             d = d.shuffle(buffer_size=_SHUFFLE_BUFFER, seed=seed)
         else:
             d = tf.data.TFRecordDataset(files)
@@ -521,7 +529,8 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
       use_xla: compile the forward pass with XLA.
 
     Returns:
-      dict of :data:`EVAL_KEYS` (see :func:`metrics_from_sums`).
+      dict of :data:`EVAL_KEYS` (see :func:`metrics_from_sums`). With several replicas,
+      ``loss`` is the mean of the replicas' batch losses; the other metrics pool all examples.
     """
     strategy = strategy or tf.distribute.get_strategy()
     dataset = strategy.distribute_datasets_from_function(input_fn)
@@ -543,9 +552,6 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
     for _ in range(int(max_eval_steps)):
         for k, v in step(iterator).items():
             totals[k] += float(v.numpy())
-    # Replicas each add 1 to "batches"; the Estimator's loss is a mean over global batches.
-    totals["batches"] /= strategy.num_replicas_in_sync
-    totals["loss_sum"] /= strategy.num_replicas_in_sync
     return metrics_from_sums(totals, global_step)
 
 

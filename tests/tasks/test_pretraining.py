@@ -234,6 +234,21 @@ def test_train_pipeline_shuffles_whole_records_and_drops_remainder(golden_tfreco
     assert first[:60] != order  # shuffled
 
 
+def test_two_input_pipelines_split_one_file_by_record_and_the_batch(golden_tfrecord,
+                                                                    golden_records):
+    fn = pretraining.input_fn_builder([golden_tfrecord], 128, 20, is_training=True,
+                                      batch_size=8, seed=3)
+    seen = []
+    for pipeline in (0, 1):
+        ctx = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline,
+                                         num_replicas_in_sync=2)
+        batches = list(fn(ctx).take(60).as_numpy_iterator())  # 240 records: 8 passes of 30
+        assert all(b["input_ids"].shape == (4, 128) for b in batches)  # per-replica batch
+        seen.append({tuple(row) for b in batches for row in b["input_ids"]})
+    assert len(seen[0]) == len(seen[1]) == 30 and not seen[0] & seen[1]  # disjoint halves
+    assert seen[0] | seen[1] == {tuple(r["input_ids"]) for r in golden_records}
+
+
 # ---- training, checkpoints, eval_results.txt, resume (part 3) ------------------------------------
 
 def test_train_then_eval_writes_original_checkpoint_and_resumes(golden_tfrecord, tmp_path):
