@@ -1,0 +1,733 @@
+"""XLNet fine-tuning for sentence(-pair) classification and regression (original XLNet
+`run_classifier.py`, spec `xlnet.md` 8).
+
+The XLNet path of the root ``run_classifier.py``: it runs when ``--model_config_path`` or
+``--spiece_model_file`` is given (:func:`is_xlnet_invocation`), with XLNet's original flags::
+
+    python run_classifier.py --do_train=True --do_eval=True --task_name=sts-b \
+      --data_dir=$GLUE/STS-B --output_dir=proc_data/sts-b --model_dir=exp/sts-b \
+      --uncased=False --spiece_model_file=$LARGE/spiece.model \
+      --model_config_path=$LARGE/xlnet_config.json --init_checkpoint=$LARGE/xlnet_model.ckpt \
+      --max_seq_length=128 --train_batch_size=8 --num_core_per_host=4 --learning_rate=5e-5 \
+      --train_steps=1200 --warmup_steps=120 --save_steps=600 --is_regression=True
+
+What it writes, as the original:
+
+* ``--output_dir``: the TFRecords ``{spm}.len-{S}.train.tf_record``,
+  ``{spm}.len-{S}.{split}.eval.tf_record``, ``{spm}.len-{S}.{split}.predict.tf_record``
+  (reused when they exist, unless ``--overwrite_data``);
+* ``--model_dir``: ``model.ckpt-N`` in the original layout (variables by their TF1 names,
+  TF1 Adam slots ``<var>/Adam``, ``<var>/Adam_1``, ``beta1_power``, ``beta2_power`` — or
+  ``<var>/adam_m``, ``<var>/adam_v`` with ``--weight_decay`` > 0 — and ``global_step``);
+  training resumes from the newest one;
+* evaluation of the last checkpoint in ``--model_dir`` (every one with ``--eval_all_ckpt``):
+  ``eval_loss`` and ``eval_accuracy`` (classification) or ``eval_pearsonr`` (regression),
+  weighted by ``is_real_example``, plus the Estimator's ``loss`` and ``global_step`` and the
+  original's ``step``/``path``; logged as ``Eval result | ...`` and ``Best result | ...``;
+* ``--predict_dir``: ``{task}.tsv`` (header ``index<TAB>prediction``; the value for
+  regression, else a label) and ``{task}.logits.json`` (``json.dump(..., indent=4)``).
+
+Beyond the original:
+* ``eval_results.txt`` in ``--model_dir`` (``key = value`` lines of the best result, BERT's
+  format);
+* every output (TFRecords, checkpoints, predictions, eval results) is written atomically;
+* bad input fails before any file is written, with a message naming the flag, file or
+  variable: a BERT checkpoint or config given to the XLNet flags, a checkpoint of the other
+  ``untie_r`` setting, ``n_token`` different from the SentencePiece model's size, a
+  SentencePiece model whose ``<sep>``/``<cls>`` ids are not XLNet's, BERT-only flags;
+* special symbols written literally in the data (``<cls>``, ``<eop>``...) are reported (they
+  are tokenized exactly as the original does);
+* predictions cover the real examples only (the original also wrote rows for the padding
+  examples it had appended for evaluation when ``--do_eval`` and ``--do_predict`` ran
+  together); the training examples are shuffled with a fixed seed (the original used numpy's
+  unseeded global generator).
+
+Flags shared with the BERT path keep their meaning. ``learning_rate``, ``train_batch_size``,
+``eval_batch_size`` and ``predict_batch_size`` have other defaults in XLNet's original
+(1e-5, 8, 128, 128; BERT: 5e-5, 32, 8, 8): here the XLNet default applies unless the flag is
+given on the command line (:data:`XLNET_DEFAULTS`). ``--output_dir`` holds only the TFRecords
+in the XLNet path (checkpoints go to ``--model_dir``), as in the original.
+"""
+
+import dataclasses
+import functools
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import flags as absl_flags
+from absl import logging
+
+from bert_tf.data import xlnet_classifier as data
+from bert_tf.data.classifier import PaddingInputExample
+from bert_tf.data.tfrecord import decode_record
+from bert_tf.errors import CheckpointError, ConfigError, FlagError
+from bert_tf.tasks.run_checks import require_one_mode
+from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, load_sp_model,
+                                                       tokenize_fn)
+from bert_tf.training import checkpoint_io
+from bert_tf.training import loop
+from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
+from bert_tf.xlnet import checkpoint_map
+from bert_tf.xlnet.config import XLNetConfig, create_run_config
+from bert_tf.xlnet.layers import SUMMARY_TYPES
+from bert_tf.xlnet.model import XLNetClassifier
+
+# Shared flags whose default in XLNet's run_classifier.py differs from BERT's: used when the
+# flag is not given on the command line.
+XLNET_DEFAULTS = {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
+                  "predict_batch_size": 128}
+
+# BERT-only flags -> the XLNet flag to use instead (an error in the XLNet path).
+BERT_ONLY_FLAGS = {
+    "vocab_file": "--spiece_model_file",
+    "bert_config_file": "--model_config_path",
+    "do_lower_case": "--uncased",
+    "num_train_epochs": "--train_steps",
+    "warmup_proportion": "--warmup_steps",
+    "save_checkpoints_steps": "--save_steps",
+    "iterations_per_loop": "--iterations",
+    "tpu_name": "--tpu",
+    "num_tpu_cores": "--num_core_per_host",
+}
+
+TRAIN_SHUFFLE_SEED = 12345
+EVAL_RESULTS_FILE = "eval_results.txt"
+
+
+@dataclass
+class XLNetClassifierArgs:
+    """The flags of XLNet's original ``run_classifier.py`` (spec 8.1) with their defaults."""
+
+    # model
+    model_config_path: Optional[str] = None
+    dropout: float = 0.1
+    dropatt: float = 0.1
+    clamp_len: int = -1
+    summary_type: str = "last"
+    use_summ_proj: bool = True
+    use_bfloat16: bool = False
+    init: str = "normal"
+    init_std: float = 0.02
+    init_range: float = 0.1
+    # I/O
+    overwrite_data: bool = False
+    init_checkpoint: Optional[str] = None
+    output_dir: str = ""
+    spiece_model_file: str = ""
+    model_dir: str = ""
+    data_dir: str = ""
+    # machines
+    use_tpu: bool = False
+    num_hosts: int = 1
+    num_core_per_host: int = 8
+    tpu_job_name: Optional[str] = None
+    tpu: Optional[str] = None
+    tpu_zone: Optional[str] = None
+    gcp_project: Optional[str] = None
+    master: Optional[str] = None
+    iterations: int = 1000
+    # training
+    do_train: bool = False
+    train_steps: int = 1000
+    warmup_steps: int = 0
+    learning_rate: float = 1e-5
+    lr_layer_decay_rate: float = 1.0
+    min_lr_ratio: float = 0.0
+    clip: float = 1.0
+    max_save: int = 0
+    save_steps: Optional[int] = None
+    train_batch_size: int = 8
+    weight_decay: float = 0.0
+    adam_epsilon: float = 1e-8
+    decay_method: str = "poly"
+    # evaluation
+    do_eval: bool = False
+    do_predict: bool = False
+    predict_threshold: float = 0.0
+    eval_split: str = "dev"
+    eval_batch_size: int = 128
+    predict_batch_size: int = 128
+    predict_dir: Optional[str] = None
+    eval_all_ckpt: bool = False
+    predict_ckpt: Optional[str] = None
+    # task
+    task_name: Optional[str] = None
+    max_seq_length: int = 128
+    shuffle_buffer: int = 2048
+    num_passes: int = 1
+    uncased: bool = False
+    cls_scope: Optional[str] = None
+    is_regression: bool = False
+
+    @classmethod
+    def from_flags(cls, flags_obj) -> "XLNetClassifierArgs":
+        """Reads the fields from absl ``FLAGS`` (or any object with the attributes).
+
+        A flag absent from ``flags_obj`` keeps the XLNet default; a flag of
+        :data:`XLNET_DEFAULTS` keeps the XLNet default unless it was set (command line or
+        assignment).
+        """
+        return cls(**_values_from_flags(flags_obj, cls))
+
+
+XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
+                                                dataclasses.fields(XLNetClassifierArgs))
+
+
+def _flag_is_set(flags_obj, name: str) -> bool:
+    if isinstance(flags_obj, absl_flags.FlagValues):
+        if name not in flags_obj:
+            return False
+        fl = flags_obj[name]
+        return bool(fl.present) or not fl.using_default_value
+    return getattr(flags_obj, name, None) is not None
+
+
+def _values_from_flags(flags_obj, args_cls) -> Dict[str, Any]:
+    values = {}
+    for field in dataclasses.fields(args_cls):
+        name = field.name
+        if isinstance(flags_obj, absl_flags.FlagValues):
+            if name not in flags_obj:
+                continue
+            if name in XLNET_DEFAULTS and not _flag_is_set(flags_obj, name):
+                continue
+            values[name] = flags_obj[name].value
+        elif hasattr(flags_obj, name):
+            values[name] = getattr(flags_obj, name)
+    return values
+
+
+def is_xlnet_invocation(flags_obj) -> bool:
+    """True when ``--model_config_path`` or ``--spiece_model_file`` is given (the XLNet path)."""
+    for name in ("model_config_path", "spiece_model_file"):
+        try:
+            value = getattr(flags_obj, name)
+        except (AttributeError, absl_flags.UnparsedFlagAccessError):
+            continue
+        if value:
+            return True
+    return False
+
+
+def check_no_bert_only_flags(flags_obj) -> None:
+    """Raises FlagError when a BERT-only flag is set in an XLNet invocation (names the
+    XLNet flag to use instead)."""
+    given = [n for n in BERT_ONLY_FLAGS if _flag_is_set(flags_obj, n)]
+    if isinstance(flags_obj, absl_flags.FlagValues):
+        given = [n for n in given if n in flags_obj and flags_obj[n].present]
+    if given:
+        hints = ", ".join(f"--{n} (use {BERT_ONLY_FLAGS[n]})" for n in given)
+        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
+                        f"--spiece_model_file: {hints}")
+
+
+def run_from_flags(flags_obj) -> Dict[str, Any]:
+    """The XLNet run_classifier from absl ``FLAGS``: :func:`run` on
+    :meth:`XLNetClassifierArgs.from_flags`, after :func:`check_no_bert_only_flags`."""
+    check_no_bert_only_flags(flags_obj)
+    return run(XLNetClassifierArgs.from_flags(flags_obj))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks (before anything is written)
+# ---------------------------------------------------------------------------------------------
+
+def check_args(args: XLNetClassifierArgs) -> None:
+    """Flag checks of the original (one mode, known task) plus bert_tf's (required paths,
+    positive sizes, regression flag matching the task...).
+
+    Raises:
+      FlagError: naming the flag.
+    """
+    require_one_mode(do_train=args.do_train, do_eval=args.do_eval, do_predict=args.do_predict)
+    for name in ("model_config_path", "spiece_model_file", "task_name", "data_dir", "output_dir",
+                 "model_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required by XLNet's run_classifier")
+    if args.do_predict and not args.predict_dir:
+        raise FlagError("--predict_dir is required with --do_predict (where <task>.tsv and "
+                        "<task>.logits.json are written)")
+    if args.summary_type not in SUMMARY_TYPES:
+        raise FlagError(f"--summary_type={args.summary_type}: expected one of "
+                        f"{', '.join(SUMMARY_TYPES)}")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        "(<sep> <sep> <cls>)")
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size", "iterations",
+                 "num_passes", "shuffle_buffer", "num_core_per_host"):
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
+    if args.do_train and args.train_steps < 1:
+        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
+    if args.save_steps is not None and args.save_steps < 1:
+        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    if args.max_save < 0:
+        raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
+    if args.eval_split not in ("dev", "test"):
+        raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
+    if args.do_train and args.init_checkpoint:
+        ckpt_dir = os.path.dirname(os.path.abspath(args.init_checkpoint))
+        if os.path.abspath(args.model_dir) in (ckpt_dir, os.path.abspath(args.init_checkpoint)):
+            raise FlagError(f"--model_dir={args.model_dir} is the folder of --init_checkpoint; "
+                            "use a separate folder for the fine-tuned checkpoints (XLNet README)")
+
+
+def check_task_mode(processor, args: XLNetClassifierArgs) -> None:
+    """``--is_regression`` must match the task (sts-b is regression, the others are not).
+
+    Raises:
+      FlagError: naming the task and the flag.
+    """
+    task_is_regression = getattr(processor, "is_regression", False)
+    if task_is_regression and not args.is_regression:
+        raise FlagError(f"--task_name={args.task_name} is a regression task: pass "
+                        "--is_regression=True")
+    if args.is_regression and not task_is_regression:
+        raise FlagError(f"--is_regression=True but --task_name={args.task_name} is a "
+                        "classification task")
+
+
+def check_spiece_matches_config(sp_model, config: XLNetConfig, spiece_model_file: str,
+                                model_config_path: str) -> None:
+    """The SentencePiece model must fit the config: same vocabulary size (``n_token``) and
+    XLNet's hard-coded ``<sep>`` = 4, ``<cls>`` = 3 (spec 5.3).
+
+    Raises:
+      ConfigError: naming both files and both values.
+    """
+    size = sp_model.GetPieceSize()
+    if size != config.n_token:
+        raise ConfigError(
+            f"{spiece_model_file} has {size} pieces but {model_config_path} says "
+            f"n_token={config.n_token}: the SentencePiece model and the config must come from "
+            f"the same model (ids >= n_token have no embedding)")
+    for symbol, expected in (("<sep>", SEP_ID), ("<cls>", CLS_ID)):
+        got = sp_model.PieceToId(symbol)
+        if got != expected or sp_model.IdToPiece(expected) != symbol:
+            raise ConfigError(f"{spiece_model_file}: {symbol} has id {got}, but XLNet's code "
+                              f"hard-codes {symbol}={expected} (spec 5.3); not an XLNet "
+                              "SentencePiece model")
+
+
+def resolve_init_checkpoint(path: Optional[str]) -> Optional[str]:
+    """A path ending in ``latest`` means the latest checkpoint of its folder (spec 4.4).
+
+    Raises:
+      CheckpointError: no checkpoint there.
+    """
+    if not path or not path.endswith("latest"):
+        return path
+    folder = os.path.dirname(path)
+    latest = tf.train.latest_checkpoint(folder)
+    if not latest:
+        raise CheckpointError(f"--init_checkpoint={path}: no checkpoint state file in {folder}")
+    return latest
+
+
+def list_model_dir_checkpoints(model_dir: str) -> List[Tuple[int, str]]:
+    """``(global_step, prefix)`` of every ``*.index`` in ``model_dir`` whose name ends in
+    ``-<step>``, sorted by step (the original's eval list). Others are skipped with a warning.
+    """
+    found = []
+    if not tf.io.gfile.isdir(model_dir):
+        return found
+    for filename in tf.io.gfile.listdir(model_dir):
+        if not filename.endswith(".index") or filename.startswith(".tmp-"):
+            continue
+        prefix = os.path.join(model_dir, filename[:-len(".index")])
+        m = re.search(r"-(\d+)$", prefix)
+        if m is None:
+            logging.warning("%s: not a <name>-<step> checkpoint, not evaluated", prefix)
+            continue
+        found.append((int(m.group(1)), prefix))
+    return sorted(found)
+
+
+def latest_model_dir_checkpoint(model_dir: str) -> Optional[str]:
+    """The checkpoint of the ``checkpoint`` state file, else the highest step, else None."""
+    latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+    if latest:
+        return latest
+    found = list_model_dir_checkpoints(model_dir)
+    return found[-1][1] if found else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, data
+# ---------------------------------------------------------------------------------------------
+
+def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: int,
+                     is_training: bool) -> XLNetClassifier:
+    """An :class:`XLNetClassifier` with the fine-tuning run config of ``args`` (no memory),
+    built on a ``[1, max_seq_length]`` dummy batch. Call under the strategy scope."""
+    run_config = create_run_config(is_training, True, args)
+    model = XLNetClassifier(config, run_config, n_class=n_class, summary_type=args.summary_type,
+                            use_summ_proj=args.use_summ_proj, task_name=args.task_name,
+                            cls_scope=args.cls_scope, is_regression=args.is_regression)
+    s = args.max_seq_length
+    model({"input_ids": tf.zeros([1, s], tf.int32), "segment_ids": tf.zeros([1, s], tf.int32),
+           "input_mask": tf.zeros([1, s], tf.float32)}, training=False)
+    return model
+
+
+def _split_features(record):
+    features = {"input_ids": record["input_ids"], "segment_ids": record["segment_ids"],
+                "input_mask": record["input_mask"]}
+    return features, record["label_ids"], record["is_real_example"]
+
+
+def record_dataset(input_file: str, max_seq_length: int, regression: bool) -> tf.data.Dataset:
+    """Decoded records ``(features, label_ids, is_real_example)`` (original input_fn).
+
+    features: ``input_ids`` / ``segment_ids`` int32 ``[S]``, ``input_mask`` float32 ``[S]``
+    (1 = padding); labels int32 (float32 for regression); is_real_example int32.
+    """
+    schema = data.record_schema(max_seq_length, regression)
+    return tf.data.TFRecordDataset(input_file).map(
+        lambda r: _split_features(decode_record(r, schema)))
+
+
+def train_dataset(input_file: str, max_seq_length: int, regression: bool, batch_size: int,
+                  shuffle_buffer: int) -> tf.data.Dataset:
+    """shuffle(shuffle_buffer) -> repeat -> batch(drop_remainder) of ``(features, labels)``."""
+    d = record_dataset(input_file, max_seq_length, regression)
+    d = d.shuffle(shuffle_buffer, seed=TRAIN_SHUFFLE_SEED).repeat()
+    return d.map(lambda f, label, real: (f, label)).batch(batch_size, drop_remainder=True)
+
+
+def make_strategy(args: XLNetClassifierArgs):
+    """TPUStrategy with ``--use_tpu``; else MirroredStrategy over ``min(num_core_per_host,
+    visible GPUs)`` GPUs when that is more than one; else the default strategy."""
+    if args.use_tpu:
+        from bert_tf.training.strategy import get_strategy
+        return get_strategy(use_tpu=True, tpu_name=args.tpu, tpu_zone=args.tpu_zone,
+                            gcp_project=args.gcp_project, master=args.master,
+                            num_tpu_cores=args.num_hosts * args.num_core_per_host)
+    gpus = tf.config.list_logical_devices("GPU")
+    n = min(args.num_core_per_host, len(gpus))
+    if args.num_core_per_host > len(gpus) and gpus:
+        logging.info("--num_core_per_host=%d but %d GPU(s) visible: using %d", args.num_core_per_host,
+                     len(gpus), n)
+    if n > 1:
+        return tf.distribute.MirroredStrategy([d.name for d in gpus[:n]])
+    return tf.distribute.get_strategy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------
+
+def weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    """Pearson r of ``x`` and ``y`` with example weights ``w`` (the original's
+    ``streaming_pearson_correlation(logits, labels, weights=is_real_example)``), in float64."""
+    x, y, w = (np.asarray(a, np.float64) for a in (x, y, w))
+    total = w.sum()
+    mx, my = (w * x).sum() / total, (w * y).sum() / total
+    cxy = (w * (x - mx) * (y - my)).sum()
+    cxx = (w * (x - mx) ** 2).sum()
+    cyy = (w * (y - my) ** 2).sum()
+    return float(cxy / math.sqrt(cxx * cyy)) if cxx > 0 and cyy > 0 else float("nan")
+
+
+def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.ndarray,
+                 weights: np.ndarray, regression: bool) -> Dict[str, float]:
+    """The original metric_fn / regression_metric_fn (spec 8.4), weighted by is_real_example.
+
+    Returns:
+      ``eval_loss`` and ``eval_accuracy`` (argmax == label), or ``eval_loss`` and
+      ``eval_pearsonr`` (logit vs label) for regression.
+    """
+    w = np.asarray(weights, np.float64)
+    out = {"eval_loss": float((w * per_example_loss).sum() / w.sum())}
+    if regression:
+        out["eval_pearsonr"] = weighted_pearson(logits, labels, w)
+    else:
+        correct = (np.argmax(logits, axis=-1) == labels).astype(np.float64)
+        out["eval_accuracy"] = float((w * correct).sum() / w.sum())
+    return out
+
+
+def _predict_batches(model: XLNetClassifier, dataset: tf.data.Dataset):
+    @tf.function(reduce_retracing=True)
+    def step(features, labels):
+        logits = model(features, training=False)["logits"]
+        per_example, total = model.task_loss(logits, labels)
+        return logits, per_example, total
+
+    for features, labels, real in dataset:
+        logits, per_example, total = step(features, labels)
+        yield logits.numpy(), per_example.numpy(), float(total.numpy()), labels.numpy(), real.numpy()
+
+
+def _load_for_inference(model: XLNetClassifier, prefix: str, config: XLNetConfig) -> int:
+    table = checkpoint_map.xlnet_variable_map(model)
+    report = checkpoint_map.load_xlnet_checkpoint(table, prefix, require_all=True,
+                                                  untie_r=config.untie_r)
+    logging.info("%s", report.summary())
+    reader = tf.train.load_checkpoint(report.prefix)
+    return int(reader.get_tensor(checkpoint_io.GLOBAL_STEP)) if reader.has_tensor(
+        checkpoint_io.GLOBAL_STEP) else 0
+
+
+def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig,
+                        eval_file: str, args: XLNetClassifierArgs) -> Dict[str, Any]:
+    """Loads ``prefix`` into ``model`` and evaluates the eval TFRecord (Estimator.evaluate).
+
+    Returns:
+      dict: the metrics of :func:`eval_metrics`, ``loss`` (mean of the batch losses, padding
+      examples included, as the Estimator reports it), ``global_step``.
+
+    Raises:
+      CheckpointError: the checkpoint does not fit the model (names variable / shapes).
+    """
+    global_step = _load_for_inference(model, prefix, config)
+    dataset = record_dataset(eval_file, args.max_seq_length, args.is_regression).batch(
+        args.eval_batch_size, drop_remainder=True)
+    logits, losses, labels, weights, totals = [], [], [], [], []
+    for lg, pe, total, lb, real in _predict_batches(model, dataset):
+        logits.append(lg)
+        losses.append(pe)
+        labels.append(lb)
+        weights.append(real)
+        totals.append(total)
+    result = eval_metrics(np.concatenate(losses), np.concatenate(logits), np.concatenate(labels),
+                          np.concatenate(weights), args.is_regression)
+    result["loss"] = float(np.mean(totals))
+    result["global_step"] = global_step
+    return result
+
+
+def format_eval_results(result: Dict[str, Any]) -> str:
+    """``key = value`` lines, keys sorted (BERT's eval_results.txt format)."""
+    return "".join(f"{k} = {v}\n" for k, v in sorted(result.items()))
+
+
+def format_predictions(all_logits: List[List[float]], label_list: Optional[List],
+                       threshold: float) -> str:
+    """The original ``{task}.tsv``: header ``index\\tprediction``, then one row per example.
+
+    One logit: the value; two: ``labels[1]`` if ``logit1 - logit0 > threshold`` else
+    ``labels[0]``; more: the argmax label (spec 8.4).
+    """
+    lines = ["index\tprediction\n"]
+    for i, logits in enumerate(all_logits):
+        if len(logits) == 1:
+            label_out = logits[0]
+        elif len(logits) == 2:
+            label_out = label_list[1] if logits[1] - logits[0] > threshold else label_list[0]
+        else:
+            label_out = label_list[int(np.argmax(np.array(logits, dtype=np.float32)))]
+        lines.append("{}\t{}\n".format(i, label_out))
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+def _log_result(prefix: str, result: Dict[str, Any]) -> None:
+    logging.info("=" * 80)
+    logging.info("%s | %s", prefix, " | ".join(f"{k} {v}" for k, v in sorted(result.items())))
+
+
+def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None
+        ) -> Dict[str, Any]:
+    """Runs XLNet's run_classifier: train, evaluate, predict (module docstring).
+
+    Returns:
+      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None),
+      ``eval_results`` (list of result dicts, or None), ``best_eval`` (dict or None),
+      ``predict_files`` (``[tsv, json]`` or None), ``num_predictions``.
+
+    Raises:
+      FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, line or
+      variable; raised before anything is written when the cause is in the flags, config,
+      SentencePiece model or checkpoints.
+    """
+    check_args(args)
+    processor = data.get_processor(args.task_name)
+    check_task_mode(processor, args)
+    task_name = args.task_name.lower()
+    label_list = None if args.is_regression else processor.get_labels()
+    n_class = 1 if args.is_regression else len(label_list)
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    tokenize = functools.partial(tokenize_fn, sp, uncased=args.uncased)
+    spm_basename = os.path.basename(args.spiece_model_file)
+    init_checkpoint = resolve_init_checkpoint(args.init_checkpoint)
+    if args.use_bfloat16:
+        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
+
+    # Checkpoints are checked against the model before any file is written.
+    strategy = strategy or make_strategy(args)
+    with strategy.scope():
+        model = build_classifier(config, args, n_class, is_training=True)
+    name_map = checkpoint_map.xlnet_variable_map(model)
+    resume = (checkpoint_io.existing_checkpoints(args.model_dir)
+              if tf.io.gfile.isdir(args.model_dir) else [])
+    existing = list_model_dir_checkpoints(args.model_dir)
+    if args.do_train and init_checkpoint and not resume:
+        check_checkpoint_fits(name_map, init_checkpoint, config)
+    for prefix in ([existing[-1][1]] if existing else []) + (
+            [args.predict_ckpt] if args.predict_ckpt else []):
+        check_checkpoint_fits(name_map, prefix, config, require_all=True)
+    if not args.do_train and not existing and (args.do_eval or not args.predict_ckpt):
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate or "
+                              "predict with; train first (--do_train) or point --model_dir at "
+                              "the fine-tuned checkpoints")
+    for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
+                                                       else ()):
+        try:
+            tf.io.gfile.makedirs(folder)
+        except Exception as e:
+            raise FlagError(f"cannot create {folder}: {e}") from e
+
+    result: Dict[str, Any] = {"train": None, "eval_results": None, "best_eval": None,
+                              "predict_files": None, "num_predictions": 0}
+
+    # ---- train ----------------------------------------------------------------------------
+    if args.do_train:
+        train_file = os.path.join(args.output_dir, data.record_file_name(
+            spm_basename, args.max_seq_length, "train"))
+        logging.info("Use tfrecord file %s", train_file)
+        train_examples = processor.get_train_examples(args.data_dir)
+        np.random.RandomState(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+        logging.info("Num of train samples: %d", len(train_examples))
+        data.file_based_convert_examples_to_features(
+            train_examples, label_list, args.max_seq_length, tokenize, train_file,
+            num_passes=args.num_passes, overwrite=args.overwrite_data,
+            symbol_report=data.LiteralSymbolReport(sp, f"{task_name} train examples"))
+        replicas = strategy.num_replicas_in_sync
+        batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+        dataset = train_dataset(train_file, args.max_seq_length, args.is_regression, batch,
+                                args.shuffle_buffer)
+        if init_checkpoint and not resume:
+            report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
+                                                          untie_r=config.untie_r)
+            logging.info("Warm start: %s", report.summary())
+        elif init_checkpoint:
+            logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
+                         "(training resumes)", init_checkpoint, args.model_dir)
+        with strategy.scope():
+            optimizer, _ = create_xlnet_optimizer(
+                args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
+                args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
+                args.lr_layer_decay_rate, variable_names=name_map)
+        steps_per_loop = args.iterations if args.save_steps is None else min(
+            args.iterations, args.save_steps)
+
+        def loss_fn(m, features, labels):
+            logits = m(features, training=True)["logits"]
+            return m.task_loss(logits, labels)[1]
+
+        result["train"] = loop.train(
+            model, loss_fn, dataset, name_map, args.model_dir, args.train_steps,
+            optimizer=optimizer, save_checkpoints_steps=args.save_steps or 0,
+            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+            strategy=strategy)
+
+    if not (args.do_eval or args.do_predict):
+        return result
+    if args.eval_split == "dev":
+        eval_examples = processor.get_dev_examples(args.data_dir)
+    else:
+        eval_examples = processor.get_test_examples(args.data_dir)
+    logging.info("Num of eval samples: %d", len(eval_examples))
+    with tf.distribute.get_strategy().scope():
+        eval_model = build_classifier(config, args, n_class, is_training=False)
+
+    # ---- eval -----------------------------------------------------------------------------
+    if args.do_eval:
+        padded = list(eval_examples)
+        while len(padded) % args.eval_batch_size != 0:
+            padded.append(PaddingInputExample())
+        eval_file = os.path.join(args.output_dir, data.record_file_name(
+            spm_basename, args.max_seq_length, "eval", args.eval_split))
+        data.file_based_convert_examples_to_features(
+            padded, label_list, args.max_seq_length, tokenize, eval_file,
+            overwrite=args.overwrite_data,
+            symbol_report=data.LiteralSymbolReport(sp, f"{task_name} {args.eval_split} examples"))
+        steps_and_files = list_model_dir_checkpoints(args.model_dir)
+        if not steps_and_files:
+            raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
+        if not args.eval_all_ckpt:
+            steps_and_files = steps_and_files[-1:]
+        eval_results = []
+        for global_step, prefix in steps_and_files:
+            ret = evaluate_checkpoint(eval_model, prefix, config, eval_file, args)
+            ret["step"] = global_step
+            ret["path"] = prefix
+            eval_results.append(ret)
+            _log_result("Eval result", ret)
+        key_name = "eval_pearsonr" if args.is_regression else "eval_accuracy"
+        best = sorted(eval_results, key=lambda r: r[key_name], reverse=True)[0]
+        _log_result("Best result", best)
+        checkpoint_io.atomic_write_text(os.path.join(args.model_dir, EVAL_RESULTS_FILE),
+                                        format_eval_results(best))
+        result["eval_results"] = eval_results
+        result["best_eval"] = best
+
+    # ---- predict --------------------------------------------------------------------------
+    if args.do_predict:
+        predict_file = os.path.join(args.output_dir, data.record_file_name(
+            spm_basename, args.max_seq_length, "predict", args.eval_split))
+        data.file_based_convert_examples_to_features(
+            eval_examples, label_list, args.max_seq_length, tokenize, predict_file,
+            overwrite=args.overwrite_data)
+        prefix = args.predict_ckpt or latest_model_dir_checkpoint(args.model_dir)
+        if not prefix:
+            raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
+        _load_for_inference(eval_model, prefix, config)
+        dataset = record_dataset(predict_file, args.max_seq_length, args.is_regression).batch(
+            args.predict_batch_size)
+        all_logits = []
+        for logits, _, _, _, real in _predict_batches(eval_model, dataset):
+            for row, is_real in zip(np.reshape(logits, [len(real), -1]), real):
+                if is_real:
+                    all_logits.append([float(x) for x in row.flat])
+        tsv_path = os.path.join(args.predict_dir, f"{task_name}.tsv")
+        json_path = os.path.join(args.predict_dir, f"{task_name}.logits.json")
+        checkpoint_io.atomic_write_text(tsv_path, format_predictions(
+            all_logits, label_list, args.predict_threshold))
+        checkpoint_io.atomic_write_text(json_path, json.dumps(all_logits, indent=4))
+        logging.info("Wrote %d predictions to %s and %s", len(all_logits), tsv_path, json_path)
+        result["predict_files"] = [tsv_path, json_path]
+        result["num_predictions"] = len(all_logits)
+    return result
+
+
+def check_checkpoint_fits(name_map, path: str, config: XLNetConfig,
+                          require_all: bool = False) -> str:
+    """Checks a checkpoint against the model without assigning anything, so that a bad one
+    fails before any file is written: XLNet names at all (a BERT checkpoint is named as such),
+    the ``untie_r`` setting, every shape, and with ``require_all`` every model variable.
+
+    Returns:
+      the checkpoint prefix.
+
+    Raises:
+      CheckpointError: naming the checkpoint, the variable and both shapes.
+    """
+    prefix = checkpoint_map.check_compatible(name_map, path, untie_r=config.untie_r)
+    stored = checkpoint_io.list_checkpoint(prefix)
+    for name, var in name_map.items():
+        if name in stored and tuple(stored[name][0]) != tuple(var.shape):
+            raise CheckpointError(
+                f"{prefix}: variable {name} has shape {list(stored[name][0])} in the checkpoint "
+                f"but {list(var.shape)} in the model built from the config; the config does not "
+                f"match this checkpoint")
+    missing = [n for n in name_map if n not in stored]
+    if require_all and missing:
+        raise CheckpointError(
+            f"{prefix}: model variables missing from the checkpoint: {', '.join(missing)} "
+            f"(a checkpoint of another task, --cls_scope or --summary_type?)")
+    return prefix
