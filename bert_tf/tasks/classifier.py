@@ -1,0 +1,656 @@
+"""Sentence(-pair) classification: the run behind the root `run_classifier.py`.
+
+Mirrors the original `run_classifier.py` (spec `bert.md` 8): same flags and defaults, same
+start-up checks in the same order, the same feature files in ``output_dir``
+(``train.tf_record``, ``eval.tf_record``, ``predict.tf_record``, TPU padding examples
+included) and the same result files:
+
+* ``eval_results.txt``: ``key = value`` lines, keys sorted: ``eval_accuracy`` and
+  ``eval_loss`` (weighted by ``is_real_example``), ``global_step``, ``loss`` (the mean of the
+  eval batches' unweighted mean losses, as the Estimator's ``loss``). Values are ``str()`` of
+  numpy float32 / int64 scalars, as the original printed them (spec 8.6, 8.7).
+* ``test_results.tsv``: one line per real test example, the class probabilities ``str()`` of
+  float32 joined by tabs, no header.
+
+Checkpoints are ``model.ckpt-N`` in the original layout (``bert/*``, top-level
+``output_weights [num_labels, H]`` / ``output_bias [num_labels]``, ``<var>/adam_m``,
+``<var>/adam_v``, int64 ``global_step``) written by :func:`bert_tf.training.loop.train`, so a
+checkpoint fine-tuned by the original loads here (as ``--init_checkpoint``, or found in
+``output_dir``) and ours loads in the original. Eval/predict without ``--do_train`` use the
+newest checkpoint in ``output_dir`` if there is one (as the Estimator), else
+``init_checkpoint`` (then ``global_step = 0``).
+
+Beyond the original:
+
+* the GLUE tasks ``sst-2``, ``qnli``, ``qqp``, ``rte``, ``wnli`` and ``sts-b`` (regression:
+  one output, squared-error loss; ``eval_results.txt`` holds ``eval_loss`` (MSE),
+  ``eval_pearson``, ``eval_spearman``, ``global_step``, ``loss``; ``test_results.tsv`` one
+  score per line);
+* every data file needed is read (and checked) before training starts, and every output is
+  written atomically, so a bad dev/test file never costs a training run or a partial file;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` with a
+  ``serving_default`` signature (int32 ``input_ids``, ``input_mask``, ``segment_ids``
+  ``[batch, seq]`` -> float32 ``probabilities [batch, num_labels]``) that
+  ``tf.saved_model.load`` serves without bert_tf;
+* with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
+  MiniLM default model is used (`bert_tf.defaults`);
+* batches are cut to their longest real row (a multiple of 8) on CPU/GPU without XLA:
+  padding is masked, so the numbers are those of the padded batch, only faster;
+* the F1 of the positive class (label ``"1"``) of binary tasks is logged and returned (not
+  written: ``eval_results.txt`` keeps the original keys).
+"""
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf.bert.config import BertConfig
+from bert_tf.data import classifier as data
+from bert_tf.data import tfrecord
+from bert_tf.errors import ConfigError, FlagError
+from bert_tf.tasks import run_checks
+from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss
+from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
+from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
+from bert_tf.training.strategy import strategy_from_flags
+
+TRAIN_FILE = "train.tf_record"
+EVAL_FILE = "eval.tf_record"
+PREDICT_FILE = "predict.tf_record"
+EVAL_RESULTS_FILE = "eval_results.txt"
+TEST_RESULTS_FILE = "test_results.tsv"
+SHUFFLE_BUFFER = 100  # original input_fn_builder: d.shuffle(buffer_size=100)
+# The original shuffled without a seed; a fixed one makes a resumed run see the same batches.
+SHUFFLE_SEED = 12345
+LENGTH_MULTIPLE = 8  # trimmed batch lengths are multiples of this
+
+
+@dataclass
+class ClassifierArgs:
+    """The original `run_classifier.py` flags (spec 8.1, same defaults) plus bert_tf's.
+
+    ``data_dir``, ``task_name`` and ``output_dir`` are required; ``bert_config_file`` and
+    ``vocab_file`` too unless all three model flags are left out (embedded default model).
+    """
+
+    data_dir: Optional[str] = None
+    bert_config_file: Optional[str] = None
+    task_name: Optional[str] = None
+    vocab_file: Optional[str] = None
+    output_dir: Optional[str] = None
+    init_checkpoint: Optional[str] = None
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    use_tpu: bool = False
+    tpu_name: Optional[str] = None
+    tpu_zone: Optional[str] = None
+    gcp_project: Optional[str] = None
+    master: Optional[str] = None
+    num_tpu_cores: int = 8
+    # ---- bert_tf ----
+    export_dir: Optional[str] = None
+    use_xla: bool = False
+    gradient_accumulation_steps: int = 1
+
+
+@dataclass
+class ClassifierResult:
+    """What :func:`run` did.
+
+    Attributes:
+      model: the :class:`BertClassifier` with the weights last used.
+      global_step: the step of those weights (0 for an untrained ``init_checkpoint``).
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      num_train_steps, num_warmup_steps: the schedule (0 without ``do_train``).
+      eval_results: key -> numpy scalar, as written to ``eval_results.txt`` (or None).
+      eval_extra: bert_tf metrics not written (``eval_f1`` of binary tasks).
+      num_eval_examples, num_predict_examples: real examples evaluated / predicted.
+      predictions: float32 ``[num_predict_examples, num_labels]`` (or None).
+      export_path: the SavedModel folder written (or None).
+    """
+
+    model: Any
+    global_step: int = 0
+    train: Optional[loop.TrainResult] = None
+    num_train_steps: int = 0
+    num_warmup_steps: int = 0
+    eval_results: Optional[Dict[str, Any]] = None
+    eval_extra: Dict[str, float] = field(default_factory=dict)
+    num_eval_examples: int = 0
+    num_predict_examples: int = 0
+    predictions: Optional[np.ndarray] = None
+    export_path: Optional[str] = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Start-up checks (spec 8.1)
+# ---------------------------------------------------------------------------------------------
+
+def resolve_model_files(args: ClassifierArgs) -> ClassifierArgs:
+    """Fills in the embedded default model when no model flag is given.
+
+    Raises:
+      FlagError: ``--bert_config_file`` or ``--vocab_file`` missing while another model flag
+        is given.
+    """
+    given = [k for k in ("bert_config_file", "vocab_file", "init_checkpoint") if getattr(args, k)]
+    if not given:
+        model = defaults.default_model()
+        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
+                     model.folder)
+        args.bert_config_file = model.bert_config_file
+        args.vocab_file = model.vocab_file
+        args.init_checkpoint = model.init_checkpoint
+        return args
+    missing = [k for k in ("bert_config_file", "vocab_file") if not getattr(args, k)]
+    if missing:
+        raise FlagError(f"--{' and --'.join(missing)} required (or leave out all of "
+                        f"--bert_config_file, --vocab_file, --init_checkpoint for the embedded "
+                        f"default model)")
+    return args
+
+
+def _check_numbers(args: ClassifierArgs) -> None:
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
+                 "gradient_accumulation_steps"):
+        if int(getattr(args, name)) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        f"([CLS] a [SEP] b [SEP] needs 3 special tokens)")
+    if args.do_train:
+        if not args.num_train_epochs > 0:
+            raise FlagError(f"--num_train_epochs={args.num_train_epochs}: must be positive")
+        if not 0.0 <= args.warmup_proportion <= 1.0:
+            raise FlagError(f"--warmup_proportion={args.warmup_proportion}: must be in [0, 1]")
+
+
+def check_flags(args: ClassifierArgs):
+    """The original start-up checks, in its order, plus bert_tf's.
+
+    1. ``do_lower_case`` vs a released checkpoint's name (original check);
+    2. one of ``do_train`` / ``do_eval`` / ``do_predict`` (or ``--export_dir``);
+    3. ``max_seq_length <= max_position_embeddings``;
+    4. ``output_dir`` created and writable;
+    5. a known ``task_name`` (the valid names are listed);
+    then the vocab (its case, its size against the config).
+
+    Returns:
+      ``(config, processor, tokenizer)``.
+
+    Raises:
+      FlagError / CaseMismatchError / ConfigError naming the flag or file.
+    """
+    for name in ("data_dir", "task_name", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    args = resolve_model_files(args)
+    validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
+    if not args.export_dir:
+        run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
+                                    do_predict=args.do_predict)
+    _check_numbers(args)
+    config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    run_checks.make_output_dir(args.output_dir)
+    processor = data.get_processor(args.task_name)
+    tokenizer = run_checks.load_tokenizer(args.vocab_file, args.do_lower_case,
+                                          args.init_checkpoint)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                          f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    return config, processor, tokenizer
+
+
+def training_steps(num_examples: int, args: ClassifierArgs):
+    """``(num_train_steps, num_warmup_steps)`` as the original (spec 8.1).
+
+    ``int(num_examples / train_batch_size * num_train_epochs)`` and
+    ``int(num_train_steps * warmup_proportion)``.
+
+    Raises:
+      FlagError: that gives no step at all.
+    """
+    steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
+    if steps < 1:
+        raise FlagError(f"no training step: {num_examples} training examples / "
+                        f"--train_batch_size={args.train_batch_size} x --num_train_epochs="
+                        f"{args.num_train_epochs} < 1")
+    return steps, int(steps * args.warmup_proportion)
+
+
+# ---------------------------------------------------------------------------------------------
+# Input pipelines (spec 8.5)
+# ---------------------------------------------------------------------------------------------
+
+def _decode_fn(max_seq_length: int, regression: bool):
+    schema = data.classifier_schema(max_seq_length, regression)
+    return lambda record: tfrecord.decode_record(record, schema)
+
+
+def trim_features(features: Dict[str, tf.Tensor], multiple: int = LENGTH_MULTIPLE):
+    """Cuts the ``[B, S]`` model inputs to the batch's longest real row rounded up to
+    ``multiple`` (graph version of :func:`bert_tf.training.predict.trimmed_length`)."""
+    seq_length = tf.shape(features["input_ids"])[1]
+    longest = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
+    length = tf.minimum(seq_length, tf.maximum(multiple, (longest + multiple - 1) // multiple
+                                               * multiple))
+    return {k: (v[:, :length] if k in SEQUENCE_FEATURES else v) for k, v in features.items()}
+
+
+def train_dataset_fn(input_file: str, max_seq_length: int, train_batch_size: int,
+                     regression: bool = False, trim: bool = True, seed: int = SHUFFLE_SEED):
+    """The training input function (original ``file_based_input_fn_builder``, training mode).
+
+    Returns ``fn(input_context) -> tf.data.Dataset`` of ``(features, label_ids)``: the
+    records sharded per input pipeline (multi-worker), repeated, shuffled with a buffer of 100,
+    decoded (int64 -> int32) and batched per replica with ``drop_remainder=True``. features:
+    int32 ``[b, S]`` ``input_ids``, ``input_mask``, ``segment_ids`` (``S`` cut to the batch's
+    longest row when ``trim``), int32 ``[b]`` ``is_real_example``; label_ids int32 ``[b]``
+    (float32 for regression).
+
+    Raises:
+      FlagError: ``train_batch_size`` is not a multiple of the number of replicas.
+    """
+    decode = _decode_fn(max_seq_length, regression)
+
+    def fn(ctx: Optional[tf.distribute.InputContext] = None):
+        d = tf.data.TFRecordDataset(input_file)
+        batch_size = train_batch_size
+        if ctx is not None:
+            if ctx.num_input_pipelines > 1:
+                d = d.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+            try:
+                batch_size = ctx.get_per_replica_batch_size(train_batch_size)
+            except ValueError as e:
+                raise FlagError(f"--train_batch_size={train_batch_size}: {e}") from e
+        d = d.repeat().shuffle(SHUFFLE_BUFFER, seed=seed)
+        d = d.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+        d = d.batch(batch_size, drop_remainder=True)
+
+        def split(example):
+            labels = example.pop("label_ids")
+            return (trim_features(example) if trim else example), labels
+
+        return d.map(split, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    return fn
+
+
+def eval_dataset(input_file: str, max_seq_length: int, batch_size: int, regression: bool,
+                 drop_remainder: bool) -> tf.data.Dataset:
+    """Eval/predict records decoded and batched in file order (``drop_remainder`` = use_tpu)."""
+    return (tf.data.TFRecordDataset(input_file)
+            .map(_decode_fn(max_seq_length, regression))
+            .batch(batch_size, drop_remainder=drop_remainder))
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics and result files (spec 8.6, 8.7)
+# ---------------------------------------------------------------------------------------------
+
+def per_example_loss(logits: np.ndarray, labels: np.ndarray, regression: bool) -> np.ndarray:
+    """float32 ``[N]``: ``-log_softmax(logits)[label]``, or the squared error (regression).
+
+    Args: logits float32 ``[N, num_labels]``; labels int ``[N]`` (float for regression).
+    """
+    logits = np.asarray(logits, np.float32)
+    if regression:
+        return np.square(logits[:, 0] - np.asarray(labels, np.float32))
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return -log_probs[np.arange(len(labels)), np.asarray(labels, np.int64)]
+
+
+def _rank(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x), np.float64)
+    sorted_x = x[order]
+    i = 0
+    while i < len(x):  # average ranks of ties
+        j = i
+        while j + 1 < len(x) and sorted_x[j + 1] == sorted_x[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return ranks
+
+
+def pearson(x, y) -> float:
+    """Pearson correlation of two float vectors (nan when one is constant)."""
+    x = np.asarray(x, np.float64) - np.mean(x)
+    y = np.asarray(y, np.float64) - np.mean(y)
+    denom = math.sqrt(float(np.sum(x * x) * np.sum(y * y)))
+    return float(np.sum(x * y) / denom) if denom > 0 else float("nan")
+
+
+def spearman(x, y) -> float:
+    """Spearman rank correlation (Pearson of the ranks, ties get their average rank)."""
+    return pearson(_rank(np.asarray(x, np.float64)), _rank(np.asarray(y, np.float64)))
+
+
+def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray,
+                 batch_losses: Sequence[float], global_step: int, regression: bool = False
+                 ) -> Dict[str, Any]:
+    """The metrics of the original EVAL mode (spec 8.6), as numpy scalars.
+
+    Args:
+      logits: float32 ``[N, num_labels]`` of every evaluated example (padding included).
+      labels: ``[N]`` label ids (float scores for regression).
+      is_real_example: ``[N]`` 1 for real examples, 0 for TPU padding (the weights).
+      batch_losses: each eval batch's unweighted mean loss.
+      global_step: the step of the evaluated weights.
+
+    Returns:
+      Classification: ``eval_accuracy``, ``eval_loss`` (float32), ``global_step`` (int64),
+      ``loss`` (float32). Regression: ``eval_loss``, ``eval_pearson``, ``eval_spearman``,
+      ``global_step``, ``loss``.
+    """
+    w = np.asarray(is_real_example, np.float32)
+    per_example = per_example_loss(logits, labels, regression)
+    count = max(float(w.sum()), 1e-12)
+    results = {
+        "eval_loss": np.float32(np.sum(w * per_example, dtype=np.float64) / count),
+        "global_step": np.int64(global_step),
+        "loss": np.float32(np.mean(np.asarray(batch_losses, np.float64))),
+    }
+    if regression:
+        real = w > 0
+        predictions = np.asarray(logits, np.float32)[real, 0]
+        scores = np.asarray(labels, np.float32)[real]
+        results["eval_pearson"] = np.float32(pearson(predictions, scores))
+        results["eval_spearman"] = np.float32(spearman(predictions, scores))
+    else:
+        correct = (np.argmax(logits, axis=1) == np.asarray(labels)).astype(np.float32)
+        results["eval_accuracy"] = np.float32(np.sum(w * correct, dtype=np.float64) / count)
+    return results
+
+
+def binary_f1(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray) -> float:
+    """F1 of class 1 over the real examples (MRPC/QQP's GLUE metric)."""
+    real = np.asarray(is_real_example) > 0
+    pred = np.argmax(logits, axis=1)[real] == 1
+    gold = np.asarray(labels)[real] == 1
+    tp = float(np.sum(pred & gold))
+    fp = float(np.sum(pred & ~gold))
+    fn = float(np.sum(~pred & gold))
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn > 0 else 0.0
+
+
+def format_eval_results(results: Dict[str, Any]) -> str:
+    """``key = value`` lines, keys sorted, values ``str()`` of numpy scalars (original)."""
+    return "".join("%s = %s\n" % (key, str(results[key])) for key in sorted(results))
+
+
+def format_test_results(probabilities: np.ndarray) -> str:
+    """One line per row: ``str(np.float32)`` of each value joined by tabs (original)."""
+    return "".join("\t".join(str(np.float32(p)) for p in row) + "\n"
+                   for row in np.asarray(probabilities, np.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, weights, export
+# ---------------------------------------------------------------------------------------------
+
+def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
+                use_one_hot_embeddings: bool = False) -> BertClassifier:
+    """A built :class:`BertClassifier` for the task, its variables created under ``strategy``."""
+    with strategy.scope():
+        model = BertClassifier(config, processor.num_labels,
+                               is_regression=processor.is_regression,
+                               use_one_hot_embeddings=use_one_hot_embeddings)
+        model.build_with_dummy_input()
+    return model
+
+
+def restore_for_inference(model: BertClassifier, output_dir: str,
+                          init_checkpoint: Optional[str]) -> int:
+    """Loads the weights eval/predict/export use when there was no training; returns the step.
+
+    The newest ``model.ckpt-N`` in ``output_dir`` (everything required; its ``global_step``)
+    as the Estimator, else ``init_checkpoint`` (missing names, e.g. an untrained head, keep
+    their initial values, as ``init_from_checkpoint``; step 0), else the initial weights.
+
+    Raises:
+      CheckpointError: unreadable checkpoint or shapes that do not fit (names the variable).
+    """
+    name_map = model.name_map()
+    existing = checkpoint_io.existing_checkpoints(output_dir)
+    if existing:
+        prefix = existing[-1]
+        checkpoint_io.assign_from_checkpoint(name_map, prefix, require_all=True)
+        reader = tf.train.load_checkpoint(prefix)
+        step = (int(reader.get_tensor(checkpoint_io.GLOBAL_STEP))
+                if reader.has_tensor(checkpoint_io.GLOBAL_STEP) else
+                checkpoint_io.checkpoint_step(prefix))
+        logging.info("Using the checkpoint %s (global_step = %d)%s", prefix, step,
+                     f"; --init_checkpoint={init_checkpoint} is ignored" if init_checkpoint
+                     else "")
+        return step
+    if init_checkpoint:
+        report = checkpoint_io.assign_from_checkpoint(name_map, init_checkpoint)
+        logging.info("%s", report.summary())
+        if report.missing:
+            logging.warning("not in --init_checkpoint, left at their initial values: %s",
+                            ", ".join(report.missing))
+        return 0
+    logging.warning("no checkpoint in %s and no --init_checkpoint: using random weights",
+                    output_dir)
+    return 0
+
+
+def export_saved_model(model: BertClassifier, export_dir: str) -> str:
+    """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
+
+    Signature ``serving_default``: int32 ``input_ids``, ``input_mask``, ``segment_ids``
+    ``[batch, seq]`` (``seq`` <= max_position_embeddings) -> ``probabilities`` float32
+    ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression). Loadable with
+    ``tf.saved_model.load`` alone. The timestamped folder (Estimator
+    ``export_saved_model`` / TF Serving version layout) is written under a temporary name and
+    renamed, so a reader never sees a partial export.
+
+    Returns:
+      The folder written.
+
+    Raises:
+      FlagError: ``export_dir`` cannot be created or written.
+    """
+    import keras
+
+    spec = [tf.TensorSpec([None, None], tf.int32, name=n) for n in SEQUENCE_FEATURES]
+
+    def serve(input_ids, input_mask, segment_ids):
+        out = model({"input_ids": input_ids, "input_mask": input_mask,
+                     "segment_ids": segment_ids}, training=False)
+        return {"probabilities": out["probabilities"]}
+
+    try:
+        os.makedirs(export_dir, exist_ok=True)
+    except OSError as e:
+        raise FlagError(f"--export_dir={export_dir}: cannot create it ({e.strerror or e})") from e
+    version = int(time.time())
+    while os.path.exists(os.path.join(export_dir, str(version))):
+        version += 1
+    final = os.path.join(export_dir, str(version))
+    tmp = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint("serve", serve, input_signature=spec)
+    try:
+        archive.write_out(tmp, verbose=False)
+        os.replace(tmp, final)
+    except (OSError, tf.errors.OpError) as e:
+        tf.io.gfile.rmtree(tmp) if tf.io.gfile.exists(tmp) else None
+        raise FlagError(f"--export_dir={export_dir}: cannot write the SavedModel ({e})") from e
+    logging.info("Exported the SavedModel to %s", final)
+    return final
+
+
+# ---------------------------------------------------------------------------------------------
+# Run
+# ---------------------------------------------------------------------------------------------
+
+def _read_examples(processor, args):
+    """Reads every data file the run needs, before any training (bad rows fail early)."""
+    out = {}
+    if args.do_train:
+        out["train"] = processor.get_train_examples(args.data_dir)
+    if args.do_eval:
+        out["eval"] = processor.get_dev_examples(args.data_dir)
+    if args.do_predict:
+        try:
+            out["predict"] = processor.get_test_examples(args.data_dir)
+        except NotImplementedError as e:
+            raise FlagError(f"--do_predict: task {args.task_name} has no test set ({e})") from e
+    return out
+
+
+def _predict_all(predictor, input_file, args, batch_size, regression, name, total):
+    logits, labels, real, batch_losses = [], [], [], []
+    dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
+                           drop_remainder=args.use_tpu)
+    for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name):
+        logits.append(out["logits"])
+        labels.append(batch["label_ids"])
+        real.append(batch["is_real_example"])
+        batch_losses.append(float(np.mean(per_example_loss(out["logits"], batch["label_ids"],
+                                                           regression))))
+    return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
+            batch_losses)
+
+
+def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        stop_at_step: Optional[int] = None) -> ClassifierResult:
+    """Runs training, evaluation, prediction and export as the flags say (spec 8.7).
+
+    Args:
+      args: the flags.
+      strategy: a ``tf.distribute`` strategy (default: from the TPU flags, ``TF_CONFIG`` and
+        the visible devices, :func:`bert_tf.training.strategy.strategy_from_flags`).
+      stop_at_step: (tests) stop training at this global step; the schedule keeps its length.
+
+    Returns:
+      A :class:`ClassifierResult`.
+
+    Raises:
+      FlagError, ConfigError, CaseMismatchError: bad flags (named).
+      InputDataError: a bad data row (file and line), an empty data file, an unknown label.
+      CheckpointError: an unreadable or non-fitting checkpoint.
+      NanLossError: training diverged.
+      Nothing is left half-written: every output is renamed into place when complete.
+    """
+    config, processor, tokenizer = check_flags(args)
+    examples = _read_examples(processor, args)
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    strategy = strategy or strategy_from_flags(args)
+    chief = loop._is_chief(strategy)  # pylint: disable=protected-access
+    trim = not (args.use_tpu or args.use_xla)
+    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu)
+    result = ClassifierResult(model=model)
+
+    if args.do_train:
+        train_examples = examples["train"]
+        steps, warmup = training_steps(len(train_examples), args)
+        result.num_train_steps, result.num_warmup_steps = steps, warmup
+        train_file = os.path.join(args.output_dir, TRAIN_FILE)
+        data.file_based_convert_examples_to_features(train_examples, label_list,
+                                                     args.max_seq_length, tokenizer, train_file)
+        logging.info("***** Running training *****")
+        logging.info("  Num examples = %d", len(train_examples))
+        logging.info("  Batch size = %d", args.train_batch_size)
+        logging.info("  Num steps = %d", steps)
+        kwargs = loop.loop_kwargs_from_flags(args)
+        kwargs.pop("loss_scale", None)
+
+        def loss_fn(model_, features, labels):
+            logits = model_(features, training=True)["logits"]
+            return classifier_loss(logits, labels, is_regression=regression)[0]
+
+        result.train = loop.train(
+            model, loss_fn,
+            train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
+                             regression, trim=trim),
+            model.name_map(), args.output_dir, steps, num_warmup_steps=warmup,
+            log_every_n_steps=max(1, min(100, steps // 20)), stop_at_step=stop_at_step,
+            strategy=strategy, **kwargs)
+        result.global_step = result.train.global_step
+    elif args.do_eval or args.do_predict or args.export_dir:
+        result.global_step = restore_for_inference(model, args.output_dir, args.init_checkpoint)
+
+    predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
+                               length_multiple=LENGTH_MULTIPLE)
+    if args.do_eval:
+        eval_examples, num_actual = data.add_tpu_padding(examples["eval"], args.eval_batch_size,
+                                                         args.use_tpu)
+        eval_file = os.path.join(args.output_dir, EVAL_FILE)
+        data.file_based_convert_examples_to_features(eval_examples, label_list,
+                                                     args.max_seq_length, tokenizer, eval_file)
+        logging.info("***** Running evaluation *****")
+        logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
+                     num_actual, len(eval_examples) - num_actual)
+        logging.info("  Batch size = %d", args.eval_batch_size)
+        logits, labels, real, batch_losses = _predict_all(
+            predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+            len(eval_examples))
+        result.eval_results = eval_metrics(logits, labels, real, batch_losses,
+                                           result.global_step, regression)
+        if label_list is not None and len(label_list) == 2:
+            result.eval_extra["eval_f1"] = binary_f1(logits, labels, real)
+        result.num_eval_examples = num_actual
+        logging.info("***** Eval results *****")
+        for key in sorted(result.eval_results):
+            logging.info("  %s = %s", key, str(result.eval_results[key]))
+        for key, value in result.eval_extra.items():
+            logging.info("  %s = %.6f (bert_tf, not written)", key, value)
+        if chief:
+            checkpoint_io.atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE),
+                                            format_eval_results(result.eval_results))
+
+    if args.do_predict:
+        predict_examples, num_actual = data.add_tpu_padding(
+            examples["predict"], args.predict_batch_size, args.use_tpu)
+        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+        data.file_based_convert_examples_to_features(predict_examples, label_list,
+                                                     args.max_seq_length, tokenizer,
+                                                     predict_file)
+        logging.info("***** Running prediction*****")
+        logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
+                     num_actual, len(predict_examples) - num_actual)
+        logging.info("  Batch size = %d", args.predict_batch_size)
+        rows: List[np.ndarray] = []
+        dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
+                               regression, drop_remainder=args.use_tpu)
+        for _, out in predictor.predict(numpy_batches(dataset), total=len(predict_examples),
+                                        name="predict"):
+            rows.append(out["probabilities"])
+        probabilities = np.concatenate(rows)[:num_actual]
+        if len(probabilities) != num_actual:  # the original asserts this
+            raise RuntimeError(f"predicted {len(probabilities)} of {num_actual} examples")
+        result.predictions = probabilities
+        result.num_predict_examples = num_actual
+        if chief:
+            checkpoint_io.atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                                            format_test_results(probabilities))
+
+    if args.export_dir and chief:
+        result.export_path = export_saved_model(model, args.export_dir)
+    return result

@@ -1,0 +1,41 @@
+"""BERT fine-tuning for sentence(-pair) classification (original `run_classifier.py`).
+
+    python run_classifier.py --task_name=MRPC --do_train=true --do_eval=true \
+      --data_dir=$GLUE_DIR/MRPC --vocab_file=$BERT_BASE_DIR/vocab.txt \
+      --bert_config_file=$BERT_BASE_DIR/bert_config.json \
+      --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --max_seq_length=128 \
+      --train_batch_size=32 --learning_rate=2e-5 --num_train_epochs=3.0 \
+      --output_dir=/tmp/mrpc_output/
+
+Writes train/eval/predict.tf_record, model.ckpt-N, eval_results.txt and test_results.tsv to
+--output_dir as the original; tasks cola, mnli, mrpc, xnli, sst-2, qnli, qqp, rte, wnli,
+sts-b. Beyond the original: --export_dir (SavedModel with a serving signature); with none of
+--bert_config_file, --vocab_file, --init_checkpoint the embedded MiniLM default model is used.
+See bert_tf/tasks/classifier.py.
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.classifier import ClassifierArgs, run
+
+bert_flags.define(*ClassifierArgs.__dataclass_fields__)
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    args = ClassifierArgs(**{name: FLAGS[name].value
+                             for name in ClassifierArgs.__dataclass_fields__})
+    result = run(args)
+    if result.eval_results is not None:
+        print("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in sorted(result.eval_results.items())))
+    if result.predictions is not None:
+        print(f"wrote {result.num_predict_examples} predictions to "
+              f"{args.output_dir}/test_results.tsv")
+    if result.export_path:
+        print(f"exported the SavedModel to {result.export_path}")
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)
