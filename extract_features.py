@@ -6,22 +6,31 @@
       --max_seq_length=128 --batch_size=8
 
 With no flags it runs the embedded default model (real all-MiniLM-L6-v2 weights converted to
-the original layout) on an example input and says where it wrote the output.
+the original layout) on an example input and says where it wrote the output. With XLNet's
+--model_config_path / --spiece_model_file (and --init_checkpoint, --uncased) it runs an XLNet
+model instead (bert_tf/tasks/xlnet_feature_extraction.py): same JSONL schema, SentencePiece
+tokens.
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.tasks.xlnet_classifier import is_xlnet_invocation
+from bert_tf.tasks.xlnet_feature_extraction import XLNET_EXTRACT_FLAGS, run_from_flags
 
 bert_flags.define("input_file", "output_file", "layers", "bert_config_file", "max_seq_length",
                   "init_checkpoint", "vocab_file", "do_lower_case", "batch_size", "use_tpu",
                   "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling")
+bert_flags.define(*XLNET_EXTRACT_FLAGS)  # XLNet: --model_config_path, --spiece_model_file...
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
+    if is_xlnet_invocation(FLAGS):
+        run_from_flags(FLAGS)
+        return
     args = ExtractFeaturesArgs(**{name: FLAGS[name].value for name in ExtractFeaturesArgs.__dataclass_fields__})
     summary = extract_features(args)
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "

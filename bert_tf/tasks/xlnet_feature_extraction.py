@@ -1,0 +1,318 @@
+"""XLNet feature extraction: per-token activations of chosen layers as JSON lines.
+
+The XLNet path of the root ``extract_features.py`` (the original XLNet release has no such
+script): it runs when ``--model_config_path`` or ``--spiece_model_file`` is given::
+
+    python extract_features.py --input_file=input.txt --output_file=output.jsonl \
+      --model_config_path=$LARGE/xlnet_config.json --spiece_model_file=$LARGE/spiece.model \
+      --init_checkpoint=$LARGE/xlnet_model.ckpt --layers=-1,-2 --max_seq_length=128
+
+Same output schema as BERT's (:func:`bert_tf.tasks.feature_extraction.feature_json_line`),
+one line per input line, in input order::
+
+    {"linex_index": i, "features": [{"token": "▁The", "layers": [{"index": -1,
+      "values": [D floats rounded to 6 decimals]}, ...]}, ...]}
+
+Tokens are the SentencePiece pieces of the text (``encode_pieces`` after ``preprocess_text``
+with ``--uncased``) as written in the text, then ``<sep>``, ``<cls>``: each line is laid out as
+the XLNet classifier input ``A <sep> [B <sep>] <cls>`` (``text_a ||| text_b`` splits a pair;
+spec 5.4), truncated the same way. Layer ``-1`` is the last of the n_layer Transformer layers,
+``0`` the first; the embeddings cannot be chosen (as BERT's script). The run config is the
+fine-tuning one without dropout and memory (``--clamp_len`` applies).
+
+Inputs are batched by length and padded on the LEFT to the batch's longest line (id 0, mask
+1, segment 4); padded keys are masked and distances are relative, so the values of the real
+tokens do not depend on the padding. ``--pooling=cls`` takes the ``<cls>`` token (the last
+one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token. Special symbols
+written literally in the input (``<cls>``, ``<eop>``...) are reported with their line and
+kept: the token list shows the pieces they became. Outputs are written atomically.
+"""
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf.data.classifier import _truncate_seq_pair
+from bert_tf.data.text_lines import read_text_examples
+from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
+                                           LiteralSymbolReport)
+from bert_tf.errors import FlagError
+from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, _AtomicTextOutput,
+                                              _chunks, feature_json_line, parse_layer_indexes)
+from bert_tf.tasks.xlnet_classifier import (_flag_is_set, _values_from_flags,
+                                            check_spiece_matches_config)
+from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
+                                                       load_sp_model, preprocess_text)
+from bert_tf.xlnet import checkpoint_map
+from bert_tf.xlnet.config import RunConfig, XLNetConfig
+from bert_tf.xlnet.model import XLNetModel
+
+_CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this many batches
+_LENGTH_MULTIPLE = 8  # batch lengths are rounded up to this, to limit retracing
+
+# BERT-only flags -> the XLNet flag to use instead.
+BERT_ONLY_FLAGS = {"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
+                   "do_lower_case": "--uncased"}
+
+
+@dataclass
+class XLNetExtractFeaturesArgs:
+    """Flags of the XLNet feature extraction. None means "not given"."""
+
+    input_file: Optional[str] = None
+    output_file: Optional[str] = None
+    layers: str = "-1,-2,-3,-4"
+    model_config_path: Optional[str] = None
+    spiece_model_file: Optional[str] = None
+    init_checkpoint: Optional[str] = None
+    max_seq_length: int = 128
+    uncased: bool = False
+    batch_size: int = 32
+    pooling: str = "none"
+    clamp_len: int = -1
+    use_tpu: bool = False
+
+    @classmethod
+    def from_flags(cls, flags_obj) -> "XLNetExtractFeaturesArgs":
+        """Reads the fields from absl ``FLAGS`` (or any object with the attributes)."""
+        return cls(**_values_from_flags(flags_obj, cls))
+
+
+XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
+
+
+class XLNetInputs(NamedTuple):
+    """One line's unpadded model inputs: ``tokens`` (pieces, ``<sep>``, ``<cls>``) and the
+    int lists ``input_ids``, ``segment_ids`` of the same length."""
+
+    tokens: List[str]
+    input_ids: List[int]
+    segment_ids: List[int]
+
+
+def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_length: int,
+                       uncased: bool = False) -> XLNetInputs:
+    """``A <sep> [B <sep>] <cls>`` pieces, ids and segments (0, 1, 2) of one line, unpadded.
+
+    Same truncation as the classifier (spec 5.4): a pair to ``max_seq_length - 3`` pieces
+    (popping from the longer side), a single text to its first ``max_seq_length - 2``.
+    """
+    pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
+    pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
+    if pieces_b:
+        _truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
+    elif len(pieces_a) > max_seq_length - 2:
+        pieces_a = pieces_a[:max_seq_length - 2]
+    ids_a = [sp_model.PieceToId(p) for p in pieces_a]
+    tokens = pieces_a + ["<sep>"]
+    input_ids = ids_a + [SEP_ID]
+    segment_ids = [SEG_ID_A] * len(tokens)
+    if pieces_b:
+        tokens += pieces_b + ["<sep>"]
+        input_ids += [sp_model.PieceToId(p) for p in pieces_b] + [SEP_ID]
+        segment_ids += [SEG_ID_B] * (len(pieces_b) + 1)
+    tokens.append("<cls>")
+    input_ids.append(CLS_ID)
+    segment_ids.append(SEG_ID_CLS)
+    return XLNetInputs(tokens, input_ids, segment_ids)
+
+
+def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+    """Left-pads a batch to ``length``: ids 0, segments 4, ``input_mask`` 1 (padding).
+
+    Returns:
+      ``(input_ids int32 [B, length], segment_ids int32 [B, length], input_mask float32
+      [B, length])``.
+    """
+    batch = len(features)
+    ids = np.zeros((batch, length), np.int32)
+    segs = np.full((batch, length), SEG_ID_PAD, np.int32)
+    mask = np.ones((batch, length), np.float32)
+    for row, f in enumerate(features):
+        n = len(f.input_ids)
+        ids[row, length - n:] = f.input_ids
+        segs[row, length - n:] = f.segment_ids
+        mask[row, length - n:] = 0.0
+    return ids, segs, mask
+
+
+def pool_xlnet(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
+    """Sentence embedding of one line from its real tokens' last-layer outputs ``[n, D]``:
+    ``cls`` = the last token (``<cls>``), ``mean`` / ``max`` over all of them. Returns ``[D]``.
+
+    Raises:
+      FlagError: another pooling.
+    """
+    if pooling == "cls":
+        return real_outputs[-1]
+    if pooling == "mean":
+        return real_outputs.mean(axis=0)
+    if pooling == "max":
+        return real_outputs.max(axis=0)
+    raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+
+
+class XLNetFeatureExtractor:
+    """A restored :class:`XLNetModel` returning chosen layers for batches.
+
+    Args:
+      config: the model config; init_checkpoint: original checkpoint prefix;
+      layer_indexes: Python indexes into the n_layer layer outputs; clamp_len: run setting.
+
+    Raises:
+      CheckpointError: a BERT checkpoint, the other untie_r setting, shapes that do not fit,
+        or `model/transformer/*` variables missing.
+    """
+
+    def __init__(self, config: XLNetConfig, init_checkpoint: str, layer_indexes: List[int],
+                 clamp_len: int = -1):
+        self.layer_indexes = list(layer_indexes)
+        self.model = XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))
+        self.model({"input_ids": tf.zeros([1, 2], tf.int32),
+                    "segment_ids": tf.zeros([1, 2], tf.int32),
+                    "input_mask": tf.zeros([1, 2], tf.float32)})
+        report = checkpoint_map.load_xlnet_checkpoint(
+            checkpoint_map.xlnet_variable_map(self.model), init_checkpoint, require_all=True,
+            untie_r=config.untie_r)
+        logging.info("%s", report.summary())
+        self._predict = tf.function(self._step, reduce_retracing=True)
+
+    def _step(self, input_ids, segment_ids, input_mask):
+        out = self.model({"input_ids": input_ids, "segment_ids": segment_ids,
+                          "input_mask": input_mask}, training=False)
+        layers = out["all_layer_outputs"][1:]
+        return tf.stack([layers[i] for i in self.layer_indexes]), out["sequence_output"]
+
+    def predict(self, input_ids: np.ndarray, segment_ids: np.ndarray, input_mask: np.ndarray):
+        """One batch -> (layers float32 ``[len(layer_indexes), B, S, D]``, sequence_output
+        ``[B, S, D]``)."""
+        layers, seq = self._predict(input_ids, segment_ids, input_mask)
+        return layers.numpy(), seq.numpy()
+
+
+def _check_args(args: XLNetExtractFeaturesArgs) -> None:
+    for name in ("model_config_path", "spiece_model_file", "init_checkpoint"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required for XLNet feature extraction "
+                            "(--model_config_path, --spiece_model_file, --init_checkpoint)")
+    if args.pooling not in POOLINGS:
+        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
+    if args.batch_size <= 0:
+        raise FlagError(f"--batch_size={args.batch_size}: must be positive")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        "(<sep> <sep> <cls>)")
+    if args.use_tpu:
+        raise FlagError("--use_tpu: XLNet feature extraction runs on one CPU/GPU device")
+
+
+def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
+    """Runs XLNet feature extraction end to end; returns a summary dict.
+
+    Returns:
+      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
+      ``seconds``, ``tokens_per_second``, ``literal_symbol_lines``.
+
+    Raises:
+      FlagError, ConfigError, CheckpointError, InputDataError (naming the flag, file or
+      variable); nothing is written then.
+    """
+    _check_args(args)
+    if not args.input_file:
+        args.input_file = defaults.EXAMPLE_INPUT
+    if not args.output_file:
+        args.output_file = DEFAULT_OUTPUT_FILE
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    layer_indexes = parse_layer_indexes(args.layers, config.n_layer)
+    extractor = XLNetFeatureExtractor(config, args.init_checkpoint, layer_indexes,
+                                      args.clamp_len)
+    symbols = LiteralSymbolReport(sp, args.input_file)
+    output = _AtomicTextOutput(args.output_file)
+    embeddings_path = args.output_file + ".embeddings.jsonl" if args.pooling != "none" else None
+    embeddings = _AtomicTextOutput(embeddings_path) if embeddings_path else None
+    start = time.time()
+    num_lines = num_tokens = 0
+    try:
+        for chunk in _chunks(read_text_examples(args.input_file), args.batch_size * _CHUNK_BATCHES):
+            features = []
+            for ex in chunk:
+                symbols.check(f"line {ex.unique_id + 1}", "text_a", ex.text_a)
+                symbols.check(f"line {ex.unique_id + 1}", "text_b", ex.text_b)
+                features.append(build_xlnet_inputs(sp, ex.text_a, ex.text_b,
+                                                   args.max_seq_length, args.uncased))
+            results: List[Optional[np.ndarray]] = [None] * len(features)
+            pooled: List[Optional[np.ndarray]] = [None] * len(features)
+            order = sorted(range(len(features)), key=lambda i: len(features[i].input_ids))
+            for b in range(0, len(order), args.batch_size):
+                rows = order[b:b + args.batch_size]
+                batch = [features[r] for r in rows]
+                longest = max(len(f.input_ids) for f in batch)
+                length = min(args.max_seq_length,
+                             int(math.ceil(longest / _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
+                layers, seq = extractor.predict(*pad_left(batch, length))
+                for k, r in enumerate(rows):
+                    n = len(features[r].input_ids)
+                    results[r] = layers[:, k, length - n:]
+                    if embeddings:
+                        pooled[r] = pool_xlnet(seq[k, length - n:], args.pooling)
+            for ex, f, values, emb in zip(chunk, features, results, pooled):
+                output.file.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
+                if embeddings:
+                    embeddings.file.write(json.dumps({
+                        "linex_index": ex.unique_id, "pooling": args.pooling,
+                        "embedding": [round(x, 6) for x in emb.tolist()]}) + "\n")
+                num_tokens += len(f.tokens)
+            num_lines += len(chunk)
+            logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
+                         num_tokens, num_tokens / max(time.time() - start, 1e-9))
+    except BaseException:
+        output.abort()
+        if embeddings:
+            embeddings.abort()
+        raise
+    output.commit()
+    if embeddings:
+        embeddings.commit()
+    if symbols.summary():
+        logging.warning("%s", symbols.summary())
+    seconds = time.time() - start
+    return {"output_file": os.path.abspath(args.output_file),
+            "embeddings_file": os.path.abspath(embeddings_path) if embeddings_path else None,
+            "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
+            "tokens_per_second": num_tokens / max(seconds, 1e-9),
+            "literal_symbol_lines": symbols.count}
+
+
+def check_no_bert_only_flags(flags_obj) -> None:
+    """Raises FlagError when a BERT-only flag was given on the command line together with the
+    XLNet flags (names the XLNet flag to use)."""
+    given = [n for n in BERT_ONLY_FLAGS if _flag_is_set(flags_obj, n)]
+    from absl import flags as absl_flags
+    if isinstance(flags_obj, absl_flags.FlagValues):
+        given = [n for n in given if n in flags_obj and flags_obj[n].present]
+    if given:
+        hints = ", ".join(f"--{n} (use {BERT_ONLY_FLAGS[n]})" for n in given)
+        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
+                        f"--spiece_model_file: {hints}")
+
+
+def run_from_flags(flags_obj) -> Dict:
+    """XLNet extract_features from absl ``FLAGS``; prints where it wrote the output."""
+    check_no_bert_only_flags(flags_obj)
+    summary = extract_features(XLNetExtractFeaturesArgs.from_flags(flags_obj))
+    print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
+          f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
+    if summary["embeddings_file"]:
+        print(f"wrote sentence embeddings to {summary['embeddings_file']}")
+    return summary
