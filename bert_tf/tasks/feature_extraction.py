@@ -38,7 +38,9 @@ from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, read_text_examples
 from bert_tf.errors import ConfigError, FlagError
-from bert_tf.tokenization.wordpiece import FullTokenizer, check_vocab_matches_case
+from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
+from bert_tf.tokenization.wordpiece import FullTokenizer
+from bert_tf.training.predict import BatchPredictor
 
 POOLINGS = ("none", "cls", "mean", "max")
 DEFAULT_OUTPUT_FILE = "extract_features_output.jsonl"
@@ -132,19 +134,19 @@ class FeatureExtractor:
                  strategy: tf.distribute.Strategy, use_one_hot_embeddings: bool = False):
         self.config = config
         self.layer_indexes = list(layer_indexes)
-        self.strategy = strategy
         with strategy.scope():
             self.model = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
             self.model.build_with_dummy_input()
         report = load_bert_checkpoint(bert_model_map(self.model), init_checkpoint, require_all=True)
         logging.info("%s", report.summary())
-        self._predict = tf.function(self._step, reduce_retracing=True)
+        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"], strategy)
 
-    def _step(self, input_ids, input_mask, segment_ids):
-        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
-                          "segment_ids": segment_ids}, training=False)
+    def _layers(self, features, training=False):
+        out = self.model(features, training=training)
         layers = out["all_encoder_layers"]
-        return tf.stack([layers[i] for i in self.layer_indexes]), out["sequence_output"]
+        # batch-major [B, len(layer_indexes), S, H] so the predictor can split rows
+        return {"layers": tf.stack([layers[i] for i in self.layer_indexes], axis=1),
+                "sequence_output": out["sequence_output"]}
 
     def predict(self, input_ids: np.ndarray, input_mask: np.ndarray, segment_ids: np.ndarray):
         """Runs one batch.
@@ -152,28 +154,11 @@ class FeatureExtractor:
         Args: int32 arrays ``[B, S]``.
 
         Returns:
-          (layers float32 ``[len(layer_indexes), B, S, H]``, sequence_output ``[B, S, H]``).
+          (layers float32 ``[B, len(layer_indexes), S, H]``, sequence_output ``[B, S, H]``).
         """
-        if self.strategy.num_replicas_in_sync == 1 and not _is_tpu(self.strategy):
-            layers, seq = self._predict(input_ids, input_mask, segment_ids)
-            return layers.numpy(), seq.numpy()
-        return self._predict_distributed(input_ids, input_mask, segment_ids)
-
-    def _predict_distributed(self, input_ids, input_mask, segment_ids):
-        # Fixed shapes for TPUs: pad the batch to a multiple of the replica count.
-        n = self.strategy.num_replicas_in_sync
-        batch = input_ids.shape[0]
-        padded = int(math.ceil(batch / n) * n)
-        pad = lambda a: np.concatenate([a, np.zeros((padded - batch,) + a.shape[1:], a.dtype)])
-        dataset = tf.data.Dataset.from_tensor_slices(
-            (pad(input_ids), pad(input_mask), pad(segment_ids))).batch(padded)
-        dist = self.strategy.experimental_distribute_dataset(dataset)
-        layers_out, seq_out = [], []
-        for ids, mask, segs in dist:
-            layers, seq = self.strategy.run(self._predict, args=(ids, mask, segs))
-            layers_out += [t.numpy() for t in self.strategy.experimental_local_results(layers)]
-            seq_out += [t.numpy() for t in self.strategy.experimental_local_results(seq)]
-        return (np.concatenate(layers_out, axis=1)[:, :batch], np.concatenate(seq_out)[:batch])
+        out = self._predictor.predict_batch({"input_ids": input_ids, "input_mask": input_mask,
+                                             "segment_ids": segment_ids})
+        return out["layers"], out["sequence_output"]
 
 
 def _is_tpu(strategy) -> bool:
@@ -278,16 +263,12 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
-    config = BertConfig.from_json_file(args.bert_config_file)
-    if args.max_seq_length > config.max_position_embeddings:
-        raise FlagError(
-            f"--max_seq_length={args.max_seq_length} is longer than max_position_embeddings="
-            f"{config.max_position_embeddings} of {args.bert_config_file}")
+    config = load_config_for_length(args.bert_config_file, args.max_seq_length)
     if args.max_seq_length < 2:
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 2 ([CLS] [SEP])")
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
-    tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)
-    check_vocab_matches_case(tokenizer.vocab, args.do_lower_case, args.vocab_file)
+    # no checkpoint-name case check: the original extract_features.py has none (spec 4.6)
+    tokenizer = load_tokenizer(args.vocab_file, args.do_lower_case)
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
@@ -316,7 +297,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
                 layers, seq = extractor.predict(*_pad_batch(batch, length))
                 for k, r in enumerate(rows):
                     n = len(features[r].input_ids)
-                    results[r] = layers[:, k, :n]
+                    results[r] = layers[k, :, :n]
                     if embeddings:
                         pooled[r] = pool(seq[k], n, args.pooling)
             for ex, f, values, emb in zip(chunk, features, results, pooled):

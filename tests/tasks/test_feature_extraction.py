@@ -121,7 +121,7 @@ def test_padding_length_does_not_change_values(minilm_checkpoint_dir, tmp_path):
     (dict(layers="-7"), FlagError, "layer -7 does not exist; the model has 6 layers"),
     (dict(layers="6"), FlagError, "layer 6 does not exist"),
     (dict(layers="last"), FlagError, "'last' is not an integer"),
-    (dict(max_seq_length=513), FlagError, "--max_seq_length=513 is longer than max_position_embeddings=512"),
+    (dict(max_seq_length=513), FlagError, "Cannot use sequence length 513 because the BERT model was only trained up to sequence length 512"),
     (dict(vocab_file="/nonexistent/vocab.txt"), ConfigError, "/nonexistent/vocab.txt"),
     (dict(bert_config_file="/nonexistent/bert_config.json"), ConfigError, "/nonexistent/bert_config.json"),
     (dict(init_checkpoint="/nonexistent/bert_model.ckpt"), CheckpointError, "checkpoint not found"),
