@@ -1,0 +1,131 @@
+"""Two worker processes on 127.0.0.1 train run_classifier with MultiWorkerMirroredStrategy.
+
+TF_CONFIG declares two workers (spec `bert.md` 6.3 "TPU plumbing" has no multi-worker path;
+this is bert_tf's `strategy_from_flags`). Both must finish, the chief (worker 0) alone writes
+the one checkpoint, and the weights after training are the same on both workers and in the
+checkpoint. Only 127.0.0.1 is used (proxies are cleared); each worker is killed after a
+bounded time.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOLDEN_MRPC = os.path.join(REPO, "tests", "golden", "bert", "classifier", "MRPC")
+TIME_LIMIT_S = 300
+
+WORKER = textwrap.dedent("""
+    import json, os, sys
+    import numpy as np
+    from absl import logging
+    from bert_tf.tasks.classifier import ClassifierArgs, run
+
+    logging.set_verbosity(logging.INFO)
+    spec = json.loads(sys.argv[1])
+    args = ClassifierArgs(**spec["args"])
+    result = run(args)
+    np.savez(spec["weights"], **{name: np.asarray(v.numpy())
+                                 for name, v in result.model.name_map().items()})
+    with open(spec["report"], "w") as f:
+        json.dump({"global_step": result.global_step,
+                   "eval_results": {k: float(v) for k, v in result.eval_results.items()}}, f)
+""")
+
+
+def _free_ports(n):
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _worker_env(tf_config):
+    env = {k: v for k, v in os.environ.items()
+           if k.lower() not in ("http_proxy", "https_proxy", "all_proxy", "grpc_proxy")}
+    env.update(TF_CONFIG=json.dumps(tf_config), no_proxy="127.0.0.1,localhost",
+               NO_PROXY="127.0.0.1,localhost", TF_CPP_MIN_LOG_LEVEL="2",
+               CUDA_VISIBLE_DEVICES="")
+    return env
+
+
+def test_two_workers_train_one_checkpoint_same_weights(uncased_vocab_file, tmp_path):
+    model_dir = tmp_path / "tiny"
+    model_dir.mkdir()
+    (model_dir / "bert_config.json").write_text(json.dumps(dict(
+        vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, hidden_act="gelu", hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1, max_position_embeddings=64, type_vocab_size=2,
+        initializer_range=0.02)))
+    shutil.copy(uncased_vocab_file, model_dir / "vocab.txt")
+    out = tmp_path / "out"
+    # 40 train rows / global batch 8 (4 per worker) * 0.8 epochs = 4 steps, no init_checkpoint:
+    # the initial values must also agree (broadcast from worker 0).
+    clf_args = dict(task_name="MRPC", data_dir=GOLDEN_MRPC, output_dir=str(out),
+                    vocab_file=str(model_dir / "vocab.txt"),
+                    bert_config_file=str(model_dir / "bert_config.json"),
+                    do_train=True, do_eval=True, max_seq_length=32, train_batch_size=8,
+                    eval_batch_size=8, num_train_epochs=0.8, learning_rate=1e-3)
+    ports = _free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    procs, logs = [], []
+    for i in range(2):
+        spec = {"args": clf_args, "weights": str(tmp_path / f"weights_{i}.npz"),
+                "report": str(tmp_path / f"report_{i}.json")}
+        log = open(tmp_path / f"worker_{i}.log", "w")
+        logs.append(log)
+        procs.append(subprocess.Popen(
+            [sys.executable, str(script), json.dumps(spec)], cwd=str(tmp_path), stdout=log,
+            stderr=subprocess.STDOUT,
+            env=_worker_env({"cluster": cluster, "task": {"type": "worker", "index": i}})))
+    deadline = time.time() + TIME_LIMIT_S
+    try:
+        for p in procs:
+            p.wait(timeout=max(1.0, deadline - time.time()))
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for log in logs:
+            log.close()
+    worker_logs = [(tmp_path / f"worker_{i}.log").read_text() for i in range(2)]
+    assert [p.returncode for p in procs] == [0, 0], "\n----\n".join(
+        log[-3000:] for log in worker_logs)
+    for log in worker_logs:
+        assert "TF_CONFIG declares 2 workers: MultiWorkerMirroredStrategy" in log
+        assert "global_step = 4, loss = " in log
+    assert worker_logs[0].count("Saved checkpoint") == 1
+    assert "Saved checkpoint" not in worker_logs[1]
+
+    index_files = sorted(f for f in os.listdir(out) if f.endswith(".index"))
+    assert index_files == ["model.ckpt-4.index"]
+    reports = [json.loads((tmp_path / f"report_{i}.json").read_text()) for i in range(2)]
+    assert [r["global_step"] for r in reports] == [4, 4]
+    assert reports[0]["eval_results"] == pytest.approx(reports[1]["eval_results"], abs=1e-6)
+
+    w0, w1 = (np.load(tmp_path / f"weights_{i}.npz") for i in range(2))
+    assert sorted(w0.files) == sorted(w1.files)
+    ckpt = tf.train.load_checkpoint(str(out / "model.ckpt-4"))
+    assert int(ckpt.get_tensor("global_step")) == 4
+    for name in w0.files:
+        np.testing.assert_allclose(w0[name], w1[name], rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_array_equal(ckpt.get_tensor(name), w0[name], err_msg=name)
