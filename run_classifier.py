@@ -12,19 +12,29 @@ Writes train/eval/predict.tf_record, model.ckpt-N, eval_results.txt and test_res
 sts-b. Beyond the original: --export_dir (SavedModel with a serving signature); with none of
 --bert_config_file, --vocab_file, --init_checkpoint the embedded MiniLM default model is used.
 See bert_tf/tasks/classifier.py.
+
+With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --train_steps...;
+the original XLNet run_classifier.py) it fine-tunes an XLNet model instead: see
+bert_tf/tasks/xlnet_classifier.py.
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.tasks.classifier import ClassifierArgs, run
+from bert_tf.tasks.xlnet_classifier import (XLNET_CLASSIFIER_FLAGS, is_xlnet_invocation,
+                                            run_from_flags)
 
 bert_flags.define(*ClassifierArgs.__dataclass_fields__)
+bert_flags.define(*XLNET_CLASSIFIER_FLAGS)  # XLNet's run_classifier flags (spec xlnet.md 8.1)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
+    if is_xlnet_invocation(FLAGS):
+        run_from_flags(FLAGS)
+        return
     args = ClassifierArgs(**{name: FLAGS[name].value
                              for name in ClassifierArgs.__dataclass_fields__})
     result = run(args)

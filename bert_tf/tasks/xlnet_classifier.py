@@ -230,9 +230,19 @@ def check_no_bert_only_flags(flags_obj) -> None:
 
 def run_from_flags(flags_obj) -> Dict[str, Any]:
     """The XLNet run_classifier from absl ``FLAGS``: :func:`run` on
-    :meth:`XLNetClassifierArgs.from_flags`, after :func:`check_no_bert_only_flags`."""
+    :meth:`XLNetClassifierArgs.from_flags`, after :func:`check_no_bert_only_flags`; prints the
+    best eval result and where the predictions went. Returns :func:`run`'s dict."""
     check_no_bert_only_flags(flags_obj)
-    return run(XLNetClassifierArgs.from_flags(flags_obj))
+    result = run(XLNetClassifierArgs.from_flags(flags_obj))
+    if result["train"] is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if result["best_eval"] is not None:
+        print("eval: " + ", ".join(f"{k} = {v}" for k, v in sorted(result["best_eval"].items())))
+    if result["predict_files"]:
+        print(f"wrote {result['num_predictions']} predictions to "
+              f"{' and '.join(result['predict_files'])}")
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

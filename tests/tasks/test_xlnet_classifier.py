@@ -4,7 +4,8 @@ import json
 import logging
 import math
 import os
-import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from bert_tf.training import checkpoint_io
 
 TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
                "ff_activation": "gelu", "untie_r": True, "n_token": 8000}
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STSB_HEADER = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
 
 
@@ -322,3 +324,30 @@ def test_shared_flags_take_the_xlnet_defaults_unless_given():
                                         r"--do_lower_case \(use --uncased\)"):
         xc.check_no_bert_only_flags(_flag_values(["--vocab_file=v.txt", "--do_lower_case=false"]))
     xc.check_no_bert_only_flags(_flag_values(["--model_config_path=c.json"]))
+
+
+def test_root_script_dispatches_on_the_xlnet_flags(golden, tmp_path):
+    """run_classifier.py with XLNet's original flags runs the XLNet path (eval + predict of a
+    checkpoint in --model_dir); a BERT-only flag next to them is a one-line error."""
+    pairs = golden["texts"][0]
+    rows = "".join(f"{i}\tg\tf\ty\to\ts\ts\t{a}\t{b}\t{y}\n"
+                   for i, ((a, b), y) in enumerate(zip(pairs, [4.0, 1.5, 3.25])))
+    _write(str(tmp_path / "data" / "dev.tsv"), STSB_HEADER + rows)
+    _golden_head_checkpoint(golden, str(tmp_path / "model"), "regression_sts-b", 1)
+    cmd = [sys.executable, os.path.join(REPO_ROOT, "run_classifier.py"), "--do_eval=True",
+           "--do_predict=True", "--task_name=sts-b", "--is_regression=True",
+           f"--data_dir={tmp_path / 'data'}", f"--output_dir={tmp_path / 'proc'}",
+           f"--model_dir={tmp_path / 'model'}", f"--predict_dir={tmp_path / 'pred'}",
+           f"--model_config_path={golden['config']}", f"--spiece_model_file={golden['spiece']}",
+           "--max_seq_length=32", "--uncased=False"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "eval: eval_loss = " in proc.stdout and "eval_pearsonr = " in proc.stdout
+    assert "wrote 3 predictions to" in proc.stdout
+    assert (tmp_path / "pred" / "sts-b.tsv").exists()
+    # eval_batch_size: XLNet's default 128 (BERT's is 8): 3 examples padded to 128.
+    records = list(tfrecord.read_examples(str(tmp_path / "proc" / "spiece.model.len-32.dev.eval.tf_record")))
+    assert len(records) == 128
+    proc = subprocess.run(cmd + ["--do_lower_case=False"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1 and "--do_lower_case (use --uncased)" in proc.stderr
