@@ -423,8 +423,8 @@ def make_strategy(args: XLNetClassifierArgs):
     gpus = tf.config.list_logical_devices("GPU")
     n = min(args.num_core_per_host, len(gpus))
     if args.num_core_per_host > len(gpus) and gpus:
-        logging.info("--num_core_per_host=%d but %d GPU(s) visible: using %d", args.num_core_per_host,
-                     len(gpus), n)
+        logging.info("--num_core_per_host=%d but %d GPU(s) visible: using %d",
+                     args.num_core_per_host, len(gpus), n)
     if n > 1:
         return tf.distribute.MirroredStrategy([d.name for d in gpus[:n]])
     return tf.distribute.get_strategy()
@@ -473,7 +473,8 @@ def _predict_batches(model: XLNetClassifier, dataset: tf.data.Dataset):
 
     for features, labels, real in dataset:
         logits, per_example, total = step(features, labels)
-        yield logits.numpy(), per_example.numpy(), float(total.numpy()), labels.numpy(), real.numpy()
+        yield (logits.numpy(), per_example.numpy(), float(total.numpy()), labels.numpy(),
+               real.numpy())
 
 
 def _load_for_inference(model: XLNetClassifier, prefix: str, config: XLNetConfig) -> int:

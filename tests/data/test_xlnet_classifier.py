@@ -20,7 +20,8 @@ def golden_sp(golden_dir):
 
 @pytest.fixture(scope="module")
 def golden_records(golden_dir):
-    with open(os.path.join(golden_dir, "xlnet", "classifier_features.jsonl"), encoding="utf-8") as f:
+    path = os.path.join(golden_dir, "xlnet", "classifier_features.jsonl")
+    with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 
 
@@ -103,10 +104,12 @@ def test_existing_records_are_reused_unless_overwrite(tmp_path):
 
 
 def test_record_file_names():
-    assert xc.record_file_name("spiece.model", 128, "train") == "spiece.model.len-128.train.tf_record"
+    assert xc.record_file_name("spiece.model", 128, "train") == \
+        "spiece.model.len-128.train.tf_record"
     assert xc.record_file_name("spiece.model", 128, "eval", "dev") == \
         "spiece.model.len-128.dev.eval.tf_record"
-    assert xc.record_file_name("sp.model", 64, "predict", "test") == "sp.model.len-64.test.predict.tf_record"
+    assert xc.record_file_name("sp.model", 64, "predict", "test") == \
+        "sp.model.len-64.test.predict.tf_record"
 
 
 def test_stsb_processor_on_the_real_data(shared_data_dir):
@@ -196,4 +199,5 @@ def test_literal_special_symbols_are_kept_and_reported(golden_sp, golden_dir, tm
     assert "example train-7, text_b contains '<cls>' written literally: NOT the <cls> symbol" \
         in caplog.text
     assert report.count == 2
-    assert "train examples: 2 text field(s) contain special symbols written literally" in caplog.text
+    assert "train examples: 2 text field(s) contain special symbols written literally" \
+        in caplog.text

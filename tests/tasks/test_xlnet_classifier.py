@@ -2,7 +2,6 @@
 outputs, original-layout checkpoints, resume), warm start, and bad input."""
 import json
 import logging
-import math
 import os
 import subprocess
 import sys
@@ -20,7 +19,9 @@ from bert_tf.training import checkpoint_io
 TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
                "ff_activation": "gelu", "untie_r": True, "n_token": 8000}
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STSB_HEADER = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
+STSB_HEADER = ("index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
+               "sentence2\tscore\n")
+MRPC_HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +92,9 @@ def test_golden_pooled_output_through_eval_and_predict(golden, tmp_path, task):
         _write(str(tmp_path / "data" / "dev.tsv"), STSB_HEADER + rows)
     else:
         labels = [1, 0, 1]
-        rows = "".join(f"{y}\t{i}\t{i}\t{a}\t{b}\n" for i, ((a, b), y) in enumerate(zip(pairs, labels)))
-        _write(str(tmp_path / "data" / "dev.tsv"), "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n" + rows)
+        rows = "".join(f"{y}\t{i}\t{i}\t{a}\t{b}\n"
+                       for i, ((a, b), y) in enumerate(zip(pairs, labels)))
+        _write(str(tmp_path / "data" / "dev.tsv"), MRPC_HEADER + rows)
     model_dir = str(tmp_path / "model")
     scope = "regression_sts-b" if regression else "classification_mrpc"
     kernel, bias = _golden_head_checkpoint(golden, model_dir, scope, 1 if regression else 2)
@@ -112,9 +114,11 @@ def test_golden_pooled_output_through_eval_and_predict(golden, tmp_path, task):
     y = np.array(labels, np.float64)
     best = result["best_eval"]
     if regression:
-        assert [line.split("\t") for line in tsv[1:]] == [[str(i), str(v[0])] for i, v in enumerate(logits)]
+        assert [line.split("\t") for line in tsv[1:]] == [
+            [str(i), str(v[0])] for i, v in enumerate(logits)]
         assert best["eval_loss"] == pytest.approx(np.mean((expected[:, 0] - y) ** 2), rel=1e-4)
-        assert best["eval_pearsonr"] == pytest.approx(np.corrcoef(expected[:, 0], y)[0, 1], abs=1e-4)
+        assert best["eval_pearsonr"] == pytest.approx(np.corrcoef(expected[:, 0], y)[0, 1],
+                                                      abs=1e-4)
     else:
         assert [line.split("\t")[1] for line in tsv[1:]] == [
             "1" if v[1] - v[0] > 0 else "0" for v in expected]
@@ -124,9 +128,11 @@ def test_golden_pooled_output_through_eval_and_predict(golden, tmp_path, task):
     assert best["global_step"] == 0 and best["step"] == 0
     # 3 examples padded to 4 for eval (weight 0), 3 for predict; file names as the original.
     proc = tmp_path / "proc"
-    eval_records = list(tfrecord.read_examples(str(proc / "spiece.model.len-32.dev.eval.tf_record")))
+    eval_records = list(tfrecord.read_examples(
+        str(proc / "spiece.model.len-32.dev.eval.tf_record")))
     assert [r["is_real_example"] for r in eval_records] == [[1], [1], [1], [0]]
-    assert len(list(tfrecord.read_examples(str(proc / "spiece.model.len-32.dev.predict.tf_record")))) == 3
+    assert len(list(tfrecord.read_examples(
+        str(proc / "spiece.model.len-32.dev.predict.tf_record")))) == 3
     np.testing.assert_array_equal(  # the original layout: golden input ids of batch0
         np.array([r["input_ids"] for r in eval_records[:3]]),
         golden["outputs"]["batch0/input_ids"].T)
@@ -346,7 +352,8 @@ def test_root_script_dispatches_on_the_xlnet_flags(golden, tmp_path):
     assert "wrote 3 predictions to" in proc.stdout
     assert (tmp_path / "pred" / "sts-b.tsv").exists()
     # eval_batch_size: XLNet's default 128 (BERT's is 8): 3 examples padded to 128.
-    records = list(tfrecord.read_examples(str(tmp_path / "proc" / "spiece.model.len-32.dev.eval.tf_record")))
+    records = list(tfrecord.read_examples(
+        str(tmp_path / "proc" / "spiece.model.len-32.dev.eval.tf_record")))
     assert len(records) == 128
     proc = subprocess.run(cmd + ["--do_lower_case=False"], capture_output=True, text=True,
                           timeout=300)

@@ -103,7 +103,8 @@ def test_tf1_adam_clips_by_global_norm_then_scales_by_layer():
 def test_weight_decay_uses_adamw_with_xlnet_lists():
     names = {n: tf.Variable(np.ones([2], np.float32)) for n in (
         "model/transformer/r_w_bias", "model/transformer/layer_0/ff/layer_1/bias",
-        "model/transformer/layer_0/ff/LayerNorm/gamma", "model/transformer/layer_0/ff/layer_1/kernel")}
+        "model/transformer/layer_0/ff/LayerNorm/gamma",
+        "model/transformer/layer_0/ff/layer_1/kernel")}
     opt, _ = create_xlnet_optimizer(1e-3, 10, weight_decay=0.01, adam_epsilon=1e-6,
                                     variable_names=names)
     assert isinstance(opt, AdamWeightDecay) and not isinstance(opt, TF1Adam)
