@@ -250,6 +250,13 @@ def test_resume_continues_from_the_checkpoint_in_output_dir(tiny_model_dir, gold
     assert third.global_step == 7
     assert third.eval_results["eval_loss"] == pytest.approx(second.eval_results["eval_loss"],
                                                             abs=1e-6)
+    # a fine-tuned checkpoint in the original layout (slots, global_step) as --init_checkpoint
+    # of a fresh output_dir: weights loaded, slots and global_step not (spec 3.4)
+    fourth = run(_tiny_args(tiny_model_dir, data_dir, tmp_path / "fresh", do_eval=True,
+                            init_checkpoint=str(tmp_path / "model.ckpt-7")))
+    assert fourth.global_step == 0
+    assert fourth.eval_results["eval_loss"] == pytest.approx(second.eval_results["eval_loss"],
+                                                             abs=1e-6)
 
 
 def test_sts_b_regression_writes_pearson_and_spearman(tiny_model_dir, shared_data_dir, tmp_path):
