@@ -29,10 +29,10 @@ Beyond the original:
   non-empty, the official metrics are computed in-process and written to
   ``<output_dir>/eval_results.json``: v1 ``exact_match``, ``f1``; v2 ``exact``, ``f1``,
   ``total``, ``HasAns_*``, ``NoAns_*`` of ``predictions.json`` plus the null-threshold search
-  over ``null_odds.json`` (``best_exact``, ``best_exact_thresh``, ``best_f1``,
-  ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``), as the official v2 script with
-  ``--na-prob-file null_odds.json`` (for ``--null_score_diff_threshold`` <= 1.0 its ``exact`` and
-  ``f1`` are the same numbers);
+  over ``null_odds.json`` with each question's best non-null answer (``best_exact``,
+  ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``):
+  rerunning with ``--null_score_diff_threshold=<best_f1_thresh>`` gives ``best_f1`` (details
+  in :func:`evaluate_predictions`);
 * every input is checked before any work: both JSON files are read (a bad ``predict_file``
   fails before hours of training), the window flags are checked (``doc_stride`` <
   ``max_seq_length``, room for the context), the vocab must fit the config; errors are
@@ -489,17 +489,36 @@ def gold_answers_present(dataset: Sequence[Mapping]) -> bool:
     return any_answer
 
 
+def best_non_null_predictions(predictions: SquadPredictions) -> Dict[str, str]:
+    """qas id -> the text of the first non-empty n-best entry ("" when there is none).
+
+    These are the answers a threshold search can switch on: ``predictions.json`` already
+    holds "" wherever the null score won at ``--null_score_diff_threshold``.
+    """
+    return {qid: next((e["text"] for e in entries if e["text"]), "")
+            for qid, entries in predictions.nbest.items()}
+
+
 def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
                          version_2_with_negative: bool) -> Optional[Dict[str, float]]:
     """Official SQuAD metrics of ``predictions`` against ``predict_file`` (bert_tf).
 
-    v1: :func:`squad_metrics.evaluate_v1` (``exact_match``, ``f1``). v2:
-    :func:`squad_metrics.evaluate_v2` of the predictions as written (no extra threshold),
-    plus the best-threshold search over the null odds.
+    v1: :func:`squad_metrics.evaluate_v1` of ``predictions.json`` (``exact_match``, ``f1``).
+    v2: :func:`squad_metrics.evaluate_v2` of ``predictions.json`` as written (``exact``,
+    ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``), then the null-threshold search
+    (:func:`squad_metrics.find_all_best_thresh_v2`: ``best_exact``, ``best_exact_thresh``,
+    ``best_f1``, ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``) over the null odds with
+    each question's best non-null answer, as XLNet's run_squad does: predicting "" when the null
+    odds exceed ``best_f1_thresh`` scores ``best_f1``, so
+    ``--null_score_diff_threshold=<best_f1_thresh>`` reproduces it (barring ties in the null
+    odds, and the case where no threshold beats "all null", reported as 0.0). (Searching over
+    ``predictions.json`` itself, as the official script with ``--na-prob-file`` does, cannot
+    switch on the answers the threshold already replaced by "".)
 
     Returns:
-      The metrics (percentages; thresholds in null-score units), or None when the file has no
-      gold answers or cannot be scored (a warning says why; the predictions are kept).
+      The metrics (percentages, except ``has_ans_*`` fractions; thresholds in null-score
+      units), or None when the file has no gold answers or cannot be scored (a warning says
+      why; the predictions are kept).
     """
     try:
         dataset = _load_dataset(predict_file)
@@ -513,9 +532,16 @@ def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
     try:
         if not version_2_with_negative:
             return dict(squad_metrics.evaluate_v1(dataset, predictions.predictions))
-        return dict(squad_metrics.evaluate_v2(dataset, predictions.predictions,
-                                              na_probs=predictions.null_odds,
-                                              na_prob_thresh=math.inf))
+        # na_prob_thresh=inf: exact/f1 are those of predictions.json (the official default 1.0
+        # gives the same numbers when --null_score_diff_threshold <= 1.0).
+        metrics = dict(squad_metrics.evaluate_v2(dataset, predictions.predictions,
+                                                 na_prob_thresh=math.inf))
+        best = best_non_null_predictions(predictions)
+        exact_raw, f1_raw = squad_metrics.get_raw_scores(dataset, best)
+        squad_metrics.find_all_best_thresh_v2(metrics, best, exact_raw, f1_raw,
+                                              predictions.null_odds,
+                                              squad_metrics.make_qid_to_has_ans(dataset))
+        return metrics
     except InputDataError as e:
         hint = "" if version_2_with_negative else " (a SQuAD 2.0 file? use --version_2_with_negative)"
         logging.warning("%s: cannot score the predictions: %s%s; no %s", predict_file, e, hint,

@@ -189,12 +189,43 @@ def test_logits_peaked_at_the_gold_span_score_perfectly(golden_dir, uncased_voca
         for key in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1",
                     "best_exact", "best_f1"):
             assert metrics[key] == 100.0, key
+        # Threshold search: answerable questions (odds -20) first, each +1 with its correct
+        # best non-null answer; impossible ones (odds 20) would each cost 1: best at -20.
+        assert metrics["best_exact_thresh"] == metrics["best_f1_thresh"] == -20.0
+        assert metrics["has_ans_exact"] == metrics["has_ans_f1"] == 1.0
         # null odds = min over windows of start[0] + end[0], minus the best non-null span:
         # answerable: 0 (the window with the answer) - 20 = -20; impossible: 20 - 0 = 20
         # (every window has 10 at [CLS] and 0 at every document position).
         odds = json.loads(_read(tmp_path / "out" / "null_odds.json"))
         assert {v for k, v in odds.items() if preds[k]} == {-20.0}
         assert {v for k, v in odds.items() if not preds[k]} == {20.0}
+
+
+def test_threshold_search_switches_on_answers_that_predictions_json_left_empty(tmp_path):
+    # q1 answerable (gold "Rollo"), null odds 1.0 > threshold 0: predictions.json says "".
+    # q2 impossible, null odds 3.0: "". predictions.json scores 1 of 2 (q2) -> 50.
+    # The search walks q1 (1.0) then q2 (3.0) from "all null" = 1 (q2): switching q1 on with
+    # its best non-null "Rollo" gives 2 -> 100 at threshold 1.0; switching q2 on ("the
+    # Seine" is not "") would give 1. has_ans_exact = 1.0 (q1's best non-null is right).
+    data = {"data": [{"title": "T", "paragraphs": [{"context": "Rollo ruled by the Seine.", "qas": [
+        {"id": "q1", "question": "Who?", "answers": [{"text": "Rollo", "answer_start": 0}],
+         "is_impossible": False},
+        {"id": "q2", "question": "What?", "answers": [], "is_impossible": True}]}]}]}
+    path = _write_json(tmp_path / "d.json", data)
+
+    def entries(*texts_and_scores):
+        return [{"text": t, "probability": 0.5, "start_logit": s, "end_logit": 0.0}
+                for t, s in texts_and_scores]
+
+    preds = task.SquadPredictions(
+        predictions={"q1": "", "q2": ""},
+        nbest={"q1": entries(("", 2.0), ("Rollo", 1.0)), "q2": entries(("", 4.0), ("the Seine", 1.0))},
+        null_odds={"q1": 1.0, "q2": 3.0})
+    m = task.evaluate_predictions(path, preds, version_2_with_negative=True)
+    assert (m["exact"], m["HasAns_exact"], m["NoAns_exact"]) == (50.0, 0.0, 100.0)
+    assert (m["best_exact"], m["best_exact_thresh"]) == (100.0, 1.0)
+    assert (m["best_f1"], m["best_f1_thresh"]) == (100.0, 1.0)
+    assert m["has_ans_exact"] == 1.0
 
 
 def test_predict_file_without_answers_writes_no_metrics(golden_dir, uncased_vocab_file, tmp_path):
