@@ -8,12 +8,11 @@ original `_decode_record` does.
 
 import collections
 import os
-import tempfile
 from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
 
-import numpy as np
 import tensorflow as tf
 
+from bert_tf.atomic_files import atomic_path
 from bert_tf.errors import InputDataError
 
 Feature = Union[Sequence[int], Sequence[float]]
@@ -44,15 +43,17 @@ class AtomicTFRecordWriter:
     """A `tf.io.TFRecordWriter` that writes to a temporary file and renames it on close.
 
     Use as a context manager; on an exception the temporary file is removed and ``path`` is
-    left as it was. Raises :class:`InputDataError`-free `OSError`s only for unwritable paths.
+    left as it was (:mod:`bert_tf.atomic_files`).
+
+    Raises:
+      OSError: the folder cannot be created or written.
     """
 
     def __init__(self, path: str):
         self.path = path
-        folder = os.path.dirname(path) or "."
-        os.makedirs(folder, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".tfrecord", dir=folder)
-        os.close(fd)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._context = atomic_path(path, suffix=".tfrecord")
+        self._tmp = self._context.__enter__()
         self._writer = tf.io.TFRecordWriter(self._tmp)
         self.count = 0
 
@@ -63,12 +64,15 @@ class AtomicTFRecordWriter:
 
     def close(self) -> None:
         self._writer.close()
-        os.replace(self._tmp, self.path)
+        self._context.__exit__(None, None, None)
 
     def abort(self) -> None:
         self._writer.close()
-        if os.path.exists(self._tmp):
-            os.remove(self._tmp)
+        err = RuntimeError("aborted")
+        try:
+            self._context.__exit__(RuntimeError, err, None)
+        except RuntimeError:
+            pass
 
     def __enter__(self):
         return self

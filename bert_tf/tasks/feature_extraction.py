@@ -19,19 +19,20 @@ Beyond the original:
   partial output.
 """
 
+import contextlib
 import json
 import math
 import os
-import tempfile
 import time
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf.atomic_files import atomic_text_writer
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
@@ -203,48 +204,37 @@ def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequ
     return json.dumps({"linex_index": unique_id, "features": features}) + "\n"
 
 
-def pool(sequence_output: np.ndarray, length: int, pooling: str) -> np.ndarray:
-    """SBERT-style sentence embedding of one example.
+def pool(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
+    """SBERT-style sentence embedding of one BERT example.
 
     Args:
-      sequence_output: float32 ``[S, H]``; length: number of real tokens.
-      pooling: ``cls`` (first token), ``mean`` or ``max`` over the real tokens.
+      real_outputs: float32 ``[n, H]``, the last layer at the n real tokens.
+      pooling: ``cls`` (first token, `[CLS]`), ``mean`` or ``max`` over the real tokens.
 
     Returns:
       float32 ``[H]``.
+
+    Raises:
+      FlagError: another pooling.
     """
-    real = sequence_output[:length]
     if pooling == "cls":
-        return real[0]
+        return real_outputs[0]
     if pooling == "mean":
-        return real.mean(axis=0)
+        return real_outputs.mean(axis=0)
     if pooling == "max":
-        return real.max(axis=0)
+        return real_outputs.max(axis=0)
     raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
 
 
-class _AtomicTextOutput:
-    """A text file written under a temporary name and renamed on success."""
-
-    def __init__(self, path: str):
-        self.path = path
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise FlagError(f"{path}: output folder {folder} does not exist")
-        try:
-            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        except OSError as e:
-            raise FlagError(f"{path}: cannot write output ({e})") from e
-        self.file = os.fdopen(fd, "w", encoding="utf-8")
-
-    def commit(self):
-        self.file.close()
-        os.replace(self.tmp, self.path)
-
-    def abort(self):
-        self.file.close()
-        if os.path.exists(self.tmp):
-            os.remove(self.tmp)
+def _open_output(stack: contextlib.ExitStack, path: str):
+    """An atomic text writer for ``path`` (renamed when ``stack`` closes without error)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FlagError(f"{path}: output folder {folder} does not exist")
+    try:
+        return stack.enter_context(atomic_text_writer(path))
+    except OSError as e:
+        raise FlagError(f"{path}: cannot write output ({e.strerror or e})") from e
 
 
 def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute.Strategy] = None) -> Dict:
@@ -279,49 +269,84 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     extractor = FeatureExtractor(config, args.init_checkpoint, layer_indexes, strategy,
                                  args.use_one_hot_embeddings)
     fixed_length = _is_tpu(strategy)
-    output = _AtomicTextOutput(args.output_file)
-    embeddings_path = args.output_file + ".embeddings.jsonl" if args.pooling != "none" else None
-    embeddings = _AtomicTextOutput(embeddings_path) if embeddings_path else None
+
+    def run_batch(batch: List[BertInputs]):
+        longest = max(len(f.input_ids) for f in batch)
+        length = args.max_seq_length if fixed_length else bucket_length(longest, args.max_seq_length)
+        layers, seq = extractor.predict(*_pad_batch(batch, length))
+        return [(layers[k, :, :len(f.input_ids)], seq[k, :len(f.input_ids)])
+                for k, f in enumerate(batch)]
+
+    summary = write_feature_lines(
+        read_text_examples(args.input_file),
+        lambda ex: _featurize(ex, tokenizer, args.max_seq_length), run_batch, layer_indexes,
+        args.output_file, args.batch_size, args.pooling, pool)
+    num_lines = summary["num_lines"]
+    if num_lines == 0:
+        logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
+    return summary
+
+
+def bucket_length(longest: int, max_seq_length: int) -> int:
+    """A batch's padded length: its longest example rounded up to a multiple of 8."""
+    return min(max_seq_length, int(math.ceil(longest / _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
+
+
+def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
+                        layer_indexes: Sequence[int], output_file: str, batch_size: int,
+                        pooling: str = "none", pool_fn: Callable = pool,
+                        check_example: Optional[Callable[[TextExample], None]] = None) -> Dict:
+    """The feature-extraction loop shared by the BERT and XLNet paths.
+
+    Reads examples in chunks of ``batch_size * 64``, sorts each chunk by length, runs batches
+    of similar length, and writes the chunk's lines in input order; the output file (and the
+    ``<output_file>.embeddings.jsonl`` of ``pooling``) appear only if everything succeeds.
+
+    Args:
+      examples: :class:`TextExample` s in input order.
+      featurize: example -> features with ``.tokens`` and ``.input_ids`` (the unpadded length).
+      run_batch: list of features -> list of ``(layer_values [len(layer_indexes), n, H],
+        last_layer [n, H])`` at each example's n real tokens (the family pads as it must).
+      layer_indexes: the ``index`` written for each layer.
+      pool_fn: ``(last_layer [n, H], pooling) -> [H]`` when ``pooling`` is not "none".
+      check_example: called on each example before featurizing (e.g. warnings).
+
+    Returns:
+      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
+      ``seconds`` and ``tokens_per_second``.
+
+    Raises:
+      FlagError: the output folder is missing or not writable; anything ``featurize`` or
+      ``run_batch`` raises (then nothing is written).
+    """
+    embeddings_path = output_file + ".embeddings.jsonl" if pooling != "none" else None
     start = time.time()
     num_lines = num_tokens = 0
-    try:
-        for chunk in _chunks(read_text_examples(args.input_file), args.batch_size * _CHUNK_BATCHES):
-            features = [_featurize(ex, tokenizer, args.max_seq_length) for ex in chunk]
-            results: List[Optional[np.ndarray]] = [None] * len(features)
-            pooled: List[Optional[np.ndarray]] = [None] * len(features)
-            for rows in _batches_by_length(features, args.batch_size):
-                batch = [features[r] for r in rows]
-                longest = max(len(f.input_ids) for f in batch)
-                length = args.max_seq_length if fixed_length else min(
-                    args.max_seq_length, int(math.ceil(longest / _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
-                layers, seq = extractor.predict(*_pad_batch(batch, length))
-                for k, r in enumerate(rows):
-                    n = len(features[r].input_ids)
-                    results[r] = layers[k, :, :n]
-                    if embeddings:
-                        pooled[r] = pool(seq[k], n, args.pooling)
-            for ex, f, values, emb in zip(chunk, features, results, pooled):
-                output.file.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
+    with contextlib.ExitStack() as stack:  # both files appear only if everything succeeds
+        output = _open_output(stack, output_file)
+        embeddings = _open_output(stack, embeddings_path) if embeddings_path else None
+        for chunk in _chunks(examples, batch_size * _CHUNK_BATCHES):
+            if check_example:
+                for ex in chunk:
+                    check_example(ex)
+            features = [featurize(ex) for ex in chunk]
+            results: List = [None] * len(features)
+            for rows in _batches_by_length(features, batch_size):
+                for r, result in zip(rows, run_batch([features[r] for r in rows])):
+                    results[r] = result
+            for ex, f, (values, last_layer) in zip(chunk, features, results):
+                output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
-                    embeddings.file.write(json.dumps({
-                        "linex_index": ex.unique_id, "pooling": args.pooling,
-                        "embedding": [round(x, 6) for x in emb.tolist()]}) + "\n")
+                    embedding = pool_fn(last_layer, pooling)
+                    embeddings.write(json.dumps({
+                        "linex_index": ex.unique_id, "pooling": pooling,
+                        "embedding": [round(x, 6) for x in embedding.tolist()]}) + "\n")
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
                          num_tokens, num_tokens / max(time.time() - start, 1e-9))
-    except BaseException:
-        output.abort()
-        if embeddings:
-            embeddings.abort()
-        raise
-    output.commit()
-    if embeddings:
-        embeddings.commit()
-    if num_lines == 0:
-        logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
     seconds = time.time() - start
-    return {"output_file": os.path.abspath(args.output_file),
+    return {"output_file": os.path.abspath(output_file),
             "embeddings_file": os.path.abspath(embeddings_path) if embeddings_path else None,
             "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
             "tokens_per_second": num_tokens / max(seconds, 1e-9)}

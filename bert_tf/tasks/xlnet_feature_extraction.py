@@ -28,10 +28,6 @@ written literally in the input (``<cls>``, ``<eop>``...) are reported with their
 kept: the token list shows the pieces they became. Outputs are written atomically.
 """
 
-import json
-import math
-import os
-import time
 from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -45,8 +41,8 @@ from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
 from bert_tf.errors import FlagError
-from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, _AtomicTextOutput,
-                                              _chunks, feature_json_line, parse_layer_indexes)
+from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
+                                              parse_layer_indexes, write_feature_lines)
 from bert_tf.tasks.xlnet_classifier import (_flag_is_set, _values_from_flags,
                                             check_spiece_matches_config)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
@@ -55,8 +51,6 @@ from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.model import XLNetModel
 
-_CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this many batches
-_LENGTH_MULTIPLE = 8  # batch lengths are rounded up to this, to limit retracing
 
 # BERT-only flags -> the XLNet flag to use instead.
 BERT_ONLY_FLAGS = {"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
@@ -238,60 +232,27 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
     extractor = XLNetFeatureExtractor(config, args.init_checkpoint, layer_indexes,
                                       args.clamp_len)
     symbols = LiteralSymbolReport(sp, args.input_file)
-    output = _AtomicTextOutput(args.output_file)
-    embeddings_path = args.output_file + ".embeddings.jsonl" if args.pooling != "none" else None
-    embeddings = _AtomicTextOutput(embeddings_path) if embeddings_path else None
-    start = time.time()
-    num_lines = num_tokens = 0
-    try:
-        for chunk in _chunks(read_text_examples(args.input_file), args.batch_size * _CHUNK_BATCHES):
-            features = []
-            for ex in chunk:
-                symbols.check(f"line {ex.unique_id + 1}", "text_a", ex.text_a)
-                symbols.check(f"line {ex.unique_id + 1}", "text_b", ex.text_b)
-                features.append(build_xlnet_inputs(sp, ex.text_a, ex.text_b,
-                                                   args.max_seq_length, args.uncased))
-            results: List[Optional[np.ndarray]] = [None] * len(features)
-            pooled: List[Optional[np.ndarray]] = [None] * len(features)
-            order = sorted(range(len(features)), key=lambda i: len(features[i].input_ids))
-            for b in range(0, len(order), args.batch_size):
-                rows = order[b:b + args.batch_size]
-                batch = [features[r] for r in rows]
-                longest = max(len(f.input_ids) for f in batch)
-                length = min(args.max_seq_length,
-                             int(math.ceil(longest / _LENGTH_MULTIPLE) * _LENGTH_MULTIPLE))
-                layers, seq = extractor.predict(*pad_left(batch, length))
-                for k, r in enumerate(rows):
-                    n = len(features[r].input_ids)
-                    results[r] = layers[:, k, length - n:]
-                    if embeddings:
-                        pooled[r] = pool_xlnet(seq[k, length - n:], args.pooling)
-            for ex, f, values, emb in zip(chunk, features, results, pooled):
-                output.file.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
-                if embeddings:
-                    embeddings.file.write(json.dumps({
-                        "linex_index": ex.unique_id, "pooling": args.pooling,
-                        "embedding": [round(x, 6) for x in emb.tolist()]}) + "\n")
-                num_tokens += len(f.tokens)
-            num_lines += len(chunk)
-            logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
-                         num_tokens, num_tokens / max(time.time() - start, 1e-9))
-    except BaseException:
-        output.abort()
-        if embeddings:
-            embeddings.abort()
-        raise
-    output.commit()
-    if embeddings:
-        embeddings.commit()
+
+    def check_example(ex):
+        symbols.check(f"line {ex.unique_id + 1}", "text_a", ex.text_a)
+        symbols.check(f"line {ex.unique_id + 1}", "text_b", ex.text_b)
+
+    def run_batch(batch):
+        length = bucket_length(max(len(f.input_ids) for f in batch), args.max_seq_length)
+        layers, seq = extractor.predict(*pad_left(batch, length))
+        # left padding: the real tokens are the last n positions
+        return [(layers[:, k, length - len(f.input_ids):], seq[k, length - len(f.input_ids):])
+                for k, f in enumerate(batch)]
+
+    summary = write_feature_lines(
+        read_text_examples(args.input_file),
+        lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
+        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling, pool_xlnet,
+        check_example)
     if symbols.summary():
         logging.warning("%s", symbols.summary())
-    seconds = time.time() - start
-    return {"output_file": os.path.abspath(args.output_file),
-            "embeddings_file": os.path.abspath(embeddings_path) if embeddings_path else None,
-            "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
-            "tokens_per_second": num_tokens / max(seconds, 1e-9),
-            "literal_symbol_lines": symbols.count}
+    summary["literal_symbol_lines"] = symbols.count
+    return summary
 
 
 def check_no_bert_only_flags(flags_obj) -> None:

@@ -17,7 +17,6 @@ index without its data, and a kill leaves the previous checkpoint intact.
 
 import os
 import re
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -25,6 +24,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.atomic_files import atomic_write_text  # noqa: F401  (re-exported)
 from bert_tf.errors import CheckpointError
 
 # Checkpoint entries that are optimizer or bookkeeping state, never model weights: the
@@ -165,35 +165,6 @@ def write_state_file(model_dir: str, latest_prefix: str, all_prefixes: Sequence[
     lines = [f'model_checkpoint_path: "{rel(latest_prefix)}"']
     lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in all_prefixes]
     atomic_write_text(os.path.join(model_dir, _STATE_FILE), "\n".join(lines) + "\n")
-
-
-def _current_umask() -> int:
-    """The process umask, read without changing it (os.umask is not thread-safe); 0o022 if
-    unknown."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Writes ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        # mkstemp creates 0600; give the file the permissions a plain open() would.
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 @dataclass
