@@ -101,17 +101,28 @@ class DataProcessor:
     """
 
     is_regression = False
+    # (file name, set type) of each split; a subclass with the GLUE layout only sets these
+    # and implements ``_create_examples(path, rows, set_type)``.
+    train_file = ("train.tsv", "train")
+    dev_file = ("dev.tsv", "dev")
+    test_file = ("test.tsv", "test")
 
     def get_train_examples(self, data_dir: str) -> List[InputExample]:
         """Examples of the train set."""
-        raise NotImplementedError()
+        return self._examples_of(data_dir, *self.train_file)
 
     def get_dev_examples(self, data_dir: str) -> List[InputExample]:
         """Examples of the dev set."""
-        raise NotImplementedError()
+        return self._examples_of(data_dir, *self.dev_file)
 
     def get_test_examples(self, data_dir: str) -> List[InputExample]:
         """Examples of the test set (for prediction; labels are placeholders)."""
+        return self._examples_of(data_dir, *self.test_file)
+
+    def _examples_of(self, data_dir: str, filename: str, set_type: str) -> List[InputExample]:
+        return self._create_examples(*self._read_rows(data_dir, filename), set_type)
+
+    def _create_examples(self, path: str, rows: List[List[str]], set_type: str) -> List[InputExample]:
         raise NotImplementedError()
 
     def get_labels(self) -> Optional[List[str]]:
@@ -225,14 +236,8 @@ class MnliProcessor(DataProcessor):
     """MultiNLI matched (original ``MnliProcessor``): cols 8/9, label = last col (test:
     ``contradiction``), guid ``<set>-<col 0>``."""
 
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev_matched.tsv"), "dev_matched")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test_matched.tsv"), "test")
+    dev_file = ("dev_matched.tsv", "dev_matched")
+    test_file = ("test_matched.tsv", "test")
 
     def get_labels(self):
         return ["contradiction", "entailment", "neutral"]
@@ -254,15 +259,6 @@ class MrpcProcessor(DataProcessor):
     """MRPC (original ``MrpcProcessor``): cols 3/4, label col 0 (test: ``"0"``), guid
     ``<set>-<i>``."""
 
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
-
     def get_labels(self):
         return ["0", "1"]
 
@@ -282,15 +278,6 @@ class MrpcProcessor(DataProcessor):
 class ColaProcessor(DataProcessor):
     """CoLA (original ``ColaProcessor``): train/dev have NO header (col 3, label col 1); test has
     one (col 1, label ``"0"``). guid ``<set>-<i>``."""
-
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
 
     def get_labels(self):
         return ["0", "1"]
@@ -313,15 +300,6 @@ class Sst2Processor(DataProcessor):
     """(bert_tf) SST-2, GLUE layout: train/dev ``sentence<TAB>label``; test ``index<TAB>sentence``
     (label ``"0"``). guid ``<set>-<i>``."""
 
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
-
     def get_labels(self):
         return ["0", "1"]
 
@@ -343,15 +321,6 @@ class _IndexedPairProcessor(DataProcessor):
     col (test: the first label), guid ``<set>-<col 0>``."""
 
     labels: List[str] = []
-
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
 
     def get_labels(self):
         return list(self.labels)
@@ -392,15 +361,6 @@ class QqpProcessor(DataProcessor):
     """(bert_tf) QQP (GLUE): train/dev ``id qid1 qid2 question1 question2 is_duplicate`` (cols
     3/4/5); test ``id question1 question2`` (cols 1/2, label ``"0"``). guid ``<set>-<col 0>``."""
 
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
-
     def get_labels(self):
         return ["0", "1"]
 
@@ -426,15 +386,6 @@ class StsbProcessor(DataProcessor):
     """
 
     is_regression = True
-
-    def get_train_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "train.tsv"), "train")
-
-    def get_dev_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        return self._create_examples(*self._read_rows(data_dir, "test.tsv"), "test")
 
     def get_labels(self):
         return None
