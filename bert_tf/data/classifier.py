@@ -25,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import tfrecord
+from bert_tf.data.sequence_pairs import build_bert_inputs, truncate_seq_pair
 from bert_tf.errors import FlagError, InputDataError
 
 # Examples logged in full by convert_single_example (original: ex_index < 5).
@@ -439,20 +440,7 @@ def get_processor(task_name: str) -> DataProcessor:
 # Features (spec 8.4, 8.5)
 # ---------------------------------------------------------------------------------------------
 
-def _truncate_seq_pair(tokens_a: List, tokens_b: List, max_length: int) -> None:
-    """Truncates a pair in place to ``max_length`` tokens in total (original function).
-
-    Pops the LAST token of the longer list (``tokens_b`` on a tie) until it fits; deterministic,
-    unlike pretraining's :func:`bert_tf.data.pretraining.truncate_seq_pair`.
-    """
-    while True:
-        total_length = len(tokens_a) + len(tokens_b)
-        if total_length <= max_length:
-            break
-        if len(tokens_a) > len(tokens_b):
-            tokens_a.pop()
-        else:
-            tokens_b.pop()
+_truncate_seq_pair = truncate_seq_pair  # the original's name (spec 8.4)
 
 
 def _label_id(example, label_list):
@@ -493,29 +481,9 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
 
     label_id = _label_id(example, label_list)
     tokens_a = tokenizer.tokenize(example.text_a)
-    tokens_b = None
-    if example.text_b:
-        tokens_b = tokenizer.tokenize(example.text_b)
-
-    if tokens_b:
-        # Account for [CLS], [SEP], [SEP] with "- 3".
-        _truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
-    elif len(tokens_a) > max_seq_length - 2:
-        # Account for [CLS] and [SEP] with "- 2".
-        tokens_a = tokens_a[0:(max_seq_length - 2)]
-
-    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-    segment_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += tokens_b + ["[SEP]"]
-        segment_ids += [1] * (len(tokens_b) + 1)
-
-    input_ids = tokenizer.convert_tokens_to_ids(tokens)
-    input_mask = [1] * len(input_ids)
-    padding = [0] * (max_seq_length - len(input_ids))
-    input_ids += padding
-    input_mask += padding
-    segment_ids += padding
+    tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+    tokens, input_ids, input_mask, segment_ids = build_bert_inputs(
+        tokens_a, tokens_b, max_seq_length, tokenizer)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
         logging.info("*** Example ***")

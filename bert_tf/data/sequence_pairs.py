@@ -55,7 +55,7 @@ def build_bert_inputs(tokens_a: Sequence[str], tokens_b: Optional[Sequence[str]]
     if max_seq_length < (3 if tokens_b is not None else 2):
         raise ValueError(f"max_seq_length {max_seq_length} leaves no room for [CLS]/[SEP]")
     tokens_a = list(tokens_a)
-    if tokens_b is not None:
+    if tokens_b:  # as the original: an empty B counts as a single sentence
         tokens_b = list(tokens_b)
         truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
     elif len(tokens_a) > max_seq_length - 2:
