@@ -9,7 +9,8 @@ original code load here and the other way round:
   (`run_classifier.create_model`, spec 8.6): dropout 0.1 on the pooled output in training,
   truncated-normal(0.02) init whatever `initializer_range` says;
 * SQuAD: `cls/squad/output_weights [2, H]`, `cls/squad/output_bias [2]`
-  (`run_squad.create_model`, spec 9.4) on every position of the sequence output.
+  (`run_squad.create_model`, spec 9.4) on every position of the sequence output,
+  truncated-normal(0.02) init as well.
 
 Inputs are dicts of int32 ``[batch_size, seq_length]`` `input_ids`, `input_mask`, `segment_ids`.
 """
@@ -25,6 +26,7 @@ from bert_tf.bert.model import BertModel
 CLASSIFIER_DROPOUT = 0.1  # hard-coded in the original create_model
 CLASSIFIER_INIT_STDDEV = 0.02  # hard-coded in the original create_model
 SQUAD_SCOPE = "cls/squad"
+SQUAD_INIT_STDDEV = 0.02  # hard-coded in the original run_squad.create_model
 
 
 def _encoder_inputs(features):
@@ -108,7 +110,7 @@ class BertSquad(keras.Model):
         super().__init__(**kwargs)
         self.config = config
         self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.head = TransposedOutput(2, config.hidden_size, config.initializer_range, name="squad")
+        self.head = TransposedOutput(2, config.hidden_size, SQUAD_INIT_STDDEV, name="squad")
 
     def call(self, features, training=False):
         sequence = self.bert(_encoder_inputs(features), training=training)["sequence_output"]
