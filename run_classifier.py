@@ -39,7 +39,8 @@ def main(_):
                              for name in ClassifierArgs.__dataclass_fields__})
     result = run(args)
     if result.eval_results is not None:
-        print("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in sorted(result.eval_results.items())))
+        items = sorted(result.eval_results.items())
+        print("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in items))
     if result.predictions is not None:
         print(f"wrote {result.num_predict_examples} predictions to "
               f"{args.output_dir}/test_results.tsv")

@@ -162,7 +162,7 @@ def test_saved_model_serves_in_a_fresh_process_without_bert_tf(golden_run, golde
     assert np.abs(np.array(served["probabilities"]) - gold).max() <= 1e-5
 
 
-# ---- training: the original optimizer, read back from our checkpoint ------------------------------
+# ---- training: the original optimizer, read back from our checkpoint -------------------------
 
 def test_one_training_step_is_the_original_adam_weight_decay_update(head_ckpt_dir, golden_clf,
                                                                     tmp_path):
@@ -304,8 +304,10 @@ def test_correlations_hand_values():
     assert classifier.spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / np.sqrt(22.5))
     # dx = [-1, 0, 1], dy = [-7/3, -1/3, 8/3]: r = 5 / sqrt(2 * 114/9)
     assert classifier.pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(5 / np.sqrt(2 * 114 / 9))
-    assert classifier.binary_f1(np.array([[0, 1], [0, 1], [1, 0], [1, 0]]),
-                                np.array([1, 0, 1, 0]), np.array([1, 1, 1, 1])) == pytest.approx(0.5)
+    # predictions 1, 1, 0, 0 vs labels 1, 0, 1, 0: tp 1, fp 1, fn 1 -> F1 = 2 / 4
+    f1 = classifier.binary_f1(np.array([[0, 1], [0, 1], [1, 0], [1, 0]]),
+                              np.array([1, 0, 1, 0]), np.array([1, 1, 1, 1]))
+    assert f1 == pytest.approx(0.5)
 
 
 def test_training_steps_as_the_original():

@@ -87,7 +87,8 @@ def test_mirrored_two_replicas_match_one_device(tmp_path):
         import json, sys
         import numpy as np, tensorflow as tf
         cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         sys.path.insert(0, {REPO!r})
         from tests.training.test_predict import _batch, _tiny_classifier
         from bert_tf.tasks.bert_heads import BertClassifier
