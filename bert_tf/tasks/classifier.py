@@ -59,6 +59,7 @@ from bert_tf.tasks import run_checks
 from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
 from bert_tf.training.strategy import strategy_from_flags
 
@@ -110,6 +111,7 @@ class ClassifierArgs:
     export_dir: Optional[str] = None
     use_xla: bool = False
     gradient_accumulation_steps: int = 1
+    dtype: str = "float32"
 
 
 @dataclass
@@ -411,9 +413,10 @@ def format_test_results(probabilities: np.ndarray) -> str:
 # ---------------------------------------------------------------------------------------------
 
 def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
-                use_one_hot_embeddings: bool = False) -> BertClassifier:
-    """A built :class:`BertClassifier` for the task, its variables created under ``strategy``."""
-    with strategy.scope():
+                use_one_hot_embeddings: bool = False, dtype: str = "float32") -> BertClassifier:
+    """A built :class:`BertClassifier` for the task, its variables created under ``strategy``
+    (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`)."""
+    with dtype_policy(dtype), strategy.scope():
         model = BertClassifier(config, processor.num_labels,
                                is_regression=processor.is_regression,
                                use_one_hot_embeddings=use_one_hot_embeddings)
@@ -564,7 +567,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     strategy = strategy or strategy_from_flags(args)
     chief = loop._is_chief(strategy)  # pylint: disable=protected-access
     trim = not (args.use_tpu or args.use_xla)
-    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu)
+    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
+                        dtype=args.dtype)
     result = ClassifierResult(model=model)
 
     if args.do_train:
@@ -579,7 +583,6 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         logging.info("  Batch size = %d", args.train_batch_size)
         logging.info("  Num steps = %d", steps)
         kwargs = loop.loop_kwargs_from_flags(args)
-        kwargs.pop("loss_scale", None)
 
         def loss_fn(model_, features, labels):
             logits = model_(features, training=True)["logits"]

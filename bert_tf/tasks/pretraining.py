@@ -43,6 +43,7 @@ from bert_tf.bert.model import (BertModel, BertPretrainingHeads, masked_lm_loss,
 from bert_tf.data.pretraining import expand_input_patterns
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import strategy_from_flags
 
 EVAL_RESULTS_FILE = "eval_results.txt"
@@ -488,9 +489,6 @@ def validate_args(args: PretrainingArgs, config: BertConfig) -> None:
                         f"than --max_seq_length={args.max_seq_length}")
 
 
-_POLICIES = {"float32": "float32", "float16": "mixed_float16", "bfloat16": "mixed_bfloat16"}
-
-
 def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
                      use_one_hot_embeddings: bool = False,
                      dtype: str = "float32") -> BertPretrainer:
@@ -502,16 +500,9 @@ def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
     Raises:
       FlagError: an unknown ``dtype``.
     """
-    if dtype not in _POLICIES:
-        raise FlagError(f"--dtype={dtype}: expected one of {', '.join(_POLICIES)}")
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(_POLICIES[dtype])
-    try:
-        with strategy.scope():
-            model = BertPretrainer(config, use_one_hot_embeddings=use_one_hot_embeddings)
-            model.build_with_dummy_input()
-    finally:
-        keras.config.set_dtype_policy(previous)
+    with dtype_policy(dtype), strategy.scope():
+        model = BertPretrainer(config, use_one_hot_embeddings=use_one_hot_embeddings)
+        model.build_with_dummy_input()
     return model
 
 

@@ -324,30 +324,18 @@ def feature_arrays(features: Sequence[squad_data.InputFeatures]) -> Dict[str, np
 
 # ---- model ------------------------------------------------------------------------------------
 
-def _policy_name(dtype: str) -> Optional[str]:
-    return {"float32": None, "float16": "mixed_float16", "bfloat16": "mixed_bfloat16"}[dtype]
-
-
 def build_model(config: BertConfig, args: SquadArgs, strategy):
     """A :class:`BertSquad` built under ``strategy.scope()`` for ``max_seq_length`` inputs.
 
     ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
     float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
     """
-    import keras
-
     from bert_tf.tasks.bert_heads import BertSquad
+    from bert_tf.training.precision import dtype_policy
 
-    policy = _policy_name(args.dtype)
-    previous = keras.config.dtype_policy()
-    try:
-        if policy:
-            keras.config.set_dtype_policy(policy)
-        with strategy.scope():
-            model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
-            model.build_with_dummy_input(args.max_seq_length)
-    finally:
-        keras.config.set_dtype_policy(previous)
+    with dtype_policy(args.dtype), strategy.scope():
+        model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
+        model.build_with_dummy_input(args.max_seq_length)
     return model
 
 

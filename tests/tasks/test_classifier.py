@@ -259,6 +259,21 @@ def test_resume_continues_from_the_checkpoint_in_output_dir(tiny_model_dir, gold
                                                              abs=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_mixed_precision_trains_and_keeps_float32_checkpoints(tiny_model_dir, golden_clf,
+                                                              tmp_path, dtype):
+    data_dir = os.path.join(golden_clf, "MRPC")
+    result = run(_tiny_args(tiny_model_dir, data_dir, tmp_path, do_train=True, do_eval=True,
+                            num_train_epochs=0.4, dtype=dtype))  # 40 / 8 * 0.4 = 2 steps
+    assert result.global_step == 2
+    reader = tf.train.load_checkpoint(str(tmp_path / "model.ckpt-2"))
+    dtypes = reader.get_variable_to_dtype_map()
+    assert dtypes["bert/encoder/layer_0/attention/self/query/kernel"] == tf.float32
+    assert dtypes["output_weights/adam_m"] == tf.float32
+    assert np.isfinite(result.eval_results["eval_loss"])
+    assert 0.0 <= result.eval_results["eval_accuracy"] <= 1.0
+
+
 def test_sts_b_regression_writes_pearson_and_spearman(tiny_model_dir, shared_data_dir, tmp_path):
     data_dir = tmp_path / "STS-B"
     data_dir.mkdir()
