@@ -262,8 +262,10 @@ def check_feature_flags(max_seq_length: int, doc_stride: int, max_query_length: 
     Raises:
       FlagError: ``max_seq_length <= max_query_length + 3`` (no room for the context: the
         original looped forever), ``doc_stride < 1`` (the original looped forever),
-        ``doc_stride >= max_seq_length`` (windows could not overlap), or
-        ``max_query_length < 1``.
+        ``doc_stride > max_seq_length - max_query_length - 3`` (the stride is longer than the
+        document window left by a query of ``max_query_length`` pieces, so the pieces
+        between two windows would never be seen; this covers ``doc_stride >=
+        max_seq_length``), or ``max_query_length < 1``.
     """
     if max_query_length < 1:
         raise FlagError(f"--max_query_length={max_query_length} must be at least 1")
@@ -273,9 +275,13 @@ def check_feature_flags(max_seq_length: int, doc_stride: int, max_query_length: 
             f"{max_query_length} + 3, to leave room for the context ([CLS] and two [SEP])")
     if doc_stride < 1:
         raise FlagError(f"--doc_stride={doc_stride} must be at least 1")
-    if doc_stride >= max_seq_length:
-        raise FlagError(f"--doc_stride={doc_stride} must be smaller than --max_seq_length="
-                        f"{max_seq_length}")
+    window = max_seq_length - max_query_length - 3  # original max_tokens_for_doc, worst case
+    if doc_stride > window:
+        raise FlagError(
+            f"--doc_stride={doc_stride} is longer than the document window of {window} "
+            f"pieces (--max_seq_length={max_seq_length} - --max_query_length="
+            f"{max_query_length} - 3 for [CLS] and two [SEP]): the {doc_stride - window} "
+            f"pieces between two windows would never be seen; pass --doc_stride <= {window}")
 
 
 def _improve_answer_span(doc_tokens: Sequence[str], input_start: int, input_end: int,

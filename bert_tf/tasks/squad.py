@@ -34,8 +34,9 @@ Beyond the original:
   rerunning with ``--null_score_diff_threshold=<best_f1_thresh>`` gives ``best_f1`` (details
   in :func:`evaluate_predictions`);
 * every input is checked before any work: both JSON files are read (a bad ``predict_file``
-  fails before hours of training), the window flags are checked (``doc_stride`` <
-  ``max_seq_length``, room for the context), the vocab must fit the config; errors are
+  fails before hours of training), the window flags are checked (``doc_stride`` <=
+  ``max_seq_length - max_query_length - 3``, the document window, so no piece is skipped;
+  room for the context), the vocab must fit the config; errors are
   :class:`~bert_tf.errors.BertTfError` s naming the flag or file, and every output is written
   atomically, so a failed run leaves ``output_dir`` as it was;
 * with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
@@ -164,7 +165,8 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     Order (spec 9.1): the config is read; 1. the case check against the checkpoint name;
     2. ``do_train`` or ``do_predict``; 3. ``train_file`` / ``predict_file`` for the mode;
     4. ``max_seq_length <= max_position_embeddings``; 5. ``max_seq_length >
-    max_query_length + 3``. Then (bert_tf): ``doc_stride`` in ``[1, max_seq_length)``, sizes
+    max_query_length + 3``. Then (bert_tf): ``doc_stride`` in ``[1, max_seq_length -
+    max_query_length - 3]`` (no document piece skipped between windows), sizes
     and counts positive, the vocab readable, of the right case and not larger than the config's
     ``vocab_size``, the input files present.
 

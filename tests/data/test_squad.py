@@ -354,13 +354,29 @@ def test_query_truncation(tokenizer):
 def test_impossible_training_feature_labels(tokenizer):
     feats = []
     ex = squad.SquadExample("q", "Who won?", ["won."], "", -1, -1, is_impossible=True)
-    squad.convert_examples_to_features([ex], tokenizer, 12, 4, 8, True, feats.append)
+    squad.convert_examples_to_features([ex], tokenizer, 12, 4, 4, True, feats.append)
     assert (feats[0].start_position, feats[0].end_position, feats[0].is_impossible) == (0, 0, True)
+
+
+@pytest.mark.parametrize("seq, stride, query", [
+    (384, 128, 64),  # the original defaults: 317-piece windows
+    (128, 64, 32),  # the golden flags: 93-piece windows
+    (128, 61, 64),  # stride == window: consecutive windows touch, no piece skipped
+    (10, 3, 4),  # 10 - 4 - 3 = 3
+])
+def test_window_flags_that_skip_no_piece_pass(seq, stride, query):
+    squad.check_feature_flags(seq, stride, query)
 
 
 @pytest.mark.parametrize("seq, stride, query, pattern", [
     (10, 2, 7, r"--max_seq_length=10 must be greater than --max_query_length=7 \+ 3"),
-    (128, 128, 32, r"--doc_stride=128 must be smaller than --max_seq_length=128"),
+    (128, 128, 32, r"--doc_stride=128 is longer than the document window of 93 pieces "
+                   r"\(--max_seq_length=128 - --max_query_length=32 - 3"),
+    # The user's case: 128 - 64 - 3 = 61-piece windows, stride 100 -> 39 pieces never seen.
+    (128, 100, 64, r"--doc_stride=100 is longer than the document window of 61 pieces "
+                   r"\(--max_seq_length=128 - --max_query_length=64 - 3 .*the 39 pieces "
+                   r"between two windows would never be seen; pass --doc_stride <= 61"),
+    (128, 62, 64, r"--doc_stride=62 is longer than the document window of 61 pieces"),
     (128, 0, 32, r"--doc_stride=0 must be at least 1"),
     (128, 64, 0, r"--max_query_length=0 must be at least 1"),
 ])

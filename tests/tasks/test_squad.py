@@ -395,7 +395,11 @@ BAD_CASES = {
     "predict_file_missing": (lambda tp: dict(predict_file=str(tp / "nope.json")), InputDataError,
                              r"--predict_file=.*nope\.json: file not found"),
     "stride_too_long": (lambda tp: dict(doc_stride=128), FlagError,
-                        r"--doc_stride=128 must be smaller than --max_seq_length=128"),
+                        r"--doc_stride=128 is longer than the document window of 93 pieces "
+                        r"\(--max_seq_length=128 - --max_query_length=32 - 3"),
+    "stride_skips_pieces": (lambda tp: dict(doc_stride=100, max_query_length=64), FlagError,
+                            r"--doc_stride=100 is longer than the document window of 61 pieces "
+                            r"\(--max_seq_length=128 - --max_query_length=64 - 3"),
     "query_too_long": (lambda tp: dict(max_query_length=125), FlagError,
                        r"--max_seq_length=128 must be greater than --max_query_length=125 \+ 3"),
     "seq_too_long": (lambda tp: dict(max_seq_length=256), FlagError,
