@@ -21,12 +21,16 @@ Beyond the original, bad input fails early with one clear message
 (:class:`bert_tf.errors.BertTfError`): a TFRecord whose feature lengths differ from
 ``--max_seq_length`` / ``--max_predictions_per_seq`` names the file, the record, the feature
 and both lengths (also when the mismatch shows up as a parse failure mid-run), an input
-pattern that matches no file names the pattern, and ``--max_seq_length`` above the config's
-``max_position_embeddings`` names both.
+pattern that matches no file names the pattern, ``--max_seq_length`` above the config's
+``max_position_embeddings`` names both, and token ids at or above the config's ``vocab_size``
+(checked in the first :data:`VOCAB_CHECK_RECORDS` records of each file before anything is
+written; TF's mid-run ``indices[..] = id is not in [0, N)`` is turned into the same message)
+name the file, the largest id and ``vocab_size``.
 """
 
 import collections
 import os
+import re
 import time
 from dataclasses import dataclass, fields
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -41,7 +45,7 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import (BertModel, BertPretrainingHeads, masked_lm_loss,
                                 next_sentence_loss)
 from bert_tf.data.pretraining import expand_input_patterns
-from bert_tf.errors import FlagError, InputDataError
+from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.training import checkpoint_io, loop
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import strategy_from_flags
@@ -52,6 +56,10 @@ EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
 # Spec 6.2: parallel interleave over at most 4 files, shuffle buffer 100 records.
 _MAX_CYCLE_LENGTH = 4
 _SHUFFLE_BUFFER = 100
+# Records of each input file whose token ids are checked against vocab_size up front.
+VOCAB_CHECK_RECORDS = 100
+_ID_FEATURES = ("input_ids", "masked_lm_ids")
+_INDEX_ERROR = re.compile(r"indices\[[^\]]*\] = (-?\d+) is not in \[0, (\d+)\)")
 
 
 class NoModeError(FlagError, ValueError):
@@ -217,6 +225,89 @@ def check_input_records(input_files: Sequence[str], max_seq_length: int,
                                  f"({e.message.strip()})") from e
     if total == 0:
         raise InputDataError(f"the input files hold no records: {', '.join(input_files)}")
+
+
+def _vocab_mismatch(path: str, largest: int, feature: str, index: int, vocab_size: int,
+                    config_file: str) -> str:
+    return (f"{path}: token id {largest} ({feature} of record {index}, the largest id found) "
+            f"is not smaller than vocab_size={vocab_size} of --bert_config_file={config_file}: "
+            f"the records were made with a larger vocab; pass the bert_config.json of the model "
+            f"that vocab belongs to, or recreate the data with create_pretraining_data.py and "
+            f"the model's vocab.txt")
+
+
+def check_token_ids(input_files: Sequence[str], vocab_size: int, config_file: str,
+                    records_per_file: Optional[int] = VOCAB_CHECK_RECORDS) -> None:
+    """Checks that ``input_ids`` and ``masked_lm_ids`` of the first records fit the vocab.
+
+    An id >= ``vocab_size`` would fail deep in the embedding lookup (``indices[0,1] = 2066 is
+    not in [0, 1000)``) on CPU, or silently embed zeros on GPU. Records that cannot be parsed
+    are left to :func:`check_input_records` / the input pipeline.
+
+    Args:
+      input_files: TFRecord paths.
+      vocab_size: ``vocab_size`` of the config.
+      config_file: ``--bert_config_file`` (for the message).
+      records_per_file: records checked per file (None: all).
+
+    Raises:
+      ConfigError: a checked id is >= ``vocab_size`` (names the file, the largest id found,
+        its feature and record, and ``vocab_size=<n>`` of ``--bert_config_file``).
+    """
+    for path in input_files:
+        dataset = tf.data.TFRecordDataset(path)
+        if records_per_file is not None:
+            dataset = dataset.take(records_per_file)
+        largest = (-1, "", -1)  # (id, feature, record index)
+        try:
+            for i, serialized in enumerate(dataset.as_numpy_iterator()):
+                try:
+                    feature = tf.train.Example.FromString(serialized).features.feature
+                except Exception:  # noqa: BLE001 - reported by the record checks
+                    continue
+                for name in _ID_FEATURES:
+                    if name in feature and feature[name].WhichOneof("kind") == "int64_list":
+                        values = feature[name].int64_list.value
+                        if values and max(values) > largest[0]:
+                            largest = (max(values), name, i)
+        except tf.errors.OpError:
+            pass  # unreadable files are reported by check_input_records
+        if largest[0] >= vocab_size:
+            raise ConfigError(_vocab_mismatch(path, largest[0], largest[1], largest[2],
+                                              vocab_size, config_file))
+
+
+def explain_index_error(error: tf.errors.OpError, input_files: Sequence[str],
+                        config: BertConfig, config_file: str) -> Optional[BertTfError]:
+    """Turns an embedding lookup failure (``indices[0,1] = 2066 is not in [0, 1000)``) inside
+    training or evaluation into one clear error, or returns None for other errors.
+
+    When ``N`` is ``vocab_size`` the input files are scanned for the first file holding an
+    id >= ``vocab_size`` (named with its largest id, as :func:`check_token_ids`);
+    ``type_vocab_size`` names ``segment_ids``.
+
+    Returns:
+      A :class:`ConfigError` to raise, or None when the message is not an embedding index
+      error (TF's error is then re-raised as is).
+    """
+    match = _INDEX_ERROR.search(error.message or "")
+    if not match:
+        return None
+    index, bound = int(match.group(1)), int(match.group(2))
+    if bound == config.vocab_size:
+        for path in input_files:
+            try:
+                check_token_ids([path], bound, config_file, records_per_file=None)
+            except ConfigError as found:
+                return found
+        return ConfigError(f"a token id of {', '.join(input_files)} is out of range: {index} "
+                           f"is not in [0, {bound}), vocab_size={bound} of --bert_config_file="
+                           f"{config_file}")
+    if bound == config.type_vocab_size:
+        return ConfigError(f"a segment_ids value of {', '.join(input_files)} is out of range: "
+                           f"{index} is not in [0, {bound}), type_vocab_size={bound} of "
+                           f"--bert_config_file={config_file}")
+    return None
 
 
 def explain_parse_error(error: tf.errors.OpError, input_files: Sequence[str],
@@ -613,7 +704,8 @@ def run_pretraining(args: PretrainingArgs,
     Raises:
       NoModeError: neither do_train nor do_eval.
       FlagError: a bad flag (see :func:`validate_args`), no file matches ``--input_file``.
-      ConfigError: unreadable ``--bert_config_file``.
+      ConfigError: unreadable ``--bert_config_file``; token ids >= its ``vocab_size`` (names
+        the file, the largest id and ``vocab_size``).
       InputDataError: records that do not fit ``--max_seq_length`` /
         ``--max_predictions_per_seq`` (names the file, feature and both lengths).
       CheckpointError: ``init_checkpoint`` or an ``output_dir`` checkpoint that does not fit.
@@ -630,6 +722,7 @@ def run_pretraining(args: PretrainingArgs,
     for f in input_files:
         logging.info("  %s", f)
     check_input_records(input_files, args.max_seq_length, args.max_predictions_per_seq)
+    check_token_ids(input_files, config.vocab_size, args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
     strategy = strategy or strategy_from_flags(args)
@@ -648,6 +741,9 @@ def run_pretraining(args: PretrainingArgs,
             if _is_parse_error(e):
                 raise explain_parse_error(e, input_files, args.max_seq_length,
                                           args.max_predictions_per_seq) from e
+            index_error = explain_index_error(e, input_files, config, args.bert_config_file)
+            if index_error is not None:
+                raise index_error from e
             raise
 
     result = PretrainingResult()
@@ -701,8 +797,8 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 __all__ = [
     "BertPretrainer", "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
-    "check_input_records", "decode_pretraining_record", "eval_metric_sums", "evaluate",
-    "explain_parse_error", "feature_lengths", "find_input_files", "format_eval_results",
+    "check_input_records", "check_token_ids", "decode_pretraining_record", "eval_metric_sums", "evaluate",
+    "explain_index_error", "explain_parse_error", "feature_lengths", "find_input_files", "format_eval_results",
     "input_fn_builder", "metrics_from_sums", "pretraining_loss_fn", "pretraining_losses",
     "record_schema", "run_pretraining", "validate_args", "write_eval_results",
 ]

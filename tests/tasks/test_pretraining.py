@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from bert_tf.bert.config import BertConfig
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
-from bert_tf.errors import BertTfError, FlagError, InputDataError
+from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.tasks import pretraining
 from bert_tf.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingArgs,
                                        build_pretrainer, run_pretraining)
@@ -361,6 +361,78 @@ def test_parse_failure_in_the_pipeline_becomes_the_same_message(tiny_dir, tiny_o
     assert path in msg and "record 2" in msg and "'input_ids'" in msg
     assert "length 12" in msg and "--max_seq_length=16" in msg
     assert isinstance(e.value.__cause__, tf.errors.InvalidArgumentError)
+
+
+def small_id_rows(n, big_id=None, big_row=None, feature="input_ids"):
+    """n records of S = 16, P = 2 with ids < 200; row ``big_row`` gets ``big_id`` in
+    ``feature`` (input_ids position 2, or masked_lm_ids position 1)."""
+    rows = []
+    for i in range(n):
+        input_ids = [101, 5 + i % 50, 6, 7, 102, 8, 9, 102] + [0] * 8
+        row = {"input_ids": input_ids, "input_mask": [1] * 8 + [0] * 8,
+               "segment_ids": [0] * 5 + [1] * 3 + [0] * 8, "masked_lm_positions": [1, 2],
+               "masked_lm_ids": [150, 151], "masked_lm_weights": [1.0, 1.0],
+               "next_sentence_labels": [i % 2]}
+        if i == big_row:
+            if feature == "input_ids":
+                row["input_ids"] = input_ids[:2] + [big_id] + input_ids[3:]
+            else:
+                row["masked_lm_ids"] = [150, big_id]
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("feature", ["input_ids", "masked_lm_ids"])
+def test_token_ids_above_vocab_size_name_file_largest_id_and_vocab_size(tmp_path, feature):
+    # The user's case: ids up to 2066 but a config with vocab_size=1000. Records 0..3 hold
+    # ids < 200; record 3 holds 1500 and record 5 holds 2066: the largest is named.
+    rows = small_id_rows(8, 1500, 3, feature)
+    rows[5] = small_id_rows(6, 2066, 5, feature)[5]
+    good = write_records(tmp_path / "good.tfrecord", small_id_rows(4))
+    bad = write_records(tmp_path / "bad.tfrecord", rows)
+    config = tiny_config_file(tmp_path, vocab_size=1000)
+    args = PretrainingArgs(bert_config_file=config, input_file=f"{good},{bad}",
+                           output_dir=str(tmp_path / "out"), do_train=True, num_train_steps=1,
+                           train_batch_size=2, max_seq_length=16, max_predictions_per_seq=2)
+    with pytest.raises(ConfigError) as e:
+        run_pretraining(args)
+    assert str(e.value).startswith(
+        f"{bad}: token id 2066 ({feature} of record 5, the largest id found) is not smaller "
+        f"than vocab_size=1000 of --bert_config_file={config}")
+    assert not os.path.exists(tmp_path / "out")  # failed before anything was written
+    pretraining.check_token_ids([good, bad], 2067, config)  # 2066 < 2067: fits
+
+
+def test_token_ids_beyond_the_checked_records_fail_with_the_same_message(tmp_path):
+    """Only the first 100 records are checked up front; an id >= vocab_size in record 100
+    fails inside the embedding lookup (CPU: InvalidArgumentError "indices[..] = 2066 is not in
+    [0, 1000)"), which becomes the same one-line ConfigError."""
+    assert pretraining.VOCAB_CHECK_RECORDS == 100
+    path = write_records(tmp_path / "late.tfrecord", small_id_rows(102, 2066, 100))
+    config = tiny_config_file(tmp_path, vocab_size=1000)
+    args = PretrainingArgs(bert_config_file=config, input_file=path,
+                           output_dir=str(tmp_path / "out"), do_eval=True, eval_batch_size=2,
+                           max_eval_steps=51, max_seq_length=16, max_predictions_per_seq=2)
+    with tf.device("/CPU:0"):
+        with pytest.raises(ConfigError) as e:
+            run_pretraining(args, strategy=tf.distribute.OneDeviceStrategy("/cpu:0"))
+    assert str(e.value) == (
+        f"{path}: token id 2066 (input_ids of record 100, the largest id found) is not smaller "
+        f"than vocab_size=1000 of --bert_config_file={config}: the records were made with a "
+        f"larger vocab; pass the bert_config.json of the model that vocab belongs to, or "
+        f"recreate the data with create_pretraining_data.py and the model's vocab.txt")
+    assert isinstance(e.value.__cause__, tf.errors.InvalidArgumentError)
+    assert "is not in [0, 1000)" in e.value.__cause__.message
+
+
+def test_index_errors_other_than_the_embeddings_are_left_alone(tmp_path):
+    config = BertConfig.from_json_file(tiny_config_file(tmp_path, vocab_size=1000))
+    error = tf.errors.InvalidArgumentError(None, None, "indices[3] = 40 is not in [0, 32)")
+    assert pretraining.explain_index_error(error, ["x"], config, "c.json") is None
+    error = tf.errors.InvalidArgumentError(None, None, "indices[0,5] = 2 is not in [0, 2)")
+    assert str(pretraining.explain_index_error(error, ["x"], config, "c.json")) == (
+        "a segment_ids value of x is out of range: 2 is not in [0, 2), type_vocab_size=2 of "
+        "--bert_config_file=c.json")
 
 
 def test_no_input_file_matches_the_pattern(tiny_dir, tmp_path):
