@@ -11,6 +11,8 @@ import os
 import tempfile
 from typing import Iterator, TextIO
 
+from bert_tf.errors import OutputPathError
+
 
 def current_umask() -> int:
     """The process umask, read without changing it (``os.umask`` is not thread-safe);
@@ -25,6 +27,35 @@ def current_umask() -> int:
     return 0o022
 
 
+def check_output_path(path: str, create_parent: bool = False) -> str:
+    """Checks that ``path`` can become an output file; call it before any long work.
+
+    Args:
+      create_parent: create a missing parent folder (else it is an error).
+
+    Returns:
+      ``path``.
+
+    Raises:
+      OutputPathError: ``path`` is empty, ends with a slash or is a folder, or its parent is
+        missing (and not created), not a folder, or not writable (names the path).
+    """
+    if not path or path.endswith(os.sep) or os.path.isdir(path):
+        raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if create_parent and not os.path.exists(folder):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise OutputPathError(f"{path}: cannot create the folder {folder} ({e.strerror or e})") from e
+    if not os.path.isdir(folder):
+        what = "does not exist" if not os.path.exists(folder) else "is not a folder"
+        raise OutputPathError(f"{path}: output folder {folder} {what}")
+    if not os.access(folder, os.W_OK):
+        raise OutputPathError(f"{path}: output folder {folder} is not writable")
+    return path
+
+
 @contextlib.contextmanager
 def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
     """Yields a temporary path next to ``path``; renames it to ``path`` if the block succeeds.
@@ -32,10 +63,14 @@ def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
     On an exception the temporary file is removed and ``path`` is left as it was.
 
     Raises:
-      OSError: the folder does not exist or is not writable.
+      OutputPathError: see :func:`check_output_path`.
     """
+    check_output_path(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=folder)
+    except OSError as e:
+        raise OutputPathError(f"{path}: cannot write in {folder} ({e.strerror or e})") from e
     os.close(fd)
     try:
         yield tmp

@@ -21,7 +21,7 @@ from typing import Optional
 import numpy as np
 
 from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
-from bert_tf.errors import BertTfError, ConfigError
+from bert_tf.errors import BertTfError, ConfigError, OutputPathError
 from bert_tf.training.checkpoint_io import atomic_write_text, write_checkpoint
 
 CHECKPOINT_NAME = "bert_model.ckpt"
@@ -57,6 +57,7 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
     except Exception as e:
         raise ConfigError(f"{weights_path}: cannot read safetensors ({e})") from e
     arrays, _ = convert_hf_weights(tensors, source=weights_path)
+    check_weights_fit_config(arrays, config, weights_path, config_path)
     if extra_npz:
         try:
             with np.load(extra_npz) as extra:
@@ -64,13 +65,43 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
                     arrays[key] = np.ascontiguousarray(extra[key].astype(np.float32))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{extra_npz}: cannot read npz ({e})") from e
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise OutputPathError(f"--out_dir={out_dir}: cannot create it ({e.strerror or e})") from e
     prefix = write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays)
     atomic_write_text(os.path.join(out_dir, "bert_config.json"), config.to_json_string())
     tmp_vocab = os.path.join(out_dir, ".tmp-vocab.txt")
     shutil.copyfile(vocab_path, tmp_vocab)
     os.replace(tmp_vocab, os.path.join(out_dir, "vocab.txt"))
     return prefix
+
+
+def check_weights_fit_config(arrays, config, weights_path: str, config_path: str) -> None:
+    """Checks the converted tensors against the model the config describes.
+
+    Every `bert/*` variable of a :class:`BertModel` built from ``config`` must be present with
+    its shape (the same name table the loader uses).
+
+    Raises:
+      ConfigError: a missing variable or a shape mismatch (names the variable, both shapes and
+        both files).
+    """
+    from bert_tf.bert.checkpoint_map import bert_model_map
+    from bert_tf.bert.model import BertModel
+
+    expected = {name: tuple(v.shape) for name, v in
+                bert_model_map(BertModel(config).build_with_dummy_input()).items()}
+    missing = [n for n in expected if n not in arrays]
+    if missing:
+        raise ConfigError(
+            f"{config_path} describes variables that {weights_path} lacks: "
+            f"{', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''} ({len(missing)} in all; "
+            f"num_hidden_layers={config.num_hidden_layers})")
+    for name, shape in expected.items():
+        if tuple(arrays[name].shape) != shape:
+            raise ConfigError(f"{weights_path}: {name} has shape {list(arrays[name].shape)} but "
+                              f"{config_path} implies {list(shape)}")
 
 
 def main(argv=None) -> int:

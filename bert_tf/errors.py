@@ -28,3 +28,8 @@ class InputDataError(BertTfError):
 
 class FlagError(BertTfError):
     """A flag value is invalid or contradicts another flag or a file."""
+
+
+class OutputPathError(BertTfError):
+    """An output path cannot be written: a folder where a file is expected, a missing or
+    non-folder parent, no permission (names the path)."""

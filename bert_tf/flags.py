@@ -14,10 +14,11 @@ A flag means the same thing in every script. Flags beyond the originals are mark
 "(bert_tf)" in their help text.
 """
 
+import signal
 import sys
 from typing import Any, Callable, Dict, Tuple
 
-from absl import app, flags, logging
+from absl import app, flags
 
 from bert_tf.errors import BertTfError
 
@@ -169,37 +170,51 @@ def define(*names: str, **default_overrides: Any) -> None:
     unknown = [n for n in default_overrides if n not in names]
     if unknown:
         raise ValueError(f"default overrides for flags not requested: {unknown}")
+    # Registered as the running script's own flags, so `--help` / `--helpshort` list them.
+    module = sys.argv[0] if sys.argv and sys.argv[0] else None
     for name in names:
         kind, default, help_text = FLAG_SPECS[name]
         default = default_overrides.get(name, default)
         if name in FLAGS:
             continue
         if kind == "string":
-            flags.DEFINE_string(name, default, help_text)
+            flags.DEFINE_string(name, default, help_text, module_name=module)
         elif kind == "bool":
-            flags.DEFINE_bool(name, default, help_text)
+            flags.DEFINE_bool(name, default, help_text, module_name=module)
         elif kind == "integer":
-            flags.DEFINE_integer(name, default, help_text)
+            flags.DEFINE_integer(name, default, help_text, module_name=module)
         elif kind == "float":
-            flags.DEFINE_float(name, default, help_text)
+            flags.DEFINE_float(name, default, help_text, module_name=module)
         elif kind.startswith("enum:"):
-            flags.DEFINE_enum(name, default, kind[len("enum:"):].split("|"), help_text)
+            flags.DEFINE_enum(name, default, kind[len("enum:"):].split("|"), help_text,
+                              module_name=module)
         else:  # pragma: no cover - a bad FLAG_SPECS entry
             raise ValueError(f"unknown flag kind {kind!r} for {name}")
 
 
 def run_main(main: Callable[[Any], Any]) -> None:
-    """Runs ``main`` under absl, turning a :class:`BertTfError` into one line and exit 1.
+    """Runs ``main`` under absl, with one-line endings for errors and interruptions.
+
+    * a :class:`BertTfError` prints ``error: <message>`` and exits 1;
+    * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
+      the temporary files of atomic outputs are removed and the last checkpoint written stays
+      the one a re-run resumes from.
 
     Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
     """
 
+    def _on_sigterm(signum, frame):
+        raise SystemExit(128 + signum)
+
     def _wrapped(argv):
+        signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return main(argv)
         except BertTfError as e:
-            logging.flush() if hasattr(logging, "flush") else None
             print(f"error: {e}", file=sys.stderr)
             sys.exit(1)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
 
     app.run(_wrapped)

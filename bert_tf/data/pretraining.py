@@ -32,6 +32,7 @@ from typing import Iterable, Iterator, List, MutableSequence, Optional, Sequence
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 
@@ -676,7 +677,10 @@ def _split_output_files(output_file) -> List[str]:
     files = output_file.split(",") if isinstance(output_file, str) else list(output_file)
     files = [f.strip() for f in files if f.strip()]
     if not files:
-        raise FlagError(f"no output file given (output_file={output_file!r})")
+        raise FlagError(f"no output file given (--output_file={output_file!r})")
+    for f in files:
+        if "://" not in f:  # local files: fail now, not after the corpus is processed
+            check_output_path(f, create_parent=True)
     return files
 
 

@@ -36,6 +36,17 @@ def parse_line(unique_id: int, line: str) -> TextExample:
     return TextExample(unique_id, m.group(1), m.group(2))
 
 
+def check_input_file(input_file: str) -> str:
+    """Raises InputDataError unless ``input_file`` is a readable file (not a folder)."""
+    if not input_file:
+        raise InputDataError("no --input_file given")
+    if tf.io.gfile.isdir(input_file):
+        raise InputDataError(f"{input_file}: is a folder, expected a text file with one example per line")
+    if not tf.io.gfile.exists(input_file):
+        raise InputDataError(f"{input_file}: input file not found")
+    return input_file
+
+
 def read_text_examples(input_file: str) -> Iterator[TextExample]:
     """Yields one :class:`TextExample` per line of ``input_file``, in order.
 
@@ -44,6 +55,7 @@ def read_text_examples(input_file: str) -> Iterator[TextExample]:
     Raises:
       InputDataError: the file is missing or unreadable (names it).
     """
+    check_input_file(input_file)
     try:
         f = tf.io.gfile.GFile(input_file, "rb")
         f.size()

@@ -7,12 +7,11 @@ original `_decode_record` does.
 """
 
 import collections
-import os
 from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
 
 import tensorflow as tf
 
-from bert_tf.atomic_files import atomic_path
+from bert_tf.atomic_files import atomic_path, check_output_path
 from bert_tf.errors import InputDataError
 
 Feature = Union[Sequence[int], Sequence[float]]
@@ -46,12 +45,12 @@ class AtomicTFRecordWriter:
     left as it was (:mod:`bert_tf.atomic_files`).
 
     Raises:
-      OSError: the folder cannot be created or written.
+      OutputPathError: ``path`` is a folder, or its folder cannot be created or written.
     """
 
     def __init__(self, path: str):
         self.path = path
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        check_output_path(path, create_parent=True)
         self._context = atomic_path(path, suffix=".tfrecord")
         self._tmp = self._context.__enter__()
         self._writer = tf.io.TFRecordWriter(self._tmp)

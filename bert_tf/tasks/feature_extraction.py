@@ -32,12 +32,12 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
-from bert_tf.atomic_files import atomic_text_writer
+from bert_tf.atomic_files import atomic_text_writer, check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
-from bert_tf.data.text_lines import TextExample, read_text_examples
+from bert_tf.data.text_lines import TextExample, check_input_file, read_text_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
 from bert_tf.tokenization.wordpiece import FullTokenizer
@@ -228,13 +228,7 @@ def pool(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
 
 def _open_output(stack: contextlib.ExitStack, path: str):
     """An atomic text writer for ``path`` (renamed when ``stack`` closes without error)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FlagError(f"{path}: output folder {folder} does not exist")
-    try:
-        return stack.enter_context(atomic_text_writer(path))
-    except OSError as e:
-        raise FlagError(f"{path}: cannot write output ({e.strerror or e})") from e
+    return stack.enter_context(atomic_text_writer(path))
 
 
 def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute.Strategy] = None) -> Dict:
@@ -254,8 +248,13 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
-    if args.max_seq_length < 2:
-        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 2 ([CLS] [SEP])")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        "([CLS] A [SEP] B [SEP] needs room for one token)")
+    check_output_path(args.output_file)
+    if args.pooling != "none":
+        check_output_path(args.output_file + ".embeddings.jsonl")
+    check_input_file(args.input_file)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
     # no checkpoint-name case check: the original extract_features.py has none (spec 4.6)
     tokenizer = load_tokenizer(args.vocab_file, args.do_lower_case)

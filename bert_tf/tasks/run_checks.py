@@ -11,8 +11,10 @@ import tempfile
 
 from bert_tf.bert.config import BertConfig
 from bert_tf.errors import FlagError
+from absl import logging
+
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
-                                            validate_case_matches_checkpoint)
+                                            validate_case_matches_checkpoint, vocab_looks_cased)
 
 
 def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
@@ -41,6 +43,9 @@ def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = 
     validate_case_matches_checkpoint(do_lower_case, init_checkpoint or "")
     tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case)
     check_vocab_matches_case(tokenizer.vocab, do_lower_case, vocab_file)
+    if not do_lower_case and not vocab_looks_cased(tokenizer.vocab):
+        logging.warning("--do_lower_case=False with an uncased vocab (%s): capitalised words will "
+                        "become [UNK]; uncased models need --do_lower_case=True", vocab_file)
     return tokenizer
 
 

@@ -521,8 +521,9 @@ def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str) 
     raise CaseMismatchError(
         f"--do_lower_case={given} does not fit --init_checkpoint={init_checkpoint}: "
         f"`{model_name}` seems to be a {case_name} model, so pass --do_lower_case={wanted} "
-        "to fine-tune it the way it was pre-trained. If this check is wrong for your "
-        "checkpoint, comment it out (validate_case_matches_checkpoint).")
+        "to fine-tune it the way it was pre-trained. (The check reads only the folder name "
+        "before /bert_model.ckpt: for a renamed or re-trained model, put the checkpoint in a "
+        "folder with another name.)")
 
 
 def _is_special_token(token: str) -> bool:

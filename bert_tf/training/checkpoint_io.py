@@ -189,10 +189,17 @@ class LoadReport:
         s = (f"{self.prefix}: loaded {len(self.loaded)}, missing {len(self.missing)}, "
              f"unused {len(self.unused)}, skipped {len(self.skipped)} optimizer entries")
         if self.missing:
-            s += f"; missing: {', '.join(self.missing)}"
+            s += f"; missing: {_name_list(self.missing)}"
         if self.unused:
-            s += f"; unused: {', '.join(self.unused)}"
+            s += f"; unused: {_name_list(self.unused)}"
         return s
+
+
+def _name_list(names: List[str], most: int = 8) -> str:
+    """``a, b, c`` or, for long lists, the first ``most`` names and ``... (N in all)``."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f", ... ({len(names)} in all)"
 
 
 def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: str,
@@ -241,7 +248,7 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     report.unused = [n for n in stored if n not in name_to_variable and not is_optimizer_entry(n)]
     if require_all and report.missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
-                              f"{', '.join(report.missing)}")
+                              f"{_name_list(report.missing)}; does the config match it?")
     return report
 
 

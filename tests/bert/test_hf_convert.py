@@ -81,3 +81,21 @@ def test_missing_input_files_fail_cleanly(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "config.json: not found" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_config_that_does_not_fit_the_weights_is_refused(minilm_dir, tmp_path):
+    import shutil
+    hf = tmp_path / "hf"
+    shutil.copytree(minilm_dir, hf)
+    config = json.load(open(hf / "config.json"))
+    config["num_hidden_layers"] = 12
+    json.dump(config, open(hf / "config.json", "w"))
+    with pytest.raises(ConfigError, match=r"lacks: bert/encoder/layer_6/.*\(96 in all; num_hidden_layers=12\)"):
+        convert_hf_folder(str(hf), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_dir_under_a_file(minilm_dir, tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    assert main(["--hf_dir", minilm_dir, "--out_dir", str(tmp_path / "afile" / "sub")]) == 1
+    assert "--out_dir=" in capsys.readouterr().err

@@ -190,3 +190,53 @@ def test_script_with_no_flags_runs_the_embedded_default(tmp_path, minilm_dir):
     lines = _read_jsonl(str(out))
     assert len(lines) == 7 and lines[5]["features"][0]["token"] == "[CLS]"
     assert (tmp_path / "cache" / "all-MiniLM-L6-v2" / "bert_model.ckpt.index").exists()
+
+
+@pytest.mark.parametrize("output", ["folder", "folder/", "afile/out.jsonl", "missing/out.jsonl"])
+def test_bad_output_path_fails_before_any_work(minilm_checkpoint_dir, golden_dir, tmp_path, output):
+    from bert_tf.errors import OutputPathError
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "afile").write_text("x")
+    args = _args(minilm_checkpoint_dir, os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
+                 str(tmp_path / output))
+    with pytest.raises(OutputPathError, match="folder"):
+        extract_features(args)
+    assert sorted(os.listdir(tmp_path)) == ["afile", "folder"]
+    assert os.listdir(tmp_path / "folder") == []
+
+
+def test_input_folder_is_an_error_not_an_empty_input(minilm_checkpoint_dir, tmp_path):
+    with pytest.raises(InputDataError, match="is a folder"):
+        extract_features(_args(minilm_checkpoint_dir, str(tmp_path), str(tmp_path / "out.jsonl")))
+
+
+def test_max_seq_length_must_leave_room_for_a_pair(minilm_checkpoint_dir, tmp_path):
+    (tmp_path / "in.txt").write_text("foo ||| bar\n")
+    with pytest.raises(FlagError, match="--max_seq_length=2: must be at least 3"):
+        extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "in.txt"),
+                               str(tmp_path / "out.jsonl"), max_seq_length=2))
+
+
+def test_sigterm_removes_the_partial_output(minilm_checkpoint_dir, tmp_path):
+    """SIGTERM mid-run: exit 143, no output file and no temporary file left."""
+    import signal
+    import time
+    (tmp_path / "in.txt").write_text("\n".join(["a line of text to embed"] * 20000) + "\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(REPO, "extract_features.py"), f"--input_file={tmp_path}/in.txt",
+         f"--output_file={tmp_path}/out/o.jsonl", "--layers=-1", "--max_seq_length=16",
+         f"--bert_config_file={minilm_checkpoint_dir}/bert_config.json",
+         f"--vocab_file={minilm_checkpoint_dir}/vocab.txt",
+         f"--init_checkpoint={minilm_checkpoint_dir}/bert_model.ckpt"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    (tmp_path / "out").mkdir()
+    deadline = time.time() + 240
+    while time.time() < deadline and not os.listdir(tmp_path / "out") and proc.poll() is None:
+        time.sleep(0.2)  # wait until the temporary output exists
+    assert proc.poll() is None, proc.communicate()[1][-2000:]
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 143
+    assert os.listdir(tmp_path / "out") == []

@@ -307,7 +307,7 @@ def test_validate_case_lowercased_models(name):
         tokenization.validate_case_matches_checkpoint(False, ckpt)
     message = str(info.value)
     for part in ["--do_lower_case=False", ckpt, name, "lowercased", "--do_lower_case=True",
-                 "comment"]:
+                 "folder with another name"]:
         assert part in message
 
 
