@@ -797,8 +797,9 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 __all__ = [
     "BertPretrainer", "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
-    "check_input_records", "check_token_ids", "decode_pretraining_record", "eval_metric_sums", "evaluate",
-    "explain_index_error", "explain_parse_error", "feature_lengths", "find_input_files", "format_eval_results",
-    "input_fn_builder", "metrics_from_sums", "pretraining_loss_fn", "pretraining_losses",
-    "record_schema", "run_pretraining", "validate_args", "write_eval_results",
+    "VOCAB_CHECK_RECORDS", "check_input_records", "check_token_ids", "decode_pretraining_record",
+    "eval_metric_sums", "evaluate", "explain_index_error", "explain_parse_error",
+    "feature_lengths", "find_input_files", "format_eval_results", "input_fn_builder",
+    "metrics_from_sums", "pretraining_loss_fn", "pretraining_losses", "record_schema",
+    "run_pretraining", "validate_args", "write_eval_results",
 ]
