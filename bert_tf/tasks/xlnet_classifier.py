@@ -15,7 +15,9 @@ What it writes, as the original:
 
 * ``--output_dir``: the TFRecords ``{spm}.len-{S}.train.tf_record``,
   ``{spm}.len-{S}.{split}.eval.tf_record``, ``{spm}.len-{S}.{split}.predict.tf_record``
-  (reused when they exist, unless ``--overwrite_data``);
+  (reused when they exist, unless ``--overwrite_data``; beyond the original, a cached file
+  that does not fit this run -- another record count, float labels for a classification task
+  or int labels for a regression one -- is an error, :func:`check_cached_records`);
 * ``--model_dir``: ``model.ckpt-N`` in the original layout (variables by their TF1 names,
   TF1 Adam slots ``<var>/Adam``, ``<var>/Adam_1``, ``beta1_power``, ``beta2_power`` — or
   ``<var>/adam_m``, ``<var>/adam_v`` with ``--weight_decay`` > 0 — and ``global_step``);
@@ -373,6 +375,101 @@ def latest_model_dir_checkpoint(model_dir: str) -> Optional[str]:
 # Model, data
 # ---------------------------------------------------------------------------------------------
 
+def _count_cached_records(path: str, regression: bool) -> Tuple[int, int, float]:
+    """``(records, real examples, largest label)`` of a cached TFRecord of this task."""
+    schema = {"is_real_example": tf.io.FixedLenFeature([], tf.int64, default_value=1),
+              "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64)}
+    total, real, largest = 0, 0, -math.inf
+    dataset = tf.data.TFRecordDataset(path).batch(4096).map(
+        lambda r: tf.io.parse_example(r, schema))
+    for batch in dataset.as_numpy_iterator():
+        total += len(batch["is_real_example"])
+        real += int(np.sum(batch["is_real_example"] == 1))
+        if len(batch["label_ids"]):
+            largest = max(largest, float(np.max(batch["label_ids"])))
+    return total, real, largest
+
+
+def check_cached_records(path: str, kind: str, args: XLNetClassifierArgs, num_examples: int,
+                         n_class: int, split: str = "train") -> None:
+    """Checks that a cached TFRecord the run would reuse was written for this run.
+
+    The original reuses ``{spm}.len-{S}.*.tf_record`` in ``--output_dir`` whenever it exists
+    (unless ``--overwrite_data``), so a file of another task or data set was silently used
+    (or crashed deep in TF on the label dtype). Here, when the file would be reused, it must
+    hold:
+
+    * labels of the task's type (``float_list`` for regression, ``int64_list`` otherwise; int
+      labels below ``n_class``);
+    * train: ``num_examples * --num_passes`` records (the original writes them so, without
+      padding);
+    * eval: ``num_examples`` real examples (``is_real_example`` = 1) and, with the padding
+      examples the original appends for the TPU, a multiple of ``--eval_batch_size`` records
+      (evaluation drops the last partial batch as the original's TPU input_fn does); the
+      padding count itself may differ (it depends on the batch size, which the name lacks);
+    * predict: ``num_examples`` real examples (padding rows are never predicted).
+
+    Nothing is checked when the file is absent or ``--overwrite_data`` is set.
+
+    Args:
+      path: the TFRecord; kind: ``train``, ``eval`` or ``predict``; num_examples: this run's
+      examples of that split (without padding); n_class: labels of the task (1: regression);
+      split: the split name for messages.
+
+    Raises:
+      FlagError: the file does not fit (names the file, what differs, and tells to pass
+        ``--overwrite_data=True`` or another ``--output_dir``).
+    """
+    if args.overwrite_data or not tf.io.gfile.exists(path):
+        return
+    task = args.task_name.lower()
+    fix = ("; it was written for another task or data set: pass --overwrite_data=True to "
+           "rewrite it, or another --output_dir")
+    prefix = f"--output_dir: the cached {path} does not fit this run (it would be reused)"
+    try:
+        first = next(iter(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator()), None)
+        if first is not None:
+            feature = tf.train.Example.FromString(first).features.feature
+            label_kind = (feature["label_ids"].WhichOneof("kind") if "label_ids" in feature
+                          else None)
+            if label_kind is None or "input_ids" not in feature:
+                raise FlagError(f"{prefix}: its records have no label_ids/input_ids, it is not "
+                                f"an XLNet classifier TFRecord{fix}")
+            if args.is_regression and label_kind != "float_list":
+                raise FlagError(f"{prefix}: it holds int labels but --task_name={task} is a "
+                                f"regression task (float labels){fix}")
+            if not args.is_regression and label_kind != "int64_list":
+                raise FlagError(f"{prefix}: it holds float labels (a regression task's) but "
+                                f"--task_name={task} is a classification task{fix}")
+        total, real, largest = _count_cached_records(path, args.is_regression)
+    except FlagError:
+        raise
+    except Exception as e:  # noqa: BLE001 - DataLossError, DecodeError, InvalidArgumentError
+        message = getattr(e, "message", None) or str(e)
+        raise FlagError(f"{prefix}: cannot read it ({type(e).__name__}: "
+                        f"{message.strip().splitlines()[0]}){fix}") from e
+    if kind == "train":
+        expected = num_examples * args.num_passes
+        if total != expected:
+            passes = (f" x --num_passes={args.num_passes} = {expected} records"
+                      if args.num_passes != 1 else "")
+            raise FlagError(f"{prefix}: it holds {total} records, this run has {num_examples} "
+                            f"{split} examples{passes}{fix}")
+    else:
+        padding = f" ({real} real + {total - real} padding)" if total != real else ""
+        if real != num_examples:
+            raise FlagError(f"{prefix}: it holds {total} records{padding}, this run has "
+                            f"{num_examples} {split} examples{fix}")
+        if kind == "eval" and total % args.eval_batch_size:
+            raise FlagError(f"{prefix}: it holds {total} records{padding}, not a multiple of "
+                            f"--eval_batch_size={args.eval_batch_size} (the last batch would "
+                            f"be dropped); pass --overwrite_data=True to rewrite it with this "
+                            f"padding, or another --output_dir")
+    if not args.is_regression and total and largest >= n_class:
+        raise FlagError(f"{prefix}: it holds label id {int(largest)} but --task_name={task} has "
+                        f"{n_class} labels{fix}")
+
+
 def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: int,
                      is_training: bool) -> XLNetClassifier:
     """An :class:`XLNetClassifier` with the fine-tuning run config of ``args`` (no memory),
@@ -594,6 +691,29 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate or "
                               "predict with; train first (--do_train) or point --model_dir at "
                               "the fine-tuned checkpoints")
+
+    # Examples are read and cached TFRecords checked before any file is written.
+    train_file = os.path.join(args.output_dir, data.record_file_name(
+        spm_basename, args.max_seq_length, "train"))
+    eval_file = os.path.join(args.output_dir, data.record_file_name(
+        spm_basename, args.max_seq_length, "eval", args.eval_split))
+    predict_file = os.path.join(args.output_dir, data.record_file_name(
+        spm_basename, args.max_seq_length, "predict", args.eval_split))
+    train_examples = eval_examples = None
+    if args.do_train:
+        train_examples = processor.get_train_examples(args.data_dir)
+        check_cached_records(train_file, "train", args, len(train_examples), n_class)
+    if args.do_eval or args.do_predict:
+        if args.eval_split == "dev":
+            eval_examples = processor.get_dev_examples(args.data_dir)
+        else:
+            eval_examples = processor.get_test_examples(args.data_dir)
+        if args.do_eval:
+            check_cached_records(eval_file, "eval", args, len(eval_examples), n_class,
+                                 args.eval_split)
+        if args.do_predict:
+            check_cached_records(predict_file, "predict", args, len(eval_examples), n_class,
+                                 args.eval_split)
     for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
                                                        else ()):
         try:
@@ -606,10 +726,7 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
 
     # ---- train ----------------------------------------------------------------------------
     if args.do_train:
-        train_file = os.path.join(args.output_dir, data.record_file_name(
-            spm_basename, args.max_seq_length, "train"))
         logging.info("Use tfrecord file %s", train_file)
-        train_examples = processor.get_train_examples(args.data_dir)
         np.random.RandomState(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
         logging.info("Num of train samples: %d", len(train_examples))
         data.file_based_convert_examples_to_features(
@@ -648,10 +765,6 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
 
     if not (args.do_eval or args.do_predict):
         return result
-    if args.eval_split == "dev":
-        eval_examples = processor.get_dev_examples(args.data_dir)
-    else:
-        eval_examples = processor.get_test_examples(args.data_dir)
     logging.info("Num of eval samples: %d", len(eval_examples))
     with tf.distribute.get_strategy().scope():
         eval_model = build_classifier(config, args, n_class, is_training=False)
@@ -661,8 +774,6 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
         padded = list(eval_examples)
         while len(padded) % args.eval_batch_size != 0:
             padded.append(PaddingInputExample())
-        eval_file = os.path.join(args.output_dir, data.record_file_name(
-            spm_basename, args.max_seq_length, "eval", args.eval_split))
         data.file_based_convert_examples_to_features(
             padded, label_list, args.max_seq_length, tokenize, eval_file,
             overwrite=args.overwrite_data,
@@ -689,8 +800,6 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
 
     # ---- predict --------------------------------------------------------------------------
     if args.do_predict:
-        predict_file = os.path.join(args.output_dir, data.record_file_name(
-            spm_basename, args.max_seq_length, "predict", args.eval_split))
         data.file_based_convert_examples_to_features(
             eval_examples, label_list, args.max_seq_length, tokenize, predict_file,
             overwrite=args.overwrite_data)

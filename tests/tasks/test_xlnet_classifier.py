@@ -1,5 +1,6 @@
 """XLNet run_classifier: golden inference end to end, a short real STS-B run (original
 outputs, original-layout checkpoints, resume), warm start, and bad input."""
+import dataclasses
 import json
 import logging
 import os
@@ -305,6 +306,93 @@ def test_flag_errors(golden, tmp_path, stsb_args):
     with pytest.raises(CheckpointError, match="no checkpoint to evaluate"):
         xc.run(_args(tmp_path, model_config_path=config, **dict(stsb_args, do_train=False,
                                                                 do_eval=True)))
+
+
+def _cached_file(path, labels, real=None, seq=16):
+    """A cached TFRecord as XLNet's run_classifier writes it: one record per label (int
+    labels -> int64_list, float -> float_list), ``real`` is_real_example flags (default all)."""
+    from bert_tf.data import xlnet_classifier as xdata
+    from bert_tf.data.classifier import InputFeatures
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    real = [True] * len(labels) if real is None else real
+    with tfrecord.AtomicTFRecordWriter(path) as writer:
+        for label, is_real in zip(labels, real):
+            feature = InputFeatures([5] * seq, [0] * seq, [0] * seq, label, is_real)
+            writer.write(xdata.feature_to_example(feature, regression=isinstance(label, float)))
+    return path
+
+
+def test_stale_cached_train_file_of_other_data_is_an_error(golden, tmp_path, stsb_args):
+    """The user's case: a cached train file of another run (16 records) in --output_dir would
+    be reused for this run's data (1 example): FlagError before anything is written."""
+    config = _json(str(tmp_path / "c.json"), TINY_CONFIG)
+    cached = _cached_file(str(tmp_path / "proc" / "spiece.model.len-16.train.tf_record"),
+                          [float(i % 5) for i in range(16)])
+    before = _listing(str(tmp_path / "proc"))
+    with pytest.raises(FlagError) as e:
+        xc.run(_args(tmp_path, model_config_path=config, **stsb_args))
+    assert str(e.value) == (
+        f"--output_dir: the cached {cached} does not fit this run (it would be reused): it "
+        "holds 16 records, this run has 1 train examples; it was written for another task or "
+        "data set: pass --overwrite_data=True to rewrite it, or another --output_dir")
+    with pytest.raises(FlagError, match=r"holds 16 records, this run has 1 train examples x "
+                                        r"--num_passes=2 = 2 records"):
+        xc.run(_args(tmp_path, model_config_path=config, **dict(stsb_args, num_passes=2)))
+    assert _listing(str(tmp_path / "proc")) == before
+    assert not os.path.exists(tmp_path / "model")
+
+
+def test_cached_train_file_with_int_labels_for_sts_b(golden, tmp_path, stsb_args):
+    """An MRPC train file (int labels) with the same record count, reused for sts-b: the
+    original crashed deep in TF (label_ids int64 vs float)."""
+    config = _json(str(tmp_path / "c.json"), TINY_CONFIG)
+    cached = _cached_file(str(tmp_path / "proc" / "spiece.model.len-16.train.tf_record"), [1])
+    with pytest.raises(FlagError) as e:
+        xc.run(_args(tmp_path, model_config_path=config, **stsb_args))
+    assert str(e.value).startswith(
+        f"--output_dir: the cached {cached} does not fit this run (it would be reused): it "
+        "holds int labels but --task_name=sts-b is a regression task (float labels); it was "
+        "written for another task or data set: pass --overwrite_data=True")
+    assert not os.path.exists(tmp_path / "model")
+
+
+def test_cached_file_checks(tmp_path):
+    """check_cached_records directly: what fits is reused, what differs names the difference."""
+    stsb = _args(tmp_path, task_name="sts-b", is_regression=True, eval_batch_size=2)
+    mrpc = _args(tmp_path, task_name="mrpc", eval_batch_size=2)
+    check = xc.check_cached_records
+    check(str(tmp_path / "absent.tf_record"), "train", stsb, 7, 1)  # nothing cached
+    floats = _cached_file(str(tmp_path / "f.tf_record"), [1.0, 2.5, 0.0])
+    check(floats, "train", stsb, 3, 1)
+    check(floats, "train", dataclasses.replace(stsb, num_passes=3), 1, 1)  # 1 example x 3
+    check(floats, "train", dataclasses.replace(mrpc, overwrite_data=True), 9, 2)  # rewritten
+    with pytest.raises(FlagError, match=r"holds float labels \(a regression task's\) but "
+                                        r"--task_name=mrpc is a classification task"):
+        check(floats, "train", mrpc, 3, 2)
+    # eval: 3 real + 1 padding (eval_batch_size 2, as the original pads for the TPU).
+    padded = _cached_file(str(tmp_path / "e.tf_record"), [1, 0, 1, 0], [True] * 3 + [False])
+    check(padded, "eval", mrpc, 3, 2)
+    check(padded, "eval", dataclasses.replace(mrpc, eval_batch_size=4), 3, 2)
+    check(padded, "predict", mrpc, 3, 2)  # padding rows are never predicted
+    with pytest.raises(FlagError, match=r"it holds 4 records \(3 real \+ 1 padding\), this run "
+                                        r"has 5 dev examples"):
+        check(padded, "eval", mrpc, 5, 2, "dev")
+    with pytest.raises(FlagError, match=r"it holds 4 records \(3 real \+ 1 padding\), not a "
+                                        r"multiple of --eval_batch_size=3 \(the last batch would "
+                                        r"be dropped\)"):
+        check(padded, "eval", dataclasses.replace(mrpc, eval_batch_size=3), 3, 2)
+    with pytest.raises(FlagError, match=r"it holds 4 records \(3 real \+ 1 padding\), this run "
+                                        r"has 2 test examples"):
+        check(padded, "predict", mrpc, 2, 2, "test")
+    # An MNLI-style file (labels 0..2) reused for a 2-label task with the same count.
+    three = _cached_file(str(tmp_path / "m.tf_record"), [0, 2, 1])
+    with pytest.raises(FlagError, match=r"it holds label id 2 but --task_name=mrpc has 2 labels"):
+        check(three, "train", mrpc, 3, 2)
+    bad = tmp_path / "bad.tf_record"
+    bad.write_text("not a TFRecord at all\n")
+    with pytest.raises(FlagError, match=rf"the cached {bad} does not fit this run .*cannot read "
+                                        r"it \(DataLossError"):
+        check(str(bad), "train", mrpc, 3, 2)
 
 
 def _flag_values(argv):
