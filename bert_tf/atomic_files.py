@@ -2,12 +2,14 @@
 
 Every output of the scripts (JSON lines, TFRecords, result files, checkpoint state files) goes
 through here, so a failed or killed run never leaves a partial file and never damages the
-previous one. The renamed file gets the permissions a plain ``open(path, "w")`` would give it
+previous one. Temporary files are named ``.tmp-<pid>-...``: one left by a process that no longer
+runs (``kill -9``) is removed by the next write into the same folder. The renamed file gets the permissions a plain ``open(path, "w")`` would give it
 (``0o666`` minus the umask), not the ``0o600`` of ``tempfile.mkstemp``.
 """
 
 import contextlib
 import os
+import re
 import tempfile
 from typing import Iterator, TextIO
 
@@ -56,6 +58,34 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
     return path
 
 
+_TEMP_NAME = re.compile(r"^\.tmp-(\d+)-")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def remove_stale_temp_files(folder: str) -> None:
+    """Removes ``.tmp-<pid>-*`` files in ``folder`` whose process no longer runs."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        m = _TEMP_NAME.match(name)
+        if m and int(m.group(1)) != os.getpid() and not _process_alive(int(m.group(1))):
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
 @contextlib.contextmanager
 def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
     """Yields a temporary path next to ``path``; renames it to ``path`` if the block succeeds.
@@ -67,8 +97,9 @@ def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
     """
     check_output_path(path)
     folder = os.path.dirname(os.path.abspath(path))
+    remove_stale_temp_files(folder)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=suffix, dir=folder)
     except OSError as e:
         raise OutputPathError(f"{path}: cannot write in {folder} ({e.strerror or e})") from e
     os.close(fd)

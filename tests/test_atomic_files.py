@@ -1,0 +1,53 @@
+"""Atomic outputs: nothing partial on failure, umask permissions, stale temp files removed."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bert_tf.atomic_files import atomic_text_writer, atomic_write_text, check_output_path
+from bert_tf.errors import OutputPathError
+
+
+def test_failure_leaves_the_previous_file(tmp_path):
+    path = tmp_path / "out.txt"
+    atomic_write_text(str(path), "old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_text_writer(str(path)) as f:
+            f.write("new, half written")
+            raise RuntimeError("boom")
+    assert path.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_permissions_follow_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        atomic_write_text(str(tmp_path / "a.txt"), "x")
+    finally:
+        os.umask(old)
+    assert oct(os.stat(tmp_path / "a.txt").st_mode & 0o777) == oct(0o640)
+
+
+def test_temp_file_of_a_dead_process_is_removed_by_the_next_write(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = tmp_path / f".tmp-{dead}-abc"
+    stale.write_text("left by kill -9")
+    mine = tmp_path / f".tmp-{os.getpid()}-keep"  # a live process's temp file stays
+    mine.write_text("in progress")
+    atomic_write_text(str(tmp_path / "out.txt"), "x")
+    assert not stale.exists() and mine.exists()
+
+
+@pytest.mark.parametrize("name", ["", "dir", "dir/", "file/x", "missing/x"])
+def test_bad_output_paths(tmp_path, name):
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputPathError):
+        check_output_path(str(tmp_path / name) if name else "")
+
+
+def test_missing_parent_created_on_request(tmp_path):
+    check_output_path(str(tmp_path / "new" / "out.tfrecord"), create_parent=True)
+    assert (tmp_path / "new").is_dir()
