@@ -80,12 +80,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
 def check_weights_fit_config(arrays, config, weights_path: str, config_path: str) -> None:
     """Checks the converted tensors against the model the config describes.
 
-    Every `bert/*` variable of a :class:`BertModel` built from ``config`` must be present with
-    its shape (the same name table the loader uses).
+    The `bert/*` tensors must be exactly the variables of a :class:`BertModel` built from
+    ``config``, with their shapes (the same name table the loader uses).
 
     Raises:
-      ConfigError: a missing variable or a shape mismatch (names the variable, both shapes and
-        both files).
+      ConfigError: a missing or extra variable, or a shape mismatch (names the variable, both
+        shapes and both files).
     """
     from bert_tf.bert.checkpoint_map import bert_model_map
     from bert_tf.bert.model import BertModel
@@ -97,6 +97,12 @@ def check_weights_fit_config(arrays, config, weights_path: str, config_path: str
         raise ConfigError(
             f"{config_path} describes variables that {weights_path} lacks: "
             f"{', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''} ({len(missing)} in all; "
+            f"num_hidden_layers={config.num_hidden_layers})")
+    extra = [n for n in arrays if n.startswith("bert/") and n not in expected]
+    if extra:
+        raise ConfigError(
+            f"{weights_path} has variables that {config_path} does not describe: "
+            f"{', '.join(extra[:4])}{', ...' if len(extra) > 4 else ''} ({len(extra)} in all; "
             f"num_hidden_layers={config.num_hidden_layers})")
     for name, shape in expected.items():
         if tuple(arrays[name].shape) != shape:

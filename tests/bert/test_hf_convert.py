@@ -99,3 +99,14 @@ def test_out_dir_under_a_file(minilm_dir, tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     assert main(["--hf_dir", minilm_dir, "--out_dir", str(tmp_path / "afile" / "sub")]) == 1
     assert "--out_dir=" in capsys.readouterr().err
+
+
+def test_config_with_fewer_layers_than_the_weights_is_refused(minilm_dir, tmp_path):
+    import shutil
+    hf = tmp_path / "hf"
+    shutil.copytree(minilm_dir, hf)
+    config = json.load(open(hf / "config.json"))
+    config["num_hidden_layers"] = 4
+    json.dump(config, open(hf / "config.json", "w"))
+    with pytest.raises(ConfigError, match=r"does not describe: bert/encoder/layer_4/.*\(32 in all; num_hidden_layers=4\)"):
+        convert_hf_folder(str(hf), str(tmp_path / "out"))
