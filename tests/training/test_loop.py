@@ -24,27 +24,7 @@ from bert_tf.training import checkpoint_io, loop
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-# ---- the spec in numpy --------------------------------------------------------------------------
-
-def spec_lr(step, init_lr, num_train_steps, num_warmup_steps):
-    if num_warmup_steps and step < num_warmup_steps:
-        return init_lr * step / num_warmup_steps
-    return init_lr * (1.0 - min(step, num_train_steps) / num_train_steps)
-
-
-def spec_clip(grads, clip_norm=1.0):
-    norm = np.sqrt(sum(float(np.sum(np.square(g))) for g in grads))
-    return [g * clip_norm / max(norm, clip_norm) for g in grads]
-
-
-def spec_adam_step(param, grad, m, v, lr, decay, weight_decay_rate=0.01,
-                   beta_1=0.9, beta_2=0.999, epsilon=1e-6):
-    m = beta_1 * m + (1 - beta_1) * grad
-    v = beta_2 * v + (1 - beta_2) * grad ** 2
-    update = m / (np.sqrt(v) + epsilon)
-    if decay:
-        update = update + weight_decay_rate * param
-    return param - lr * update, m, v
+from tests.training.spec_formulas import spec_adam_step, spec_clip, spec_lr  # noqa: E402
 
 
 # ---- tiny models --------------------------------------------------------------------------------
