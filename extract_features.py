@@ -31,7 +31,7 @@ def main(_):
     if is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
         return
-    args = ExtractFeaturesArgs(**{name: FLAGS[name].value for name in ExtractFeaturesArgs.__dataclass_fields__})
+    args = bert_flags.args_from_flags(ExtractFeaturesArgs)
     summary = extract_features(args)
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
           f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")

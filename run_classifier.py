@@ -35,8 +35,7 @@ def main(_):
     if is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
         return
-    args = ClassifierArgs(**{name: FLAGS[name].value
-                             for name in ClassifierArgs.__dataclass_fields__})
+    args = bert_flags.args_from_flags(ClassifierArgs)
     result = run(args)
     if result.eval_results is not None:
         items = sorted(result.eval_results.items())

@@ -14,6 +14,7 @@ A flag means the same thing in every script. Flags beyond the originals are mark
 "(bert_tf)" in their help text.
 """
 
+import dataclasses
 import signal
 import sys
 from typing import Any, Callable, Dict, Tuple
@@ -190,6 +191,20 @@ def define(*names: str, **default_overrides: Any) -> None:
                               module_name=module)
         else:  # pragma: no cover - a bad FLAG_SPECS entry
             raise ValueError(f"unknown flag kind {kind!r} for {name}")
+
+
+def args_from_flags(args_class, flag_values=FLAGS):
+    """An instance of a task's argument dataclass read from parsed flags.
+
+    Args:
+      args_class: a dataclass whose fields are flag names (e.g. ``ClassifierArgs``).
+      flag_values: absl ``FLAGS`` (or any object with those attributes).
+
+    Raises:
+      AttributeError: a field that is not a defined flag.
+    """
+    return args_class(**{f.name: getattr(flag_values, f.name)
+                         for f in dataclasses.fields(args_class)})
 
 
 def run_main(main: Callable[[Any], Any]) -> None:

@@ -32,7 +32,7 @@ import collections
 import os
 import re
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import keras
@@ -103,7 +103,8 @@ class PretrainingArgs:
     @classmethod
     def from_flags(cls, flag_values) -> "PretrainingArgs":
         """Reads every field from an absl ``FLAGS`` (each must be defined there)."""
-        return cls(**{f.name: flag_values[f.name].value for f in fields(cls)})
+        from bert_tf.flags import args_from_flags
+        return args_from_flags(cls, flag_values)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -125,7 +125,8 @@ class SquadArgs:
     @classmethod
     def from_flags(cls, flags) -> "SquadArgs":
         """Reads every field from absl ``FLAGS`` (or any object with these attributes)."""
-        return cls(**{name: getattr(flags, name) for name in cls.__dataclass_fields__})
+        from bert_tf.flags import args_from_flags
+        return args_from_flags(cls, flags)
 
 
 # ---- start-up checks ---------------------------------------------------------------------------
