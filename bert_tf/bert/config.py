@@ -10,9 +10,9 @@ import copy
 import json
 from typing import Any, Dict
 
-import tensorflow as tf
 
 from bert_tf.errors import ConfigError
+from bert_tf.json_files import read_json_object
 
 _KNOWN_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                "intermediate_size", "hidden_act", "hidden_dropout_prob",
@@ -75,17 +75,7 @@ class BertConfig:
           ConfigError: the file is missing, unreadable, not JSON, not an object, or lacks
             `vocab_size` (names the file).
         """
-        try:
-            with tf.io.gfile.GFile(json_file, "r") as reader:
-                text = reader.read()
-        except Exception as e:
-            raise ConfigError(f"{json_file}: cannot read BERT config ({type(e).__name__}: {e})") from e
-        try:
-            obj = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{json_file}: not valid JSON ({e})") from e
-        if not isinstance(obj, dict):
-            raise ConfigError(f"{json_file}: expected a JSON object of BERT config keys")
+        obj = read_json_object(json_file, "BERT config")
         config = cls.from_dict(obj)
         if config.vocab_size is None:
             raise ConfigError(f"{json_file}: missing required key 'vocab_size'")

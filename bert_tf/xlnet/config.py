@@ -14,9 +14,9 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Optional
 
-import tensorflow as tf
 
 from bert_tf.errors import ConfigError
+from bert_tf.json_files import read_json_object
 
 CONFIG_KEYS = ("n_layer", "d_model", "n_head", "d_head", "d_inner", "ff_activation", "untie_r",
                "n_token")
@@ -82,17 +82,7 @@ class XLNetConfig:
           ConfigError: the file is missing, unreadable, not a JSON object, looks like a BERT
             config, or lacks a key (names the file).
         """
-        try:
-            with tf.io.gfile.GFile(json_path, "r") as f:
-                text = f.read()
-        except Exception as e:
-            raise ConfigError(f"{json_path}: cannot read XLNet config ({type(e).__name__}: {e})") from e
-        try:
-            obj = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{json_path}: not valid JSON ({e})") from e
-        if not isinstance(obj, dict):
-            raise ConfigError(f"{json_path}: expected a JSON object of XLNet config keys")
+        obj = read_json_object(json_path, "XLNet config")
         if "hidden_size" in obj and "d_model" not in obj:
             raise ConfigError(f"{json_path}: this looks like a BERT config (has 'hidden_size'), "
                               f"not an XLNet config (keys {', '.join(CONFIG_KEYS)})")
