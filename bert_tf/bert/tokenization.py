@@ -8,23 +8,9 @@ written against the original works unchanged::
     ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("Hello, world!"))
 """
 
-from bert_tf.tokenization.wordpiece import (  # noqa: F401
-    BasicTokenizer,
-    CaseMismatchError,
-    FullTokenizer,
-    UnknownTokenError,
-    WordpieceTokenizer,
-    _is_control,
-    _is_punctuation,
-    _is_whitespace,
-    check_vocab_matches_case,
-    convert_by_vocab,
-    convert_ids_to_tokens,
-    convert_to_unicode,
-    convert_tokens_to_ids,
-    load_vocab,
-    printable_text,
-    validate_case_matches_checkpoint,
-    vocab_looks_cased,
-    whitespace_tokenize,
-)
+from bert_tf.tokenization.wordpiece import *  # noqa: F401,F403
+from bert_tf.tokenization.wordpiece import __all__  # noqa: F401
+from bert_tf.tokenization.wordpiece import is_control, is_punctuation, is_whitespace
+
+# The original module's private character classes, under their original names.
+_is_whitespace, _is_control, _is_punctuation = is_whitespace, is_control, is_punctuation

@@ -42,7 +42,7 @@ __all__ = [
     "WordpieceTokenizer", "check_vocab_matches_case", "convert_by_vocab",
     "convert_ids_to_tokens", "convert_to_unicode", "convert_tokens_to_ids", "load_vocab",
     "printable_text", "validate_case_matches_checkpoint", "vocab_looks_cased",
-    "whitespace_tokenize",
+    "whitespace_tokenize", "is_whitespace", "is_control", "is_punctuation",
 ]
 
 TextLike = Union[str, bytes]
@@ -229,6 +229,11 @@ def _is_punctuation(char: str) -> bool:
     if (33 <= cp <= 47) or (58 <= cp <= 64) or (91 <= cp <= 96) or (123 <= cp <= 126):
         return True
     return unicodedata.category(char).startswith("P")
+
+
+# The original module's names for the three character classes (``tokenization._is_control``...),
+# kept for code written against it; :mod:`bert_tf.bert.tokenization` exports them.
+is_whitespace, is_control, is_punctuation = _is_whitespace, _is_control, _is_punctuation
 
 
 def _is_chinese_char(cp: int) -> bool:
