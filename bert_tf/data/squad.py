@@ -301,7 +301,7 @@ def _improve_answer_span(doc_tokens: Sequence[str], input_start: int, input_end:
     return input_start, input_end
 
 
-def _check_is_max_context(doc_spans: Sequence[DocSpan], cur_span_index: int, position: int) -> bool:
+def check_is_max_context(doc_spans: Sequence[DocSpan], cur_span_index: int, position: int) -> bool:
     """Whether span ``cur_span_index`` is the max-context span for piece ``position``.
 
     Score of a span holding the piece = min(left context, right context) + 0.01 * span length;
@@ -323,6 +323,9 @@ def _check_is_max_context(doc_spans: Sequence[DocSpan], cur_span_index: int, pos
             best_score = score
             best_span_index = span_index
     return cur_span_index == best_span_index
+
+
+_check_is_max_context = check_is_max_context  # the original's name
 
 
 def make_doc_spans(num_doc_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> List[DocSpan]:
@@ -416,7 +419,7 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer, ma
             for i in range(doc_span.length):
                 split_token_index = doc_span.start + i
                 token_to_orig_map[len(tokens)] = tok_to_orig_index[split_token_index]
-                token_is_max_context[len(tokens)] = _check_is_max_context(
+                token_is_max_context[len(tokens)] = check_is_max_context(
                     doc_spans, doc_span_index, split_token_index)
                 tokens.append(all_doc_tokens[split_token_index])
                 segment_ids.append(1)
