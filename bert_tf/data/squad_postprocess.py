@@ -47,7 +47,7 @@ def _get_best_indexes(logits: Sequence[float], n_best_size: int) -> List[int]:
     return [index for index, _ in index_and_score[:n_best_size]]
 
 
-def _compute_softmax(scores: Sequence[float]) -> List[float]:
+def compute_softmax(scores: Sequence[float]) -> List[float]:
     """Softmax in float64: subtract the max, ``math.exp``, normalise; [] for no scores."""
     if not scores:
         return []
@@ -62,6 +62,9 @@ def _compute_softmax(scores: Sequence[float]) -> List[float]:
         exp_scores.append(x)
         total_sum += x
     return [score / total_sum for score in exp_scores]
+
+
+_compute_softmax = compute_softmax  # the original's name
 
 
 def _strip_spaces(text: str) -> Tuple[str, Dict[int, int]]:
@@ -280,7 +283,7 @@ def compute_predictions(all_examples: Sequence, all_features: Sequence,
             total_scores.append(entry.start_logit + entry.end_logit)
             if best_non_null_entry is None and entry.text:
                 best_non_null_entry = entry
-        probs = _compute_softmax(total_scores)
+        probs = compute_softmax(total_scores)
 
         nbest_json = []
         for i, entry in enumerate(nbest):

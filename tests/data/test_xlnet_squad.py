@@ -112,3 +112,59 @@ def test_record_file_names():
         "spiece.model.0.slen-192.qlen-64.train.tf_record",
         "spiece.model.slen-192.qlen-64.eval.tf_record",
         "spiece.model.slen-192.qlen-64.eval.features.pkl")
+
+
+# ---- answers from the head outputs (spec 9.6) ------------------------------------------------
+
+def test_prediction_files_equal_the_original_from_its_raw_results(golden, sp_model, tmp_path):
+    from bert_tf.data import xlnet_squad_postprocess as pp
+
+    examples = xs.read_squad_examples(os.path.join(golden, "inputs", "dev.json"), False)
+    features = list(xs.convert_examples_to_features(examples, sp_model, 192, 64, 64, False))
+    with open(os.path.join(golden, "raw_results.jsonl")) as f:
+        results = pp.results_from_json_lines(f)
+    preds = pp.compute_predictions(examples, features, results, n_best_size=5,
+                                   max_answer_length=64, start_n_top=5, end_n_top=5)
+    paths = [str(tmp_path / f"{n}.json") for n in ("predictions", "nbest_predictions",
+                                                    "null_odds")]
+    pp.write_predictions(preds, *paths)
+    for path in paths:
+        with open(path, "rb") as ours, open(os.path.join(
+                golden, "predict_dir", os.path.basename(path)), "rb") as theirs:
+            assert ours.read() == theirs.read(), path
+    with open(os.path.join(golden, "inputs", "dev.json"), encoding="utf-8") as f:
+        dataset = json.load(f)["data"]
+    with open(os.path.join(golden, "eval_result.json")) as f:
+        want = json.load(f)
+    assert pp.evaluate(dataset, preds) == {k: v for k, v in want.items() if k != "logged_line"}
+
+
+def test_candidate_rules_by_hand():
+    """Window of paragraph_len 4 over "aa bb cc dd": starts at 3 are dropped (the last
+    paragraph piece never answers), (1, 0) has end < start; the second window has no
+    max-context start; null odds are the min cls logit over the two windows."""
+    from bert_tf.data import xlnet_squad_postprocess as pp
+
+    example = xs.XLNetSquadExample("q", "?", "aa bb cc dd")
+    window = xs.XLNetSquadFeatures(
+        unique_id=1, example_index=0, doc_span_index=0, tok_start_to_orig_index=[0, 3, 6, 9],
+        tok_end_to_orig_index=[1, 4, 7, 10], token_is_max_context={0: True, 1: True, 2: True,
+                                                                  3: True},
+        input_ids=[], input_mask=[], p_mask=[], segment_ids=[], paragraph_len=4, cls_index=7)
+    other = xs.XLNetSquadFeatures(**dict(window.__dict__, unique_id=2, doc_span_index=1,
+                                         token_is_max_context={0: False, 1: False, 2: False,
+                                                               3: False}))
+    results = [pp.XLNetRawResult(1, [-0.5, -1.0, -2.0], [3, 1, 0], [-0.1, -0.2, -0.3, -0.4, -1.0,
+                                                                     -3.0],
+                                 [1, 2, 2, 0, 0, 1], cls_logits=0.7),
+               pp.XLNetRawResult(2, [-0.1, -0.1, -0.1], [0, 1, 2], [-0.1] * 6, [1, 2, 2, 1, 2, 2],
+                                 cls_logits=-0.3)]
+    preds = pp.compute_predictions([example], [window, other], results, n_best_size=3,
+                                   max_answer_length=2, start_n_top=3, end_n_top=2)
+    # window 1, entry i*2+j: start 3 (i=0) dropped; start 1 (i=1): end 2 -> "bb cc"
+    # (-1.0 - 0.3), end 0 < start dropped; start 0 (i=2): end 0 -> "aa" (-2.0 - 1.0), end 1 ->
+    # "aa bb" (-2.0 - 3.0). Window 2: no start has max context.
+    assert [(e["text"], e["start_log_prob"] + e["end_log_prob"]) for e in preds.nbest["q"]] == [
+        ("bb cc", -1.3), ("aa", -3.0), ("aa bb", -5.0)]
+    assert preds.predictions == {"q": "bb cc"}
+    assert preds.null_odds == {"q": -0.3}
