@@ -83,6 +83,21 @@ LOGIT_NAMES = (
     ("logit/bias", "logit.bias"),
 )
 
+# The SQuAD heads of run_squad (spec 3.16), at the top of the checkpoint (not under model/).
+QA_HEAD_NAMES = (
+    ("start_logits/dense/kernel", "start_dense.kernel"),
+    ("start_logits/dense/bias", "start_dense.bias"),
+    ("end_logits/dense_0/kernel", "end_dense_0.kernel"),
+    ("end_logits/dense_0/bias", "end_dense_0.bias"),
+    ("end_logits/LayerNorm/gamma", "end_layer_norm.gamma"),
+    ("end_logits/LayerNorm/beta", "end_layer_norm.beta"),
+    ("end_logits/dense_1/kernel", "end_dense_1.kernel"),
+    ("end_logits/dense_1/bias", "end_dense_1.bias"),
+    ("answer_class/dense_0/kernel", "answer_dense_0.kernel"),
+    ("answer_class/dense_0/bias", "answer_dense_0.bias"),
+    ("answer_class/dense_1/kernel", "answer_dense_1.kernel"),
+)
+
 # Optimizer state of TF1's plain Adam, beyond checkpoint_io.is_optimizer_entry's AdamW slots.
 _ADAM_STATE = re.compile(r"(/Adam(_\d+)?$)|(^beta[12]_power(_\d+)?$)")
 
@@ -130,15 +145,21 @@ def logit_head_map(head) -> "collections.OrderedDict":
                                    for s, p in LOGIT_NAMES)
 
 
+def qa_heads_map(qa_heads) -> "collections.OrderedDict":
+    """The 11 names of :data:`QA_HEAD_NAMES` -> the :class:`bert_tf.xlnet.squad.QAHeads`
+    weights."""
+    return collections.OrderedDict((s, _attr(qa_heads, p)) for s, p in QA_HEAD_NAMES)
+
+
 def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
-                       head=None) -> "collections.OrderedDict":
+                       head=None, qa_heads=None) -> "collections.OrderedDict":
     """THE table for a whole model: original name -> variable.
 
     Args:
-      model: an :class:`XLNetModel`, :class:`XLNetPretrainingModel` or
-        :class:`XLNetClassifier`; its parts are found by attribute (`xlnet`, `lm_head`,
-        `sequence_summary`, `head`).
-      xlnet, lm_head, summary, head: parts given directly (override ``model``'s).
+      model: an :class:`XLNetModel`, :class:`XLNetPretrainingModel`,
+        :class:`XLNetClassifier` or :class:`bert_tf.xlnet.squad.XLNetSquad`; its parts are
+        found by attribute (`xlnet`, `lm_head`, `sequence_summary`, `head`, `qa_heads`).
+      xlnet, lm_head, summary, head, qa_heads: parts given directly (override ``model``'s).
 
     Returns:
       OrderedDict name -> variable.
@@ -151,6 +172,7 @@ def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
             lm_head = lm_head or getattr(model, "lm_head", None)
             summary = summary or getattr(model, "sequence_summary", None)
             head = head or getattr(model, "head", None)
+            qa_heads = qa_heads or getattr(model, "qa_heads", None)
     table = collections.OrderedDict()
     if xlnet is not None:
         table.update(transformer_map(xlnet))
@@ -160,6 +182,8 @@ def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
         table.update(summary_map(summary))
     if head is not None:
         table.update(logit_head_map(head))
+    if qa_heads is not None:
+        table.update(qa_heads_map(qa_heads))
     return table
 
 

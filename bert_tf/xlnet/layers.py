@@ -668,3 +668,8 @@ class LogitHead(keras.layers.Layer):
         config = super().get_config()
         config.update(n_out=self.n_out, d_model=self.d_model, scope=self.scope)
         return config
+
+
+# Public names of the two builders, for the task heads of other modules (bert_tf.xlnet.squad).
+dense_layer = _dense
+layer_norm_layer = _layer_norm
