@@ -43,8 +43,8 @@ def format_filename(prefix: str, bsz_per_host: int, seq_len: int, bi_data: bool,
                     uncased: bool = False, fixed_num_predict: Optional[int] = None) -> str:
     """The original ``format_filename`` (spec 6.3).
 
-    ``{prefix}.bsz-{B}.seqlen-{S}.{reuse-R.}{uncased.}{bi|uni}.alpha-{a}.beta-{b}.{fnp-P.}{suffix}``,
-    e.g. ``train-0-0.bsz-4.seqlen-128.reuse-64.bi.alpha-6.beta-1.fnp-21.tfrecords``.
+    ``{prefix}.bsz-{B}.seqlen-{S}.{reuse-R.}{uncased.}{bi|uni}.alpha-{a}.beta-{b}.{fnp-P.}``
+    ``{suffix}``, e.g. ``train-0-0.bsz-4.seqlen-128.reuse-64.bi.alpha-6.beta-1.fnp-21.tfrecords``.
     """
     reuse = "" if reuse_len is None else f"reuse-{reuse_len}."
     cased = "uncased." if uncased else ""
@@ -393,7 +393,8 @@ def check_args(args) -> int:
     if args.num_predict is not None:
         half_1 = args.num_predict // 2
         half_0 = args.num_predict - half_1
-        if args.num_predict <= 0 or half_0 > args.reuse_len or half_1 > args.seq_len - args.reuse_len:
+        rest = args.seq_len - args.reuse_len
+        if args.num_predict <= 0 or half_0 > args.reuse_len or half_1 > rest:
             raise FlagError(
                 f"--num_predict={args.num_predict} cannot be masked: {half_0} positions go in the "
                 f"reuse part ({args.reuse_len} tokens) and {half_1} in the rest "

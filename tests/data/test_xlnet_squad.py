@@ -85,8 +85,8 @@ def test_layout_of_a_window(sp_model):
     assert feature.segment_ids == [0] * (n + 1) + [1] * (q + 1) + [2] + [3] * (23 - n - q - 2)
     assert feature.p_mask == [0] * n + [1] * (q + 2) + [0] + [1] * (23 - n - q - 2)
     assert feature.input_mask == [0] * (n + q + 3) + [1] * (24 - n - q - 3)
-    # Pieces ▁Roll o ▁led ▁the ▁Norman s . : each ▁ sits on the space before its word (none
-    # before the first), so the spans tile the text.
+    # Pieces ▁Roll o ▁led ▁the ▁Norman s . : each ▁ sits on the space before its word
+    # (none before the first), so the spans tile the text.
     text = example.paragraph_text
     assert [text[s:e + 1] for s, e in zip(feature.tok_start_to_orig_index,
                                           feature.tok_end_to_orig_index)] == [
