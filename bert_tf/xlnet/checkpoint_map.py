@@ -98,6 +98,12 @@ QA_HEAD_NAMES = (
     ("answer_class/dense_1/kernel", "answer_dense_1.kernel"),
 )
 
+# The RACE head of run_race (spec 3.17), at the top of the checkpoint.
+RACE_HEAD_NAMES = (
+    ("logits/dense/kernel", "kernel"),
+    ("logits/dense/bias", "bias"),
+)
+
 # Optimizer state of TF1's plain Adam, beyond checkpoint_io.is_optimizer_entry's AdamW slots.
 _ADAM_STATE = re.compile(r"(/Adam(_\d+)?$)|(^beta[12]_power(_\d+)?$)")
 
@@ -151,15 +157,23 @@ def qa_heads_map(qa_heads) -> "collections.OrderedDict":
     return collections.OrderedDict((s, _attr(qa_heads, p)) for s, p in QA_HEAD_NAMES)
 
 
-def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
-                       head=None, qa_heads=None) -> "collections.OrderedDict":
+def race_head_map(race_logits) -> "collections.OrderedDict":
+    """``logits/dense/{kernel,bias}`` -> the RACE dense layer of
+    :class:`bert_tf.xlnet.race.XLNetRace`."""
+    return collections.OrderedDict((s, _attr(race_logits, p)) for s, p in RACE_HEAD_NAMES)
+
+
+def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None, head=None,
+                       qa_heads=None, race_logits=None) -> "collections.OrderedDict":
     """THE table for a whole model: original name -> variable.
 
     Args:
       model: an :class:`XLNetModel`, :class:`XLNetPretrainingModel`,
-        :class:`XLNetClassifier` or :class:`bert_tf.xlnet.squad.XLNetSquad`; its parts are
-        found by attribute (`xlnet`, `lm_head`, `sequence_summary`, `head`, `qa_heads`).
-      xlnet, lm_head, summary, head, qa_heads: parts given directly (override ``model``'s).
+        :class:`XLNetClassifier`, :class:`bert_tf.xlnet.squad.XLNetSquad` or
+        :class:`bert_tf.xlnet.race.XLNetRace`; its parts are found by attribute (`xlnet`,
+        `lm_head`, `sequence_summary`, `head`, `qa_heads`, `race_logits`).
+      xlnet, lm_head, summary, head, qa_heads, race_logits: parts given directly (override
+        ``model``'s).
 
     Returns:
       OrderedDict name -> variable.
@@ -173,6 +187,7 @@ def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
             summary = summary or getattr(model, "sequence_summary", None)
             head = head or getattr(model, "head", None)
             qa_heads = qa_heads or getattr(model, "qa_heads", None)
+            race_logits = race_logits or getattr(model, "race_logits", None)
     table = collections.OrderedDict()
     if xlnet is not None:
         table.update(transformer_map(xlnet))
@@ -184,6 +199,8 @@ def xlnet_variable_map(model=None, xlnet=None, lm_head=None, summary=None,
         table.update(logit_head_map(head))
     if qa_heads is not None:
         table.update(qa_heads_map(qa_heads))
+    if race_logits is not None:
+        table.update(race_head_map(race_logits))
     return table
 
 
