@@ -147,3 +147,30 @@ def record_file_name(spm_basename: str, max_seq_length: int, split: str,
     """``[high.|middle.]{spm_basename}.len-{S}.{split}.tf_record`` (spec 10)."""
     prefix = "high." if high_only else "middle." if middle_only else ""
     return f"{prefix}{spm_basename}.len-{max_seq_length}.{split}.tf_record"
+
+
+def write_feature_records(features, path: str) -> int:
+    """Writes features as the original's RACE TFRecord (``input_ids``, ``segment_ids``,
+    ``label_ids``, ``is_real_example`` int64; ``input_mask`` float), atomically; returns the
+    count."""
+    from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
+
+    with AtomicTFRecordWriter(path) as writer:
+        for f in features:
+            writer.write(make_example(
+                {"input_ids": f["input_ids"], "segment_ids": f["segment_ids"],
+                 "label_ids": [f["label_id"]], "is_real_example": [f["is_real_example"]]},
+                {"input_mask": f["input_mask"]}))
+        return writer.count
+
+
+def record_schema(max_seq_length: int):
+    """Parse schema of those records (the original ``file_based_input_fn_builder``)."""
+    import tensorflow as tf
+
+    n = NUM_CHOICES * max_seq_length
+    return {"input_ids": tf.io.FixedLenFeature([n], tf.int64),
+            "input_mask": tf.io.FixedLenFeature([n], tf.float32),
+            "segment_ids": tf.io.FixedLenFeature([n], tf.int64),
+            "label_ids": tf.io.FixedLenFeature([], tf.int64),
+            "is_real_example": tf.io.FixedLenFeature([], tf.int64)}

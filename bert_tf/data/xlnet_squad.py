@@ -323,3 +323,32 @@ def record_file_names(spm_basename: str, max_seq_length: int, max_query_length: 
     return (f"{spm_basename}.{proc_id}.{common}.train.tf_record",
             f"{spm_basename}.{common}.eval.tf_record",
             f"{spm_basename}.{common}.eval.features.pkl")
+
+
+def write_feature_records(features, path: str, is_training: bool) -> int:
+    """Writes the features as the original's TFRecord (``FeatureWriter``), atomically; returns
+    the count. Int fields are int64 lists, ``input_mask``/``p_mask``/``is_impossible`` float
+    lists (:func:`feature_record`)."""
+    from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
+
+    with AtomicTFRecordWriter(path) as writer:
+        for feature in features:
+            writer.write(make_example(*feature_record(feature, is_training)))
+        return writer.count
+
+
+def record_schema(max_seq_length: int, is_training: bool):
+    """Parse schema of those records (the original ``input_fn_builder``'s ``name_to_features``)."""
+    import tensorflow as tf
+
+    schema = {"unique_ids": tf.io.FixedLenFeature([], tf.int64),
+              "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+              "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.float32),
+              "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+              "cls_index": tf.io.FixedLenFeature([], tf.int64),
+              "p_mask": tf.io.FixedLenFeature([max_seq_length], tf.float32)}
+    if is_training:
+        schema.update(start_positions=tf.io.FixedLenFeature([], tf.int64),
+                      end_positions=tf.io.FixedLenFeature([], tf.int64),
+                      is_impossible=tf.io.FixedLenFeature([], tf.float32))
+    return schema

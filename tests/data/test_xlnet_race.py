@@ -144,3 +144,22 @@ def test_race_logits_and_metrics_equal_the_original(race, golden_dir, sp_model):
     assert accuracy == pytest.approx(want["eval_accuracy"], abs=1e-7)
     assert float((real * losses).sum() / real.sum()) == pytest.approx(want["eval_loss"], abs=1e-5)
     assert float(np.mean(batch_losses)) == pytest.approx(want["loss"], abs=1e-5)
+
+
+def test_tfrecord_equals_the_original(race, sp_model, tmp_path):
+    """The same 36 records (34 real + 2 padding to a multiple of --eval_batch_size=4); the
+    original's order is its file system's readdir order, ours sorted: compared as sets."""
+    from bert_tf.data.tfrecord import read_examples
+
+    examples = xr.read_race_examples(os.path.join(race, "RACE"), "dev")
+    features = [xr.convert_example(e, sp_model, 128, 32) for e in examples]
+    features += [xr.padding_feature(128)] * (-len(features) % 4)
+    name = xr.record_file_name("spiece.model", 128, "dev")
+    assert xr.write_feature_records(features, str(tmp_path / name)) == 36
+
+    def key(record):
+        return json.dumps(record, sort_keys=True)
+
+    ours = sorted(map(key, read_examples(str(tmp_path / name))))
+    theirs = sorted(map(key, read_examples(os.path.join(race, "output_dir", name))))
+    assert ours == theirs

@@ -168,3 +168,22 @@ def test_candidate_rules_by_hand():
         ("bb cc", -1.3), ("aa", -3.0), ("aa bb", -5.0)]
     assert preds.predictions == {"q": "bb cc"}
     assert preds.null_odds == {"q": -0.3}
+
+
+@pytest.mark.parametrize("mode", ["predict", "train"])
+def test_tfrecords_equal_the_originals(golden, sp_model, tmp_path, mode):
+    """Our records decode to exactly the original's cached ones (record by record)."""
+    from bert_tf.data.tfrecord import read_examples
+
+    is_training = mode == "train"
+    examples = xs.read_squad_examples(
+        os.path.join(golden, "inputs", "train.json" if is_training else "dev.json"), is_training)
+    if is_training:
+        random.Random(20190701).shuffle(examples)
+    features = xs.convert_examples_to_features(examples, sp_model, 192, 64, 64, is_training)
+    train_name, eval_name, _ = xs.record_file_names("spiece.model", 192, 64)
+    name = train_name if is_training else eval_name
+    assert xs.write_feature_records(features, str(tmp_path / name), is_training) == 192
+    ours = list(read_examples(str(tmp_path / name)))
+    theirs = list(read_examples(os.path.join(golden, "output_dir", name)))
+    assert ours == theirs
