@@ -200,14 +200,22 @@ def split_a_and_b(data: np.ndarray, sent_ids: np.ndarray, begin_idx: int, tot_le
             data[b_begin:b_end + 1])
 
 
-def sample_mask(pieces: Sequence[str], np_rng: np.random.RandomState, mask_alpha: int,
+def start_piece_table(sp_model) -> np.ndarray:
+    """bool ``[vocab size]``: :func:`is_start_piece` of every id (computed once, so masking
+    looks positions up instead of calling ``IdToPiece`` for each)."""
+    return np.array([is_start_piece(sp_model.IdToPiece(i))
+                     for i in range(sp_model.GetPieceSize())], dtype=bool)
+
+
+def sample_mask(starts: Sequence[bool], np_rng: np.random.RandomState, mask_alpha: int,
                 mask_beta: int, reverse: bool = False,
                 goal_num_predict: Optional[int] = None) -> np.ndarray:
     """Which positions to predict: n-gram spans, then single positions (original
     ``_sample_mask``, spec 6.5).
 
     Args:
-      pieces: the SentencePiece piece of each position (``sp.IdToPiece``), length L.
+      starts: whether the piece at each position starts a word (:func:`is_start_piece`),
+        length L.
       np_rng: numpy's random state (``choice``, ``randint``), used in the original's order.
       mask_alpha, mask_beta: about ``mask_beta`` of every ``mask_alpha`` tokens are chosen.
       reverse: sample on the flipped sequence (backward rows) and flip the mask back.
@@ -216,8 +224,7 @@ def sample_mask(pieces: Sequence[str], np_rng: np.random.RandomState, mask_alpha
     Returns:
       bool ``[L]``.
     """
-    seg_len = len(pieces)
-    starts = [is_start_piece(p) for p in pieces]
+    seg_len = len(starts)
     if reverse:
         starts = starts[::-1]
     mask = np.zeros(seg_len, dtype=bool)
@@ -255,16 +262,17 @@ def sample_mask(pieces: Sequence[str], np_rng: np.random.RandomState, mask_alpha
     return mask[::-1].copy() if reverse else mask
 
 
-def iter_batches(rows: np.ndarray, row_sent_ids: np.ndarray, id_to_piece, seq_len: int,
-                 reuse_len: int, num_predict: Optional[int], bi_data: bool, num_core: int,
-                 mask_alpha: int, mask_beta: int, py_rng, np_rng) -> Iterator[List[dict]]:
+def iter_batches(rows: np.ndarray, row_sent_ids: np.ndarray, start_table: np.ndarray,
+                 seq_len: int, reuse_len: int, num_predict: Optional[int], bi_data: bool,
+                 num_core: int, mask_alpha: int, mask_beta: int, py_rng, np_rng
+                 ) -> Iterator[List[dict]]:
     """Yields the batches of ``create_tfrecords`` (spec 6.5): lists of ``bsz_per_host`` dicts
     ``{"input", "is_masked", "target", "seg_id": int [seq_len], "label": [int]}`` in the
     original's feature order. Stops at the first row without room for A and B.
 
     Args:
       rows, row_sent_ids: ``[bsz_per_host, T]`` from :func:`stream_rows`.
-      id_to_piece: ``sp.IdToPiece``.
+      start_table: :func:`start_piece_table` of the SentencePiece model.
     """
     bsz_per_host = rows.shape[0]
     bsz_per_core = bsz_per_host // num_core
@@ -288,9 +296,9 @@ def iter_batches(rows: np.ndarray, row_sent_ids: np.ndarray, id_to_piece, seq_le
             a_data, b_data, label, a_target, b_target = split
             reverse = bi_data and (idx // (bsz_per_core // 2)) % 2 == 1
             rest = np.concatenate([a_data, sep, b_data, sep, cls])
-            mask_0 = sample_mask([id_to_piece(int(t)) for t in inp], np_rng, mask_alpha,
+            mask_0 = sample_mask(start_table[inp], np_rng, mask_alpha,
                                  mask_beta, reverse=reverse, goal_num_predict=num_predict_0)
-            mask_1 = sample_mask([id_to_piece(int(t)) for t in rest], np_rng, mask_alpha,
+            mask_1 = sample_mask(start_table[rest], np_rng, mask_alpha,
                                  mask_beta, reverse=reverse, goal_num_predict=num_predict_1)
             batch.append({
                 "input": np.concatenate([inp, rest]),
@@ -354,7 +362,7 @@ def write_pass(shards, args, num_core: int, sp_model, pass_id: int, py_rng) -> d
     data_path = os.path.join(tfrecord_dir, data_name)
     num_batch = 0
     with AtomicTFRecordWriter(data_path) as writer:
-        for batch in iter_batches(rows, row_sent_ids, sp_model.IdToPiece, args.seq_len,
+        for batch in iter_batches(rows, row_sent_ids, start_piece_table(sp_model), args.seq_len,
                                   args.reuse_len, args.num_predict, args.bi_data, num_core,
                                   args.mask_alpha, args.mask_beta, py_rng, np_rng):
             for feature in batch:

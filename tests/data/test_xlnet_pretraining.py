@@ -165,22 +165,24 @@ def test_sample_mask_quirk_spans_are_n_pieces():
     then r_ctx=12 moves past the end, leaving 1 to fill: randint -> 4."""
     pieces = ["\u2581a", "b", "c", "\u2581d", "e"]
     rng = Scripted(2, 0, 4)
-    mask = xp.sample_mask(pieces, rng, mask_alpha=6, mask_beta=1, goal_num_predict=3)
+    starts = [xp.is_start_piece(p) for p in pieces]
+    mask = xp.sample_mask(starts, rng, mask_alpha=6, mask_beta=1, goal_num_predict=3)
     assert mask.tolist() == [True, True, False, False, True]
     assert [c[0] for c in rng.calls] == ["choice", "choice", "randint"]
     assert rng.calls[1] == ("choice", 12)
     # reverse: sampled on ▁? order flipped: e ▁d c b ▁a -> first start piece is ▁d (index 1)
     rng = Scripted(1, 0)
-    mask = xp.sample_mask(pieces, rng, mask_alpha=6, mask_beta=1, reverse=True,
+    mask = xp.sample_mask(starts, rng, mask_alpha=6, mask_beta=1, reverse=True,
                           goal_num_predict=1)
     assert mask.tolist() == [False, False, False, True, False]
 
 
 def test_sample_mask_span_reaching_the_end_stops_spans():
     """n=3 from the start piece at 3 of 5 pieces reaches the end: no span, 2 random picks."""
-    pieces = ["a", "b", "c", "\u2581d", "e"]
+    starts = [xp.is_start_piece(p) for p in ["a", "b", "c", "\u2581d", "e"]]
+    assert starts == [False, False, False, True, False]
     rng = Scripted(3, 0, 0, 0, 1)
-    mask = xp.sample_mask(pieces, rng, mask_alpha=1, mask_beta=1, goal_num_predict=2)
+    mask = xp.sample_mask(starts, rng, mask_alpha=1, mask_beta=1, goal_num_predict=2)
     assert mask.tolist() == [True, True, False, False, False]
     assert [c[0] for c in rng.calls] == ["choice", "choice", "randint", "randint", "randint"]
 
