@@ -171,7 +171,7 @@ _XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
 FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS}
 
 
-# ---- profiles: which flags, which defaults, which meaning ---------------------------------------
+# ---- profiles: which flags, which defaults, which meaning ----------------------------------------
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Profile:
@@ -298,7 +298,7 @@ XLNET_EXTRACT_FEATURES = XLNET.for_script(
              "do_lower_case": "--uncased"})
 
 
-# ---- declaring flags ------------------------------------------------------------------------------
+# ---- declaring flags -----------------------------------------------------------------------------
 
 def define(*names: str, profile: Profile = BERT, flag_values=FLAGS) -> None:
     """Declares the named flags on absl's ``FLAGS`` with ``profile``'s defaults and help texts.
@@ -371,7 +371,7 @@ def _define_one(name: str, default: Any, help_text: str, module: Optional[str],
         raise ValueError(f"unknown flag kind {kind!r} for {name}")
 
 
-# ---- argument classes and the one reader ----------------------------------------------------------
+# ---- argument classes and the one reader ---------------------------------------------------------
 
 def args_class(profile: Profile):
     """Class decorator: a task's argument dataclass whose fields are flags of ``profile``.

@@ -60,7 +60,8 @@ ORIGINAL_DIFFERENCES = {
     XLNetClassifierArgs: {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
                           "predict_batch_size": 128, "output_dir": "", "data_dir": ""},
 }
-PROFILES = {ClassifierArgs: "BERT run_classifier.py", ExtractFeaturesArgs: "BERT extract_features.py",
+PROFILES = {ClassifierArgs: "BERT run_classifier.py",
+            ExtractFeaturesArgs: "BERT extract_features.py",
             PretrainingArgs: "BERT run_pretraining.py", SquadArgs: "BERT run_squad.py",
             XLNetClassifierArgs: "XLNet run_classifier.py",
             XLNetExtractFeaturesArgs: "XLNet extract_features.py"}
