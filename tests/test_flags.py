@@ -1,14 +1,25 @@
 """The one flag vocabulary: each task's argument dataclass has the same defaults as the flags
-its root script defines (bert_tf/flags.py FLAG_SPECS plus the script's original overrides)."""
+its root script defines (bert_tf/flags.py FLAG_SPECS plus the script's original overrides);
+the BERT and XLNet profiles and the one reader from flags to arguments."""
+import ast
 import dataclasses
+import os
+import subprocess
+import sys
+import types
 
 import pytest
+from absl import flags as absl_flags
 
+from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
 from bert_tf.flags import FLAG_SPECS
 from bert_tf.tasks.classifier import ClassifierArgs
 from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs
 from bert_tf.tasks.pretraining import PretrainingArgs
 from bert_tf.tasks.squad import SquadArgs
+from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs
+from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs
 
 # the original scripts' own defaults where they differ from the vocabulary's (spec 9.1)
 SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}}
@@ -34,19 +45,6 @@ def test_original_defaults_of_the_vocabulary():
 
 
 # ---- every argument class, its profile and the one reader (issue 9) --------------------------
-
-import ast  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import types  # noqa: E402
-
-from absl import flags as absl_flags  # noqa: E402
-
-from bert_tf import flags as bert_flags  # noqa: E402
-from bert_tf.errors import FlagError  # noqa: E402
-from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs  # noqa: E402
-from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALL_ARGS_CLASSES = [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadArgs,
