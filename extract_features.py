@@ -21,12 +21,8 @@ from bert_tf.tasks.xlnet_feature_extraction import XLNET_EXTRACT_FLAGS, run_from
 
 # BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...): a shared flag is
 # registered with BERT's default and help; XLNet's meaning is added to the help.
-bert_flags.define_profiles(
-    (bert_flags.EXTRACT_FEATURES,
-     ("input_file", "output_file", "layers", "bert_config_file", "max_seq_length",
-      "init_checkpoint", "vocab_file", "do_lower_case", "batch_size", "use_tpu", "master",
-      "num_tpu_cores", "use_one_hot_embeddings", "pooling")),
-    (bert_flags.XLNET_EXTRACT_FEATURES, XLNET_EXTRACT_FLAGS))
+bert_flags.define_profiles((bert_flags.EXTRACT_FEATURES, ExtractFeaturesArgs.__dataclass_fields__),
+                           (bert_flags.XLNET_EXTRACT_FEATURES, XLNET_EXTRACT_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
