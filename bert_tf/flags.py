@@ -30,6 +30,7 @@ with :func:`define_profiles`; :func:`is_xlnet_invocation` tells which path a com
 import dataclasses
 import signal
 import sys
+import types
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import app, flags
@@ -203,6 +204,8 @@ class Profile:
     refused: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
+        for table in ("defaults", "helps", "refused"):  # read-only: profiles are shared
+            object.__setattr__(self, table, types.MappingProxyType(dict(getattr(self, table))))
         unknown = [n for n in self.flags if n not in FLAG_SPECS]
         unknown += [n for n in (*self.defaults, *self.helps) if n not in self.flags]
         unknown += [n for n in self.refused if n not in FLAG_SPECS or n in self.flags]
