@@ -16,7 +16,8 @@ from bert_tf import flags as bert_flags
 
 bert_flags.define("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
                   "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
-                  "masked_lm_prob", "short_seq_prob", "num_workers")
+                  "masked_lm_prob", "short_seq_prob", "num_workers",
+                  profile=bert_flags.CREATE_PRETRAINING_DATA)
 FLAGS = bert_flags.FLAGS
 
 

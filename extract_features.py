@@ -19,10 +19,10 @@ from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_featur
 from bert_tf.tasks.xlnet_classifier import is_xlnet_invocation
 from bert_tf.tasks.xlnet_feature_extraction import XLNET_EXTRACT_FLAGS, run_from_flags
 
-bert_flags.define("input_file", "output_file", "layers", "bert_config_file", "max_seq_length",
-                  "init_checkpoint", "vocab_file", "do_lower_case", "batch_size", "use_tpu",
-                  "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling")
-bert_flags.define(*XLNET_EXTRACT_FLAGS)  # XLNet: --model_config_path, --spiece_model_file...
+# BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...): a shared flag is
+# registered with BERT's default and help; XLNet's meaning is added to the help.
+bert_flags.define_profiles((bert_flags.EXTRACT_FEATURES, ExtractFeaturesArgs.__dataclass_fields__),
+                           (bert_flags.XLNET_EXTRACT_FEATURES, XLNET_EXTRACT_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -31,7 +31,7 @@ def main(_):
     if is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
         return
-    args = bert_flags.args_from_flags(ExtractFeaturesArgs)
+    args = bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS)
     summary = extract_features(args)
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
           f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")

@@ -25,8 +25,10 @@ from bert_tf.tasks.classifier import ClassifierArgs, run
 from bert_tf.tasks.xlnet_classifier import (XLNET_CLASSIFIER_FLAGS, is_xlnet_invocation,
                                             run_from_flags)
 
-bert_flags.define(*ClassifierArgs.__dataclass_fields__)
-bert_flags.define(*XLNET_CLASSIFIER_FLAGS)  # XLNet's run_classifier flags (spec xlnet.md 8.1)
+# BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1): a shared flag is
+# registered with BERT's default; the XLNet path reads XLNet's unless the flag is given.
+bert_flags.define_profiles((bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
+                           (bert_flags.XLNET_RUN_CLASSIFIER, XLNET_CLASSIFIER_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -35,7 +37,7 @@ def main(_):
     if is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
         return
-    args = bert_flags.args_from_flags(ClassifierArgs)
+    args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
     result = run(args)
     if result.eval_results is not None:
         items = sorted(result.eval_results.items())

@@ -20,7 +20,8 @@ bert_flags.define("bert_config_file", "input_file", "output_dir", "init_checkpoi
                   "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
                   "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
                   "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
-                  "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
+                  "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps",
+                  profile=bert_flags.RUN_PRETRAINING)
 FLAGS = bert_flags.FLAGS
 
 
@@ -29,7 +30,7 @@ def main(_):
                                            run_pretraining)
 
     logging.set_verbosity(logging.INFO)
-    result = run_pretraining(PretrainingArgs.from_flags(FLAGS))
+    result = run_pretraining(bert_flags.args_from_flags(PretrainingArgs, FLAGS))
     if result.train is not None:
         steps = result.train_steps_run
         rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0

@@ -26,13 +26,13 @@ bert_flags.define(
     "n_best_size", "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
     "master", "num_tpu_cores", "verbose_logging", "version_2_with_negative",
     "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps",
-    max_seq_length=384)
+    profile=bert_flags.RUN_SQUAD)  # the original's defaults: max_seq_length 384
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    summary = run(SquadArgs.from_flags(FLAGS))
+    summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
         print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")
     if "predictions_file" in summary:

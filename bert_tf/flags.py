@@ -1,32 +1,48 @@
-"""The one flag vocabulary shared by every root script.
+"""The one flag vocabulary shared by every root script, and its two profiles, BERT and XLNet.
 
-Each flag is declared once here, with the original release's type, default and meaning
-(spec `bert.md` sections 5.1, 6.1, 8.1, 9.1, 10; `xlnet.md` section 8.1). A script asks for
-the flags it uses by name, and may change a default where the original script of that name
-had another one (for example ``max_seq_length`` is 128 in ``run_classifier.py`` and 384 in
-``run_squad.py``)::
+Each flag is declared once in :data:`FLAG_SPECS`, with the original release's type, default and
+meaning (spec `bert.md` sections 5.1, 6.1, 8.1, 9.1, 10; `xlnet.md` section 8.1). A flag means
+the same thing in every script. Flags beyond the originals are marked "(bert_tf)" in their help
+text; the XLNet-only ones "XLNet:".
+
+A :class:`Profile` says which flags a family uses and where its original gives a flag another
+default or meaning: :data:`BERT`, :data:`XLNET` (``learning_rate`` 1e-5, ``train_batch_size``
+8, ``--output_dir`` holding only the TFRecords...). A root script's profile adds the defaults
+where the original script of that name had another one (``max_seq_length`` is 128 in
+``run_classifier.py`` and 384 in :data:`RUN_SQUAD`). The same profile gives the defaults of
+the flags a script defines and of its task's argument class::
 
     from bert_tf import flags as bert_flags
-    bert_flags.define("input_file", "output_file", "max_seq_length", max_seq_length=384)
+    bert_flags.define("train_file", "max_seq_length", profile=bert_flags.RUN_SQUAD)
     FLAGS = bert_flags.FLAGS
 
-A flag means the same thing in every script. Flags beyond the originals are marked
-"(bert_tf)" in their help text.
+    @bert_flags.args_class(bert_flags.RUN_SQUAD)
+    class SquadArgs:
+        train_file: Optional[str]
+        max_seq_length: int              # 384
+
+    args = bert_flags.args_from_flags(SquadArgs, FLAGS)
+
+Scripts serving both families (``run_classifier.py``, ``extract_features.py``) declare both
+with :func:`define_profiles`; :func:`is_xlnet_invocation` tells which path a command line takes.
 """
 
 import dataclasses
 import signal
 import sys
-from typing import Any, Callable, Dict, Tuple
+import types
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import app, flags
 
-from bert_tf.errors import BertTfError
+from bert_tf.errors import BertTfError, FlagError
 
 FLAGS = flags.FLAGS
 
 # name -> (kind, default, help). kind is one of "string", "bool", "integer", "float", "enum:a|b".
-FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {
+# Defaults and help texts are BERT's; the XLNet-only flags follow in _XLNET_SPECS; XLNet's own
+# defaults and meanings of the shared flags are in the XLNET profile below.
+_BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- files ------------------------------------------------------------------------------
     "input_file": ("string", None, "Input file(s): text, TFRecord or JSON depending on the script. "
                    "Comma-separated list; each item may be a glob."),
@@ -92,13 +108,13 @@ FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
     "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
-    # ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) ----------------------
-    # Shared with BERT under the same name and meaning: init_checkpoint, data_dir, task_name,
-    # do_train/do_eval/do_predict, max_seq_length, use_tpu, tpu_zone, gcp_project, master. Four
-    # shared flags have another default in XLNet's run_classifier.py (learning_rate 1e-5,
-    # train_batch_size 8, eval_batch_size 128, predict_batch_size 128): the XLNet path uses
-    # those when the flag is not given on the command line (bert_tf/tasks/xlnet_classifier.py).
-    # --output_dir holds only the TFRecords there; checkpoints go to --model_dir.
+}
+
+# ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) -------------------------------
+# The flags XLNet has and BERT has not. The flags both have (init_checkpoint, data_dir,
+# max_seq_length, learning_rate...) are in _BERT_SPECS; where XLNet gives them another default
+# or meaning, the XLNET profile says so.
+_XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "model_config_path": ("string", None, "XLNet: xlnet_config.json of the pre-trained model "
                           "(giving it, or --spiece_model_file, selects the XLNet path)."),
     "spiece_model_file": ("string", "", "XLNet: SentencePiece model (spiece.model)."),
@@ -152,59 +168,316 @@ FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {
                       "error, Pearson r."),
 }
 
+# Every flag of every script: name -> (kind, default, help).
+FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS}
 
-def define(*names: str, **default_overrides: Any) -> None:
-    """Declares the named flags from :data:`FLAG_SPECS` on absl's global ``FLAGS``.
 
-    Args:
-      *names: flag names, each a key of :data:`FLAG_SPECS`.
-      **default_overrides: ``name=value`` for flags whose default differs in this script (the
-        original script of the same name had another default). Each name must also be in
-        ``names``.
+# ---- profiles: which flags, which defaults, which meaning ----------------------------------------
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Profile:
+    """One model family's view of :data:`FLAG_SPECS`, or one root script's within a family.
+
+    BERT and XLNet share one flag namespace (``run_classifier.py`` and ``extract_features.py``
+    serve both), so a flag has one name and one entry in FLAG_SPECS; a profile says which of
+    them the family uses and where the family's original gives one another default or meaning.
+
+    Attributes:
+      family: ``"BERT"`` or ``"XLNet"``.
+      flags: the flags the family's scripts may define (keys of FLAG_SPECS).
+      defaults: flag -> the family's (or script's) original default, where it differs from
+        FLAG_SPECS' (spec ``bert.md`` 9.1 for run_squad's ``max_seq_length``, ``xlnet.md`` 8.1).
+      helps: flag -> the family's (or script's) meaning, where it differs from FLAG_SPECS'.
+      script: the root script (``"run_squad.py"``) of a script's profile, else None.
+      refused: flags of the other family that this one refuses when given, -> the flag to use
+        instead (XLNet: ``--vocab_file`` -> ``--spiece_model_file``...).
 
     Raises:
-      KeyError: a name is not in the vocabulary (add it to FLAG_SPECS first).
-      ValueError: an override names a flag that is not requested.
+      KeyError: a flag, default, help or refused flag that is not in FLAG_SPECS / the profile.
+    """
+
+    family: str
+    flags: Tuple[str, ...]
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    helps: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    script: Optional[str] = None
+    refused: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        for table in ("defaults", "helps", "refused"):  # read-only: profiles are shared
+            object.__setattr__(self, table, types.MappingProxyType(dict(getattr(self, table))))
+        unknown = [n for n in self.flags if n not in FLAG_SPECS]
+        unknown += [n for n in (*self.defaults, *self.helps) if n not in self.flags]
+        unknown += [n for n in self.refused if n not in FLAG_SPECS or n in self.flags]
+        if unknown:
+            raise KeyError(f"profile {self.name}: not flags of the profile: {unknown}")
+
+    @property
+    def name(self) -> str:
+        """``"BERT"``, ``"XLNet"``, or the family and the script: ``"BERT run_squad.py"``."""
+        return f"{self.family} {self.script}" if self.script else self.family
+
+    def _check(self, name: str) -> None:
+        if name not in self.flags:
+            raise KeyError(f"--{name} is not a flag of the {self.name} profile (add it to "
+                           f"FLAG_SPECS and the profile first)")
+
+    def default(self, name: str) -> Any:
+        """The default of flag ``name`` here. Raises KeyError: not a flag of the profile."""
+        self._check(name)
+        return self.defaults[name] if name in self.defaults else FLAG_SPECS[name][1]
+
+    def help(self, name: str) -> str:
+        """The help text of flag ``name`` here. Raises KeyError: not a flag of the profile."""
+        self._check(name)
+        return self.helps.get(name, FLAG_SPECS[name][2])
+
+    def for_script(self, script: str, defaults: Optional[Mapping[str, Any]] = None,
+                   helps: Optional[Mapping[str, str]] = None,
+                   refused: Optional[Mapping[str, str]] = None) -> "Profile":
+        """This family's profile for one root script: the original script's own defaults and
+        meanings over the family's (``refused`` replaces the family's when given)."""
+        return dataclasses.replace(
+            self, script=script, defaults={**self.defaults, **(defaults or {})},
+            helps={**self.helps, **(helps or {})},
+            refused=self.refused if refused is None else refused)
+
+
+# BERT: every flag of _BERT_SPECS, with its defaults and meanings (spec bert.md 5.1, 6.1, 8.1,
+# 9.1, 10).
+BERT = Profile("BERT", tuple(_BERT_SPECS))
+
+# XLNet: the flags of XLNet's run_classifier.py (spec xlnet.md 8.1), those of bert_tf's XLNet
+# feature extraction, and where XLNet's original gives a shared flag another default or meaning.
+# In the shared namespace a shared flag is registered with BERT's default: the XLNet default
+# applies unless the flag is given (args_from_flags).
+XLNET = Profile(
+    "XLNet",
+    flags=("init_checkpoint", "output_dir", "data_dir", "task_name", "do_train", "do_eval",
+           "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
+           "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
+           "master")                                                  # shared with BERT
+          + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
+          + tuple(_XLNET_SPECS),
+    defaults={
+        "learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
+        "predict_batch_size": 128,
+        # XLNet's "" (BERT's None): both mean "not given" (the XLNet checks refuse either).
+        "output_dir": "", "data_dir": "",
+    },
+    helps={
+        "output_dir": "XLNet: directory of the TFRecords only ({spiece}.len-{S}.*.tf_record, "
+                      "reused unless --overwrite_data); checkpoints go to --model_dir.",
+        "max_seq_length": "XLNet: maximum total input length after SentencePiece tokenization "
+                          "(<sep> and <cls> included); longer sequences are truncated, shorter "
+                          "ones padded on the left.",
+        "train_batch_size": "XLNet: total batch size for training with --use_tpu; per GPU "
+                            "otherwise (--num_core_per_host GPUs).",
+    },
+    refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
+             "do_lower_case": "--uncased", "num_train_epochs": "--train_steps",
+             "warmup_proportion": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
+             "iterations_per_loop": "--iterations", "tpu_name": "--tpu",
+             "num_tpu_cores": "--num_core_per_host"},
+)
+
+# Giving one of these selects the XLNet path of a script that serves both families.
+XLNET_SELECTED_BY = ("model_config_path", "spiece_model_file")
+
+# One profile per root script and family: the original scripts' own defaults live here only.
+CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
+RUN_PRETRAINING = BERT.for_script("run_pretraining.py")
+RUN_CLASSIFIER = BERT.for_script("run_classifier.py")
+RUN_SQUAD = BERT.for_script("run_squad.py", defaults={"max_seq_length": 384})  # spec 9.1
+EXTRACT_FEATURES = BERT.for_script("extract_features.py")
+XLNET_RUN_CLASSIFIER = XLNET.for_script(
+    "run_classifier.py",
+    helps={"init_checkpoint": "XLNet: checkpoint prefix to start from (e.g. "
+                              ".../xlnet_model.ckpt); a path ending in 'latest' means the "
+                              "newest checkpoint of its folder."})
+XLNET_EXTRACT_FEATURES = XLNET.for_script(
+    "extract_features.py",
+    refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
+             "do_lower_case": "--uncased"})
+
+
+# ---- declaring flags -----------------------------------------------------------------------------
+
+def define(*names: str, profile: Profile = BERT, flag_values=FLAGS) -> None:
+    """Declares the named flags on absl's ``FLAGS`` with ``profile``'s defaults and help texts.
+
+    Args:
+      *names: flag names, each a flag of ``profile``.
+      profile: the script's profile (e.g. :data:`RUN_SQUAD`: ``max_seq_length`` 384).
+      flag_values: where to declare them (absl's global ``FLAGS``; tests pass their own).
+
+    Raises:
+      KeyError: a name is not a flag of the profile (add it to FLAG_SPECS and the profile).
 
     A flag already defined (a module imported twice, tests) is left as it is.
     """
-    unknown = [n for n in default_overrides if n not in names]
-    if unknown:
-        raise ValueError(f"default overrides for flags not requested: {unknown}")
+    define_profiles((profile, names), flag_values=flag_values)
+
+
+def define_profiles(*parts: Tuple[Profile, Sequence[str]], flag_values=FLAGS) -> None:
+    """Declares the flags of a root script that serves more than one family.
+
+    absl allows one definition of a name per process, so each flag is defined once, by the
+    first ``(profile, names)`` part that lists it, with that profile's default and help (the
+    one ``--helpfull`` shows). A later part that gives the flag another default or meaning adds
+    it to the help (``"... XLNet: default 1e-05 unless the flag is given."``); its reader,
+    :func:`args_from_flags`, uses its own default when the flag is not given.
+
+    Raises:
+      KeyError: a name is not a flag of its part's profile.
+    """
+    profiles: Dict[str, List[Profile]] = {}
+    for profile, names in parts:
+        for name in names:
+            profile.help(name)  # KeyError for a flag not in the profile
+            profiles.setdefault(name, []).append(profile)
     # Registered as the running script's own flags, so `--help` / `--helpshort` list them.
     module = sys.argv[0] if sys.argv and sys.argv[0] else None
-    for name in names:
-        kind, default, help_text = FLAG_SPECS[name]
-        default = default_overrides.get(name, default)
-        if name in FLAGS:
+    for name, (first, *later) in profiles.items():
+        if name in flag_values:
             continue
-        if kind == "string":
-            flags.DEFINE_string(name, default, help_text, module_name=module)
-        elif kind == "bool":
-            flags.DEFINE_bool(name, default, help_text, module_name=module)
-        elif kind == "integer":
-            flags.DEFINE_integer(name, default, help_text, module_name=module)
-        elif kind == "float":
-            flags.DEFINE_float(name, default, help_text, module_name=module)
-        elif kind.startswith("enum:"):
-            flags.DEFINE_enum(name, default, kind[len("enum:"):].split("|"), help_text,
-                              module_name=module)
-        else:  # pragma: no cover - a bad FLAG_SPECS entry
-            raise ValueError(f"unknown flag kind {kind!r} for {name}")
+        help_text = first.help(name) + "".join(_other_profile_note(name, first, p)
+                                               for p in later)
+        _define_one(name, first.default(name), help_text, module, flag_values)
+
+
+def _other_profile_note(name: str, first: Profile, other: Profile) -> str:
+    notes = []
+    if other.help(name) != first.help(name):
+        notes.append(other.help(name).removeprefix(f"{other.family}: ").rstrip("."))
+    default, first_default = other.default(name), first.default(name)
+    if default != first_default and not (default in (None, "") and first_default in (None, "")):
+        notes.append(f"default {default!r} unless the flag is given")
+    return f" {other.family}: {'; '.join(notes)}." if notes else ""
+
+
+def _define_one(name: str, default: Any, help_text: str, module: Optional[str],
+                flag_values) -> None:
+    kind = FLAG_SPECS[name][0]
+    common = dict(module_name=module, flag_values=flag_values)
+    if kind == "string":
+        flags.DEFINE_string(name, default, help_text, **common)
+    elif kind == "bool":
+        flags.DEFINE_bool(name, default, help_text, **common)
+    elif kind == "integer":
+        flags.DEFINE_integer(name, default, help_text, **common)
+    elif kind == "float":
+        flags.DEFINE_float(name, default, help_text, **common)
+    elif kind.startswith("enum:"):
+        flags.DEFINE_enum(name, default, kind[len("enum:"):].split("|"), help_text, **common)
+    else:  # pragma: no cover - a bad FLAG_SPECS entry
+        raise ValueError(f"unknown flag kind {kind!r} for {name}")
+
+
+# ---- argument classes and the one reader ---------------------------------------------------------
+
+def args_class(profile: Profile):
+    """Class decorator: a task's argument dataclass whose fields are flags of ``profile``.
+
+    The class body declares each field by name and type only; its default is the profile's
+    (:data:`FLAG_SPECS` with the family's and the script's overrides), so a default is written
+    once, in this module::
+
+        @args_class(RUN_SQUAD)
+        class SquadArgs:
+            max_seq_length: int          # default 384, RUN_SQUAD's
+            ...
+
+    The result is a plain dataclass (``dataclasses.fields(...)[i].default`` is the default)
+    with ``flag_profile`` set to ``profile`` for :func:`args_from_flags`.
+
+    Raises:
+      KeyError: a field is not a flag of the profile.
+      TypeError: a field has a default in the class body.
+    """
+
+    def wrap(cls):
+        for name in cls.__dict__.get("__annotations__", {}):
+            if name in cls.__dict__:
+                raise TypeError(f"{cls.__name__}.{name}: give no default in the class body; "
+                                f"it comes from the {profile.name} profile (bert_tf/flags.py)")
+            setattr(cls, name, profile.default(name))
+        cls = dataclasses.dataclass(cls)
+        cls.flag_profile = profile
+        return cls
+
+    return wrap
+
+
+def _flag_is_set(flag_values, name: str) -> bool:
+    fl = flag_values[name]
+    return bool(fl.present) or not fl.using_default_value
 
 
 def args_from_flags(args_class, flag_values=FLAGS):
-    """An instance of a task's argument dataclass read from parsed flags.
+    """An argument dataclass (BERT's or XLNet's) read from parsed flags.
+
+    For each field, from absl ``FlagValues``:
+
+    * a flag set there (given on the command line, or assigned) gives its value;
+    * a flag defined but not set gives the class's default, i.e. its profile's: the XLNet
+      default applies unless the flag is given (``run_classifier.py`` registers
+      ``--learning_rate`` with BERT's default 5e-5; the XLNet path reads 1e-5, spec
+      ``xlnet.md`` 8.1). For a BERT script this is the default the script registered;
+    * a flag not defined there keeps the class's default.
+
+    From any other object (a namespace, a test double) each attribute it has is taken as is.
 
     Args:
       args_class: a dataclass whose fields are flag names (e.g. ``ClassifierArgs``).
       flag_values: absl ``FLAGS`` (or any object with those attributes).
+    """
+    values = {}
+    for field in dataclasses.fields(args_class):
+        name = field.name
+        if isinstance(flag_values, flags.FlagValues):
+            if name in flag_values and _flag_is_set(flag_values, name):
+                values[name] = flag_values[name].value
+        elif hasattr(flag_values, name):
+            values[name] = getattr(flag_values, name)
+    return args_class(**values)
+
+
+def flag_given(flag_values, name: str) -> bool:
+    """Whether flag ``name`` was given on the command line (absl ``FlagValues``: defined there
+    and present); for another object, whether it has the attribute and it is not None."""
+    if isinstance(flag_values, flags.FlagValues):
+        return name in flag_values and bool(flag_values[name].present)
+    return getattr(flag_values, name, None) is not None
+
+
+def is_xlnet_invocation(flag_values) -> bool:
+    """True when ``--model_config_path`` or ``--spiece_model_file`` is given (a non-empty
+    value): the XLNet path of a script serving both families (:data:`XLNET_SELECTED_BY`).
+    Flags not defined or not parsed count as not given."""
+    for name in XLNET_SELECTED_BY:
+        try:
+            value = getattr(flag_values, name)
+        except (AttributeError, flags.UnparsedFlagAccessError):
+            continue
+        if value:
+            return True
+    return False
+
+
+def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
+    """Refuses BERT flags given in an XLNet invocation (``profile.refused``: each with the
+    XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``).
 
     Raises:
-      AttributeError: a field that is not a defined flag.
+      FlagError: one of them is given on the command line (:func:`flag_given`); names them
+        all, in the profile's order.
     """
-    return args_class(**{f.name: getattr(flag_values, f.name)
-                         for f in dataclasses.fields(args_class)})
+    given = [n for n in profile.refused if flag_given(flag_values, n)]
+    if given:
+        hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
+        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
+                        f"--spiece_model_file: {hints}")
 
 
 def run_main(main: Callable[[Any], Any]) -> None:

@@ -1,14 +1,25 @@
 """The one flag vocabulary: each task's argument dataclass has the same defaults as the flags
-its root script defines (bert_tf/flags.py FLAG_SPECS plus the script's original overrides)."""
+its root script defines (bert_tf/flags.py FLAG_SPECS plus the script's original overrides);
+the BERT and XLNet profiles and the one reader from flags to arguments."""
+import ast
 import dataclasses
+import os
+import subprocess
+import sys
+import types
 
 import pytest
+from absl import flags as absl_flags
 
+from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
 from bert_tf.flags import FLAG_SPECS
 from bert_tf.tasks.classifier import ClassifierArgs
 from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs
 from bert_tf.tasks.pretraining import PretrainingArgs
 from bert_tf.tasks.squad import SquadArgs
+from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs
+from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs
 
 # the original scripts' own defaults where they differ from the vocabulary's (spec 9.1)
 SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}}
@@ -31,3 +42,232 @@ def test_original_defaults_of_the_vocabulary():
     assert FLAG_SPECS["layers"][1] == "-1,-2,-3,-4"
     assert FLAG_SPECS["do_lower_case"][1] is True
     assert FLAG_SPECS["num_tpu_cores"][1] == 8
+
+
+# ---- every argument class, its profile and the one reader (issue 9) --------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ALL_ARGS_CLASSES = [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadArgs,
+                    XLNetClassifierArgs, XLNetExtractFeaturesArgs]
+
+# Each class's defaults are FLAG_SPECS' except these, written from the spec: run_squad's
+# max_seq_length (bert.md 9.1); XLNet's run_classifier (xlnet.md 8.1: learning_rate 1e-5,
+# batch sizes 8 / 128 / 128, output_dir and data_dir "").
+ORIGINAL_DIFFERENCES = {
+    SquadArgs: {"max_seq_length": 384},
+    XLNetClassifierArgs: {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
+                          "predict_batch_size": 128, "output_dir": "", "data_dir": ""},
+}
+PROFILES = {ClassifierArgs: "BERT run_classifier.py",
+            ExtractFeaturesArgs: "BERT extract_features.py",
+            PretrainingArgs: "BERT run_pretraining.py", SquadArgs: "BERT run_squad.py",
+            XLNetClassifierArgs: "XLNet run_classifier.py",
+            XLNetExtractFeaturesArgs: "XLNet extract_features.py"}
+
+# XLNet's run_classifier.py flags and defaults, spec xlnet.md 8.1, as written there.
+XLNET_RUN_CLASSIFIER_SPEC = dict(
+    model_config_path=None, dropout=0.1, dropatt=0.1, clamp_len=-1, summary_type="last",
+    use_summ_proj=True, use_bfloat16=False, init="normal", init_std=0.02, init_range=0.1,
+    overwrite_data=False, init_checkpoint=None, output_dir="", spiece_model_file="",
+    model_dir="", data_dir="",
+    use_tpu=False, num_hosts=1, num_core_per_host=8, tpu_job_name=None, tpu=None, tpu_zone=None,
+    gcp_project=None, master=None, iterations=1000,
+    do_train=False, train_steps=1000, warmup_steps=0, learning_rate=1e-5, lr_layer_decay_rate=1.0,
+    min_lr_ratio=0.0, clip=1.0, max_save=0, save_steps=None, train_batch_size=8,
+    weight_decay=0.0, adam_epsilon=1e-8, decay_method="poly",
+    do_eval=False, do_predict=False, predict_threshold=0.0, eval_split="dev",
+    eval_batch_size=128, predict_batch_size=128, predict_dir=None, eval_all_ckpt=False,
+    predict_ckpt=None,
+    task_name=None, max_seq_length=128, shuffle_buffer=2048, num_passes=1, uncased=False,
+    cls_scope=None, is_regression=False)
+
+
+@pytest.mark.parametrize("args_class", ALL_ARGS_CLASSES, ids=lambda c: c.__name__)
+def test_every_args_class_has_its_profile_defaults(args_class):
+    profile = args_class.flag_profile
+    assert profile.name == PROFILES[args_class]
+    differences = ORIGINAL_DIFFERENCES.get(args_class, {})
+    instance = args_class()
+    for field in dataclasses.fields(args_class):
+        expected = differences.get(field.name, FLAG_SPECS[field.name][1])
+        assert field.default == expected and type(field.default) is type(expected), field.name
+        assert getattr(instance, field.name) == expected, field.name
+        assert profile.default(field.name) == expected, field.name
+
+
+def test_xlnet_classifier_defaults_are_the_original_scripts():
+    assert [f.name for f in dataclasses.fields(XLNetClassifierArgs)] == list(
+        XLNET_RUN_CLASSIFIER_SPEC)
+    args = XLNetClassifierArgs()
+    for name, expected in XLNET_RUN_CLASSIFIER_SPEC.items():
+        assert getattr(args, name) == expected, name
+
+
+def test_profiles_cover_the_vocabulary_with_the_original_defaults():
+    assert set(FLAG_SPECS) == set(bert_flags.BERT.flags) | set(bert_flags.XLNET.flags)
+    assert bert_flags.RUN_SQUAD.default("max_seq_length") == 384           # bert.md 9.1
+    assert bert_flags.RUN_CLASSIFIER.default("max_seq_length") == 128      # bert.md 8.1
+    assert bert_flags.BERT.default("learning_rate") == 5e-5
+    assert bert_flags.XLNET.default("learning_rate") == 1e-5               # xlnet.md 8.1
+    assert bert_flags.XLNET.default("eval_batch_size") == 128
+    assert bert_flags.XLNET_EXTRACT_FEATURES.default("max_seq_length") == 128
+    # XLNet's meaning of --output_dir: the TFRecords; checkpoints go to --model_dir
+    assert "--model_dir" in bert_flags.XLNET.help("output_dir")
+    assert "checkpoints" in bert_flags.BERT.help("output_dir")
+    with pytest.raises(KeyError, match="--model_dir is not a flag of the BERT profile"):
+        bert_flags.BERT.default("model_dir")
+    with pytest.raises(KeyError, match="not flags of the profile"):
+        bert_flags.BERT.for_script("x.py", defaults={"model_dir": "m"})
+
+
+def test_args_class_takes_no_default_in_the_body():
+    with pytest.raises(TypeError, match="give no default in the class body"):
+        @bert_flags.args_class(bert_flags.BERT)
+        class Bad:  # noqa: F841
+            max_seq_length: int = 64
+    with pytest.raises(KeyError, match="--model_dir is not a flag of the BERT run_squad.py"):
+        @bert_flags.args_class(bert_flags.RUN_SQUAD)
+        class Other:  # noqa: F841
+            model_dir: str
+
+
+def _classifier_flag_values(argv):
+    """run_classifier.py's two profiles declared on a fresh FlagValues, then parsed."""
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles(
+        (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
+        (bert_flags.XLNET_RUN_CLASSIFIER, XLNetClassifierArgs.__dataclass_fields__),
+        flag_values=fv)
+    fv(["prog"] + argv)
+    return fv
+
+
+def test_shared_flags_are_registered_once_with_bert_defaults_and_both_meanings():
+    fv = _classifier_flag_values([])
+    assert fv["learning_rate"].default == 5e-5 and fv["train_batch_size"].default == 32
+    assert fv["model_dir"].default == "" and fv["num_core_per_host"].default == 8
+    assert "XLNet: default 1e-05 unless the flag is given" in fv["learning_rate"].help
+    assert "XLNet: default 128 unless the flag is given" in fv["eval_batch_size"].help
+    assert "checkpoints go to --model_dir" in fv["output_dir"].help
+    assert fv["output_dir"].help.startswith(FLAG_SPECS["output_dir"][2])
+    assert "unless" not in fv["task_name"].help
+
+
+def test_reader_gives_the_command_line_values_and_each_profiles_defaults():
+    fv = _classifier_flag_values(["--task_name=MRPC", "--learning_rate=2e-5",
+                                  "--max_seq_length=64", "--train_batch_size=4",
+                                  "--model_config_path=c.json", "--do_train=true"])
+    bert = bert_flags.args_from_flags(ClassifierArgs, fv)
+    xlnet = bert_flags.args_from_flags(XLNetClassifierArgs, fv)
+    for args in (bert, xlnet):
+        assert (args.task_name, args.learning_rate, args.max_seq_length,
+                args.train_batch_size, args.do_train) == ("MRPC", 2e-5, 64, 4, True)
+    assert (bert.eval_batch_size, bert.predict_batch_size) == (8, 8)          # bert.md 8.1
+    assert (xlnet.eval_batch_size, xlnet.predict_batch_size) == (128, 128)    # xlnet.md 8.1
+    assert xlnet.model_config_path == "c.json" and xlnet.output_dir == ""
+    assert bert.output_dir is None
+    # not given: the XLNet default applies; given, even with BERT's default value, it is used
+    fv = _classifier_flag_values(["--model_config_path=c.json", "--learning_rate=5e-5"])
+    xlnet = bert_flags.args_from_flags(XLNetClassifierArgs, fv)
+    assert (xlnet.learning_rate, xlnet.train_batch_size) == (5e-5, 8)
+    fv.eval_batch_size = 16  # assigned: set, as on the command line
+    assert bert_flags.args_from_flags(XLNetClassifierArgs, fv).eval_batch_size == 16
+
+
+def _other_value(name, default):
+    kind = FLAG_SPECS[name][0]
+    if kind == "bool":
+        return not default, f"--{name}={'false' if default else 'true'}"
+    if kind == "integer":
+        return 7, f"--{name}=7"
+    if kind == "float":
+        return 0.25, f"--{name}=0.25"
+    if kind.startswith("enum:"):
+        choice = [c for c in kind[5:].split("|") if c != default][0]
+        return choice, f"--{name}={choice}"
+    return f"v_{name}", f"--{name}=v_{name}"
+
+
+@pytest.mark.parametrize("args_class", ALL_ARGS_CLASSES, ids=lambda c: c.__name__)
+def test_reader_gives_every_field_from_the_command_line(args_class):
+    profile = args_class.flag_profile
+    fv = absl_flags.FlagValues()
+    names = args_class.__dataclass_fields__
+    bert_flags.define(*names, profile=profile, flag_values=fv)
+    expected, argv = {}, []
+    for field in dataclasses.fields(args_class):
+        value, arg = _other_value(field.name, field.default)
+        expected[field.name] = value
+        argv.append(arg)
+    fv(["prog"] + argv)
+    assert dataclasses.asdict(bert_flags.args_from_flags(args_class, fv)) == expected
+    # nothing given: the class's defaults, which are the registered ones
+    fv = absl_flags.FlagValues()
+    bert_flags.define(*names, profile=profile, flag_values=fv)
+    fv(["prog"])
+    assert bert_flags.args_from_flags(args_class, fv) == args_class()
+    assert all(fv[n].default == getattr(args_class(), n) for n in names)
+
+
+def test_reader_takes_the_attributes_of_other_objects():
+    args = bert_flags.args_from_flags(SquadArgs, types.SimpleNamespace(do_train=True,
+                                                                       train_file="t.json"))
+    assert (args.do_train, args.train_file, args.max_seq_length) == (True, "t.json", 384)
+
+
+def test_xlnet_invocation_and_the_bert_flags_it_refuses():
+    fv = _classifier_flag_values(["--spiece_model_file=s.model"])
+    assert bert_flags.is_xlnet_invocation(fv)
+    assert not bert_flags.is_xlnet_invocation(_classifier_flag_values([]))
+    assert not bert_flags.is_xlnet_invocation(absl_flags.FlagValues())
+    fv = _classifier_flag_values(["--model_config_path=c.json", "--num_train_epochs=2",
+                                  "--tpu_name=t"])
+    with pytest.raises(FlagError, match=r"--num_train_epochs \(use --train_steps\), "
+                                        r"--tpu_name \(use --tpu\)$"):
+        bert_flags.check_no_bert_only_flags(fv, bert_flags.XLNET_RUN_CLASSIFIER)
+    # extract_features refuses the three model flags only (as before)
+    bert_flags.check_no_bert_only_flags(fv, bert_flags.XLNET_EXTRACT_FEATURES)
+    with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
+        bert_flags.check_no_bert_only_flags(types.SimpleNamespace(vocab_file="v.txt"),
+                                            bert_flags.XLNET_EXTRACT_FEATURES)
+
+
+def _define_call_names(script):
+    with open(os.path.join(REPO, script), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                and getattr(n.func, "attr", "") == "define")
+    return [a.value for a in call.args], {k.arg: k.value.attr for k in call.keywords}
+
+
+@pytest.mark.parametrize("script,args_class,profile", [
+    ("run_squad.py", SquadArgs, "RUN_SQUAD"), ("run_pretraining.py", PretrainingArgs,
+                                              "RUN_PRETRAINING")])
+def test_root_scripts_define_their_args_fields_with_their_profile(script, args_class, profile):
+    names, keywords = _define_call_names(script)
+    assert sorted(names) == sorted(args_class.__dataclass_fields__)
+    assert keywords == {"profile": profile}
+    assert getattr(bert_flags, profile) is args_class.flag_profile
+
+
+@pytest.mark.parametrize("script,defaults", [
+    ("run_classifier.py", {"learning_rate": "5e-05", "train_batch_size": "32",
+                           "eval_batch_size": "8", "max_seq_length": "128", "model_dir": "",
+                           "train_steps": "1000", "num_core_per_host": "8"}),
+    ("extract_features.py", {"layers": "-1,-2,-3,-4", "batch_size": "32", "clamp_len": "-1",
+                             "spiece_model_file": ""}),
+])
+def test_helpfull_of_a_two_profile_script_lists_each_flag_once(script, defaults):
+    proc = subprocess.run([sys.executable, os.path.join(REPO, script), "--helpfull"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    text = proc.stdout
+    section = text.split(f"{script}:", 1)[1].split("\n\n", 1)[0]
+    listed = [line.split(":", 1)[0].strip().removeprefix("--").removeprefix("[no]")
+              for line in section.splitlines() if line.startswith("  --")]
+    assert len(listed) == len(set(listed)) and "model_config_path" in listed, listed
+    for flag, default in defaults.items():
+        block = section.split(f"{flag}:", 1)[1].split("\n  --", 1)[0]
+        assert f"(default: '{default}')" in block, (flag, block)
+    if script == "run_classifier.py":
+        block = section.split("learning_rate:", 1)[1].split("\n  --", 1)[0]
+        assert "XLNet: default 1e-05 unless the flag is given" in " ".join(block.split())

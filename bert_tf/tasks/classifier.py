@@ -51,6 +51,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
 from bert_tf.data import tfrecord
@@ -74,44 +75,45 @@ SHUFFLE_SEED = 12345
 LENGTH_MULTIPLE = 8  # trimmed batch lengths are multiples of this
 
 
-@dataclass
+@bert_flags.args_class(bert_flags.RUN_CLASSIFIER)
 class ClassifierArgs:
-    """The original `run_classifier.py` flags (spec 8.1, same defaults) plus bert_tf's.
+    """The original `run_classifier.py` flags (spec 8.1) plus bert_tf's; the defaults are
+    :data:`bert_tf.flags.RUN_CLASSIFIER`'s (the original's).
 
     ``data_dir``, ``task_name`` and ``output_dir`` are required; ``bert_config_file`` and
     ``vocab_file`` too unless all three model flags are left out (embedded default model).
     """
 
-    data_dir: Optional[str] = None
-    bert_config_file: Optional[str] = None
-    task_name: Optional[str] = None
-    vocab_file: Optional[str] = None
-    output_dir: Optional[str] = None
-    init_checkpoint: Optional[str] = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
+    data_dir: Optional[str]
+    bert_config_file: Optional[str]
+    task_name: Optional[str]
+    vocab_file: Optional[str]
+    output_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    do_train: bool
+    do_eval: bool
+    do_predict: bool
+    train_batch_size: int
+    eval_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    use_tpu: bool
+    tpu_name: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    num_tpu_cores: int
     # ---- bert_tf ----
-    export_dir: Optional[str] = None
-    use_xla: bool = False
-    gradient_accumulation_steps: int = 1
-    dtype: str = "float32"
+    export_dir: Optional[str]
+    use_xla: bool
+    gradient_accumulation_steps: int
+    dtype: str
 
 
 @dataclass

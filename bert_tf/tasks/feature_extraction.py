@@ -24,7 +24,6 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
@@ -32,6 +31,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_text_writer, check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
@@ -49,24 +49,25 @@ _CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this 
 _LENGTH_MULTIPLE = 8  # batch lengths are rounded up to this, to limit retracing
 
 
-@dataclass
+@bert_flags.args_class(bert_flags.EXTRACT_FEATURES)
 class ExtractFeaturesArgs:
-    """The original script's flags (spec 10) plus ``pooling``. None means "not given"."""
+    """The original script's flags (spec 10) plus ``pooling``; the defaults are
+    :data:`bert_tf.flags.EXTRACT_FEATURES`'s (the original's). None means "not given"."""
 
-    input_file: Optional[str] = None
-    output_file: Optional[str] = None
-    layers: str = "-1,-2,-3,-4"
-    bert_config_file: Optional[str] = None
-    max_seq_length: int = 128
-    init_checkpoint: Optional[str] = None
-    vocab_file: Optional[str] = None
-    do_lower_case: bool = True
-    batch_size: int = 32
-    use_tpu: bool = False
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
-    use_one_hot_embeddings: bool = False
-    pooling: str = "none"
+    input_file: Optional[str]
+    output_file: Optional[str]
+    layers: str
+    bert_config_file: Optional[str]
+    max_seq_length: int
+    init_checkpoint: Optional[str]
+    vocab_file: Optional[str]
+    do_lower_case: bool
+    batch_size: int
+    use_tpu: bool
+    master: Optional[str]
+    num_tpu_cores: int
+    use_one_hot_embeddings: bool
+    pooling: str
 
 
 def resolve_model_files(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:

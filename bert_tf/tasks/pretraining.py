@@ -40,6 +40,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import flags as bert_flags
 from bert_tf.bert.checkpoint_map import bert_model_map, pretraining_heads_map
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import (BertModel, BertPretrainingHeads, masked_lm_loss,
@@ -66,45 +67,40 @@ class NoModeError(FlagError, ValueError):
     """Neither ``--do_train`` nor ``--do_eval`` is set (the original raises ValueError)."""
 
 
-@dataclass
+@bert_flags.args_class(bert_flags.RUN_PRETRAINING)
 class PretrainingArgs:
     """The original `run_pretraining.py` flags (spec 6.1) plus three (bert_tf) flags.
 
-    None means "not given". ``input_file`` is a comma-separated list of files or globs.
+    Defaults are :data:`bert_tf.flags.RUN_PRETRAINING`'s (the original's). None means "not
+    given". ``input_file`` is a comma-separated list of files or globs.
     """
 
-    bert_config_file: Optional[str] = None
-    input_file: Optional[str] = None
-    output_dir: Optional[str] = None
-    init_checkpoint: Optional[str] = None
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    do_train: bool = False
-    do_eval: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    max_eval_steps: int = 100
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
+    bert_config_file: Optional[str]
+    input_file: Optional[str]
+    output_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    max_seq_length: int
+    max_predictions_per_seq: int
+    do_train: bool
+    do_eval: bool
+    train_batch_size: int
+    eval_batch_size: int
+    learning_rate: float
+    num_train_steps: int
+    num_warmup_steps: int
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    max_eval_steps: int
+    use_tpu: bool
+    tpu_name: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    num_tpu_cores: int
     # (bert_tf)
-    use_xla: bool = False
-    dtype: str = "float32"
-    gradient_accumulation_steps: int = 1
-
-    @classmethod
-    def from_flags(cls, flag_values) -> "PretrainingArgs":
-        """Reads every field from an absl ``FLAGS`` (each must be defined there)."""
-        from bert_tf.flags import args_from_flags
-        return args_from_flags(cls, flag_values)
+    use_xla: bool
+    dtype: str
+    gradient_accumulation_steps: int
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,13 +50,13 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
@@ -80,53 +80,48 @@ EVAL_RESULTS_FILE = "eval_results.json"
 PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
 
 
-@dataclass
+@bert_flags.args_class(bert_flags.RUN_SQUAD)
 class SquadArgs:
     """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
 
-    Defaults are the original's. None means "not given".
+    Defaults are :data:`bert_tf.flags.RUN_SQUAD`'s (the original's: ``max_seq_length`` 384).
+    None means "not given"; read from flags with :func:`bert_tf.flags.args_from_flags`.
     """
 
-    bert_config_file: Optional[str] = None
-    vocab_file: Optional[str] = None
-    output_dir: Optional[str] = None
-    train_file: Optional[str] = None
-    predict_file: Optional[str] = None
-    init_checkpoint: Optional[str] = None
-    do_lower_case: bool = True
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    do_train: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    use_tpu: bool = False
-    tpu_name: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    num_tpu_cores: int = 8
-    verbose_logging: bool = False
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
+    bert_config_file: Optional[str]
+    vocab_file: Optional[str]
+    output_dir: Optional[str]
+    train_file: Optional[str]
+    predict_file: Optional[str]
+    init_checkpoint: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    doc_stride: int
+    max_query_length: int
+    do_train: bool
+    do_predict: bool
+    train_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    n_best_size: int
+    max_answer_length: int
+    use_tpu: bool
+    tpu_name: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    num_tpu_cores: int
+    verbose_logging: bool
+    version_2_with_negative: bool
+    null_score_diff_threshold: float
     # bert_tf
-    use_xla: bool = False
-    dtype: str = "float32"
-    gradient_accumulation_steps: int = 1
-
-    @classmethod
-    def from_flags(cls, flags) -> "SquadArgs":
-        """Reads every field from absl ``FLAGS`` (or any object with these attributes)."""
-        from bert_tf.flags import args_from_flags
-        return args_from_flags(cls, flags)
+    use_xla: bool
+    dtype: str
+    gradient_accumulation_steps: int
 
 
 # ---- start-up checks ---------------------------------------------------------------------------

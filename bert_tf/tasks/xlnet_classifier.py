@@ -47,8 +47,9 @@ Beyond the original:
 Flags shared with the BERT path keep their meaning. ``learning_rate``, ``train_batch_size``,
 ``eval_batch_size`` and ``predict_batch_size`` have other defaults in XLNet's original
 (1e-5, 8, 128, 128; BERT: 5e-5, 32, 8, 8): here the XLNet default applies unless the flag is
-given on the command line (:data:`XLNET_DEFAULTS`). ``--output_dir`` holds only the TFRecords
-in the XLNet path (checkpoints go to ``--model_dir``), as in the original.
+given on the command line (the XLNet profile, :data:`bert_tf.flags.XLNET`, read by
+:func:`bert_tf.flags.args_from_flags`). ``--output_dir`` holds only the TFRecords in the XLNet
+path (checkpoints go to ``--model_dir``), as in the original.
 """
 
 import dataclasses
@@ -57,18 +58,19 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
-from absl import flags as absl_flags
 from absl import logging
 
+from bert_tf import flags as bert_flags
 from bert_tf.data import xlnet_classifier as data
 from bert_tf.data.classifier import PaddingInputExample
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
+# The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
+from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
 from bert_tf.tasks.run_checks import require_one_mode
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, load_sp_model,
                                                        tokenize_fn)
@@ -80,162 +82,88 @@ from bert_tf.xlnet.config import XLNetConfig, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
 
-# Shared flags whose default in XLNet's run_classifier.py differs from BERT's: used when the
-# flag is not given on the command line.
-XLNET_DEFAULTS = {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
-                  "predict_batch_size": 128}
-
-# BERT-only flags -> the XLNet flag to use instead (an error in the XLNet path).
-BERT_ONLY_FLAGS = {
-    "vocab_file": "--spiece_model_file",
-    "bert_config_file": "--model_config_path",
-    "do_lower_case": "--uncased",
-    "num_train_epochs": "--train_steps",
-    "warmup_proportion": "--warmup_steps",
-    "save_checkpoints_steps": "--save_steps",
-    "iterations_per_loop": "--iterations",
-    "tpu_name": "--tpu",
-    "num_tpu_cores": "--num_core_per_host",
-}
-
 TRAIN_SHUFFLE_SEED = 12345
 EVAL_RESULTS_FILE = "eval_results.txt"
 
 
-@dataclass
+@bert_flags.args_class(bert_flags.XLNET_RUN_CLASSIFIER)
 class XLNetClassifierArgs:
-    """The flags of XLNet's original ``run_classifier.py`` (spec 8.1) with their defaults."""
+    """The flags of XLNet's original ``run_classifier.py`` (spec 8.1) with their defaults
+    (:data:`bert_tf.flags.XLNET_RUN_CLASSIFIER`'s: the original's)."""
 
     # model
-    model_config_path: Optional[str] = None
-    dropout: float = 0.1
-    dropatt: float = 0.1
-    clamp_len: int = -1
-    summary_type: str = "last"
-    use_summ_proj: bool = True
-    use_bfloat16: bool = False
-    init: str = "normal"
-    init_std: float = 0.02
-    init_range: float = 0.1
+    model_config_path: Optional[str]
+    dropout: float
+    dropatt: float
+    clamp_len: int
+    summary_type: str
+    use_summ_proj: bool
+    use_bfloat16: bool
+    init: str
+    init_std: float
+    init_range: float
     # I/O
-    overwrite_data: bool = False
-    init_checkpoint: Optional[str] = None
-    output_dir: str = ""
-    spiece_model_file: str = ""
-    model_dir: str = ""
-    data_dir: str = ""
+    overwrite_data: bool
+    init_checkpoint: Optional[str]
+    output_dir: str
+    spiece_model_file: str
+    model_dir: str
+    data_dir: str
     # machines
-    use_tpu: bool = False
-    num_hosts: int = 1
-    num_core_per_host: int = 8
-    tpu_job_name: Optional[str] = None
-    tpu: Optional[str] = None
-    tpu_zone: Optional[str] = None
-    gcp_project: Optional[str] = None
-    master: Optional[str] = None
-    iterations: int = 1000
+    use_tpu: bool
+    num_hosts: int
+    num_core_per_host: int
+    tpu_job_name: Optional[str]
+    tpu: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    iterations: int
     # training
-    do_train: bool = False
-    train_steps: int = 1000
-    warmup_steps: int = 0
-    learning_rate: float = 1e-5
-    lr_layer_decay_rate: float = 1.0
-    min_lr_ratio: float = 0.0
-    clip: float = 1.0
-    max_save: int = 0
-    save_steps: Optional[int] = None
-    train_batch_size: int = 8
-    weight_decay: float = 0.0
-    adam_epsilon: float = 1e-8
-    decay_method: str = "poly"
+    do_train: bool
+    train_steps: int
+    warmup_steps: int
+    learning_rate: float
+    lr_layer_decay_rate: float
+    min_lr_ratio: float
+    clip: float
+    max_save: int
+    save_steps: Optional[int]
+    train_batch_size: int
+    weight_decay: float
+    adam_epsilon: float
+    decay_method: str
     # evaluation
-    do_eval: bool = False
-    do_predict: bool = False
-    predict_threshold: float = 0.0
-    eval_split: str = "dev"
-    eval_batch_size: int = 128
-    predict_batch_size: int = 128
-    predict_dir: Optional[str] = None
-    eval_all_ckpt: bool = False
-    predict_ckpt: Optional[str] = None
+    do_eval: bool
+    do_predict: bool
+    predict_threshold: float
+    eval_split: str
+    eval_batch_size: int
+    predict_batch_size: int
+    predict_dir: Optional[str]
+    eval_all_ckpt: bool
+    predict_ckpt: Optional[str]
     # task
-    task_name: Optional[str] = None
-    max_seq_length: int = 128
-    shuffle_buffer: int = 2048
-    num_passes: int = 1
-    uncased: bool = False
-    cls_scope: Optional[str] = None
-    is_regression: bool = False
-
-    @classmethod
-    def from_flags(cls, flags_obj) -> "XLNetClassifierArgs":
-        """Reads the fields from absl ``FLAGS`` (or any object with the attributes).
-
-        A flag absent from ``flags_obj`` keeps the XLNet default; a flag of
-        :data:`XLNET_DEFAULTS` keeps the XLNet default unless it was set (command line or
-        assignment).
-        """
-        return cls(**_values_from_flags(flags_obj, cls))
+    task_name: Optional[str]
+    max_seq_length: int
+    shuffle_buffer: int
+    num_passes: int
+    uncased: bool
+    cls_scope: Optional[str]
+    is_regression: bool
 
 
 XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
                                                 dataclasses.fields(XLNetClassifierArgs))
 
 
-def _flag_is_set(flags_obj, name: str) -> bool:
-    if isinstance(flags_obj, absl_flags.FlagValues):
-        if name not in flags_obj:
-            return False
-        fl = flags_obj[name]
-        return bool(fl.present) or not fl.using_default_value
-    return getattr(flags_obj, name, None) is not None
-
-
-def _values_from_flags(flags_obj, args_cls) -> Dict[str, Any]:
-    values = {}
-    for field in dataclasses.fields(args_cls):
-        name = field.name
-        if isinstance(flags_obj, absl_flags.FlagValues):
-            if name not in flags_obj:
-                continue
-            if name in XLNET_DEFAULTS and not _flag_is_set(flags_obj, name):
-                continue
-            values[name] = flags_obj[name].value
-        elif hasattr(flags_obj, name):
-            values[name] = getattr(flags_obj, name)
-    return values
-
-
-def is_xlnet_invocation(flags_obj) -> bool:
-    """True when ``--model_config_path`` or ``--spiece_model_file`` is given (the XLNet path)."""
-    for name in ("model_config_path", "spiece_model_file"):
-        try:
-            value = getattr(flags_obj, name)
-        except (AttributeError, absl_flags.UnparsedFlagAccessError):
-            continue
-        if value:
-            return True
-    return False
-
-
-def check_no_bert_only_flags(flags_obj) -> None:
-    """Raises FlagError when a BERT-only flag is set in an XLNet invocation (names the
-    XLNet flag to use instead)."""
-    given = [n for n in BERT_ONLY_FLAGS if _flag_is_set(flags_obj, n)]
-    if isinstance(flags_obj, absl_flags.FlagValues):
-        given = [n for n in given if n in flags_obj and flags_obj[n].present]
-    if given:
-        hints = ", ".join(f"--{n} (use {BERT_ONLY_FLAGS[n]})" for n in given)
-        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
-                        f"--spiece_model_file: {hints}")
-
-
 def run_from_flags(flags_obj) -> Dict[str, Any]:
-    """The XLNet run_classifier from absl ``FLAGS``: :func:`run` on
-    :meth:`XLNetClassifierArgs.from_flags`, after :func:`check_no_bert_only_flags`; prints the
-    best eval result and where the predictions went. Returns :func:`run`'s dict."""
-    check_no_bert_only_flags(flags_obj)
-    result = run(XLNetClassifierArgs.from_flags(flags_obj))
+    """The XLNet run_classifier from absl ``FLAGS``: :func:`run` on the
+    :class:`XLNetClassifierArgs` read by :func:`bert_tf.flags.args_from_flags`, after
+    :func:`bert_tf.flags.check_no_bert_only_flags`; prints the best eval result and where the
+    predictions went. Returns :func:`run`'s dict."""
+    check_no_bert_only_flags(flags_obj, bert_flags.XLNET_RUN_CLASSIFIER)
+    result = run(bert_flags.args_from_flags(XLNetClassifierArgs, flags_obj))
     if result["train"] is not None:
         print(f"trained to global_step {result['train'].global_step}: "
               f"{result['train'].checkpoint}")

@@ -28,7 +28,6 @@ written literally in the input (``<cls>``, ``<eop>``...) are reported with their
 kept: the token list shows the pieces they became. Outputs are written atomically.
 """
 
-from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -36,6 +35,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf import flags as bert_flags
 from bert_tf.data.classifier import _truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
@@ -43,8 +43,7 @@ from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
 from bert_tf.errors import FlagError
 from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
                                               parse_layer_indexes, write_feature_lines)
-from bert_tf.tasks.xlnet_classifier import (_flag_is_set, _values_from_flags,
-                                            check_spiece_matches_config)
+from bert_tf.tasks.xlnet_classifier import check_spiece_matches_config
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.xlnet import checkpoint_map
@@ -52,32 +51,23 @@ from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.model import XLNetModel
 
 
-# BERT-only flags -> the XLNet flag to use instead.
-BERT_ONLY_FLAGS = {"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
-                   "do_lower_case": "--uncased"}
-
-
-@dataclass
+@bert_flags.args_class(bert_flags.XLNET_EXTRACT_FEATURES)
 class XLNetExtractFeaturesArgs:
-    """Flags of the XLNet feature extraction. None means "not given"."""
+    """Flags of the XLNet feature extraction; the defaults are
+    :data:`bert_tf.flags.XLNET_EXTRACT_FEATURES`'s. None or "" means "not given"."""
 
-    input_file: Optional[str] = None
-    output_file: Optional[str] = None
-    layers: str = "-1,-2,-3,-4"
-    model_config_path: Optional[str] = None
-    spiece_model_file: Optional[str] = None
-    init_checkpoint: Optional[str] = None
-    max_seq_length: int = 128
-    uncased: bool = False
-    batch_size: int = 32
-    pooling: str = "none"
-    clamp_len: int = -1
-    use_tpu: bool = False
-
-    @classmethod
-    def from_flags(cls, flags_obj) -> "XLNetExtractFeaturesArgs":
-        """Reads the fields from absl ``FLAGS`` (or any object with the attributes)."""
-        return cls(**_values_from_flags(flags_obj, cls))
+    input_file: Optional[str]
+    output_file: Optional[str]
+    layers: str
+    model_config_path: Optional[str]
+    spiece_model_file: Optional[str]
+    init_checkpoint: Optional[str]
+    max_seq_length: int
+    uncased: bool
+    batch_size: int
+    pooling: str
+    clamp_len: int
+    use_tpu: bool
 
 
 XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
@@ -255,23 +245,15 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
     return summary
 
 
-def check_no_bert_only_flags(flags_obj) -> None:
-    """Raises FlagError when a BERT-only flag was given on the command line together with the
-    XLNet flags (names the XLNet flag to use)."""
-    given = [n for n in BERT_ONLY_FLAGS if _flag_is_set(flags_obj, n)]
-    from absl import flags as absl_flags
-    if isinstance(flags_obj, absl_flags.FlagValues):
-        given = [n for n in given if n in flags_obj and flags_obj[n].present]
-    if given:
-        hints = ", ".join(f"--{n} (use {BERT_ONLY_FLAGS[n]})" for n in given)
-        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
-                        f"--spiece_model_file: {hints}")
-
-
 def run_from_flags(flags_obj) -> Dict:
-    """XLNet extract_features from absl ``FLAGS``; prints where it wrote the output."""
-    check_no_bert_only_flags(flags_obj)
-    summary = extract_features(XLNetExtractFeaturesArgs.from_flags(flags_obj))
+    """XLNet extract_features from absl ``FLAGS``; prints where it wrote the output.
+
+    Raises:
+      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`), or
+        as :func:`extract_features`.
+    """
+    bert_flags.check_no_bert_only_flags(flags_obj, bert_flags.XLNET_EXTRACT_FEATURES)
+    summary = extract_features(bert_flags.args_from_flags(XLNetExtractFeaturesArgs, flags_obj))
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
           f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
     if summary["embeddings_file"]:

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 from absl import flags as absl_flags
 
+from bert_tf import flags as bert_flags
 from bert_tf.data import tfrecord
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.tasks import xlnet_classifier as xc
@@ -410,7 +411,7 @@ def _flag_values(argv):
 def test_shared_flags_take_the_xlnet_defaults_unless_given():
     fv = _flag_values(["--model_config_path=c.json", "--train_batch_size=4"])
     assert xc.is_xlnet_invocation(fv)
-    args = xc.XLNetClassifierArgs.from_flags(fv)
+    args = bert_flags.args_from_flags(xc.XLNetClassifierArgs, fv)
     assert args.learning_rate == 1e-5 and args.eval_batch_size == 128   # XLNet's defaults
     assert args.train_batch_size == 4 and args.model_config_path == "c.json"
     assert not xc.is_xlnet_invocation(_flag_values([]))
