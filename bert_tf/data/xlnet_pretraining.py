@@ -20,9 +20,10 @@ Quirks kept because the published records depend on them (golden README "Surpris
   SentencePiece model.
 """
 
+import array
 import json
 import os
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -60,42 +61,117 @@ def is_start_piece(piece: str) -> bool:
     return piece.startswith("\u2581") or piece.startswith("<") or piece in _START_CHARS
 
 
+_CHUNK_LINES = 2000  # lines per worker task
+_worker_sp = None
+
+
+def _init_worker(sp_path: str) -> None:
+    global _worker_sp  # pylint: disable=global-statement
+    from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
+    _worker_sp = load_sp_model(sp_path) if sp_path else None
+
+
+def encode_lines(lines: Sequence[str], uncased: bool, from_raw_text: bool = True,
+                 sp_model=None) -> List[Optional[List[int]]]:
+    """The ids of each line (None for a blank one): ``encode_ids(preprocess_text(line.strip(),
+    lower=uncased))``, or the line's space-separated ids when ``from_raw_text`` is False.
+    In a worker process ``sp_model`` defaults to the worker's model.
+
+    Raises:
+      ValueError: an id line that is not integers.
+    """
+    sp_model = sp_model or _worker_sp
+    out: List[Optional[List[int]]] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            out.append(None)
+        elif from_raw_text:
+            out.append(encode_ids(sp_model, preprocess_text(stripped, lower=uncased)))
+        else:
+            out.append([int(t) for t in stripped.split()])
+    return out
+
+
+class _BadLine(NamedTuple):
+    index: int  # in its chunk
+    message: str
+
+
+def _encode_chunk(task, sp_model=None):
+    lines, uncased, from_raw_text = task
+    try:
+        return encode_lines(lines, uncased, from_raw_text, sp_model=sp_model)
+    except ValueError:
+        for i, line in enumerate(lines):
+            try:
+                encode_lines([line], uncased, from_raw_text, sp_model=sp_model)
+            except ValueError as e:
+                return _BadLine(i, str(e))
+        raise
+
+
+def _chunks(lines, size: int):
+    chunk = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def encode_corpus_file(lines, sp_model, uncased: bool, use_eod: bool = True,
-                       from_raw_text: bool = True, path: str = "<input>"
+                       from_raw_text: bool = True, path: str = "<input>", pool=None
                        ) -> Tuple[np.ndarray, np.ndarray, int]:
     """One input file -> ``(ids int64 [T], sent_ids bool [T], line count)`` (spec 6.3).
 
-    Each non-empty line is one sentence (``encode_ids(preprocess_text(line.strip(),
-    lower=uncased))``, or space-separated ids when ``from_raw_text`` is False) whose tokens
-    all carry one boolean sentence id; the id alternates line by line. A blank line gives
-    ``<eod>`` (if ``use_eod``) with the id of the sentence before it, the id being flipped once
-    more first, as the original does.
+    Each non-empty line is one sentence (:func:`encode_lines`) whose tokens all carry one
+    boolean sentence id; the id alternates line by line. A blank line gives ``<eod>`` (if
+    ``use_eod``) with the id of the sentence before it, the id being flipped once more first,
+    as the original does. With ``pool`` (a ``multiprocessing`` pool made by
+    :func:`worker_pool`) the lines are encoded in the workers, in order: the same result.
+    Memory: 9 bytes per token (int64 id + bool), plus the text of the chunks in flight.
 
     Raises:
       InputDataError: a line of an id file that is not integers (names file and line).
     """
-    ids: List[int] = []
-    sent_ids: List[bool] = []
+    ids = array.array("q")
+    sent_ids = bytearray()
     sent_id, line_cnt = True, 0
-    for line_cnt, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if not stripped:
-            if not use_eod:
-                continue
+    tasks = ((chunk, uncased, from_raw_text) for chunk in _chunks(lines, _CHUNK_LINES))
+    if pool is not None:
+        encoded_chunks = pool.imap(_encode_chunk, tasks)
+    else:
+        encoded_chunks = (_encode_chunk(t, sp_model) for t in tasks)
+    for chunk_index, encoded in enumerate(encoded_chunks):
+        if isinstance(encoded, _BadLine):
+            raise InputDataError(f"{path}:{chunk_index * _CHUNK_LINES + encoded.index + 1}: "
+                                 f"--from_raw_text=False wants space-separated integer ids "
+                                 f"({encoded.message})")
+        for sentence in encoded:
+            line_cnt += 1
+            if sentence is None:
+                if not use_eod:
+                    continue
+                sent_id = not sent_id
+                sentence = [EOD_ID]
+            ids.extend(sentence)
+            sent_ids.extend(b"\x01" * len(sentence) if sent_id else bytes(len(sentence)))
             sent_id = not sent_id
-            sentence = [EOD_ID]
-        elif from_raw_text:
-            sentence = encode_ids(sp_model, preprocess_text(stripped, lower=uncased))
-        else:
-            try:
-                sentence = [int(t) for t in stripped.split()]
-            except ValueError as e:
-                raise InputDataError(f"{path}:{line_cnt}: --from_raw_text=False wants "
-                                     f"space-separated integer ids ({e})") from e
-        ids.extend(sentence)
-        sent_ids.extend([sent_id] * len(sentence))
-        sent_id = not sent_id
-    return np.array(ids, dtype=np.int64), np.array(sent_ids, dtype=bool), line_cnt
+    return (np.frombuffer(ids, dtype=np.int64).copy(),
+            np.frombuffer(bytes(sent_ids), dtype=bool).copy(), line_cnt)
+
+
+def worker_pool(num_workers: int, sp_path: str):
+    """A pool of ``num_workers`` processes that each load ``sp_path`` once, for
+    :func:`encode_corpus_file`; None for ``num_workers <= 1``. Use as a context manager."""
+    if num_workers <= 1:
+        return None
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Pool(num_workers, _init_worker, (sp_path,))
 
 
 def concat_shards(shards: Sequence[Tuple[np.ndarray, np.ndarray]], np_rng: np.random.RandomState
@@ -434,7 +510,8 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
       args: the data_utils flags (``bsz_per_host, num_core_per_host, seq_len, reuse_len,
         uncased, bi_data, mask_alpha, mask_beta, use_eod, from_raw_text, num_predict,
         input_glob, sp_path, save_dir, split, pass_id, num_task, task, use_tpu``), and
-        ``num_passes`` (bert_tf: passes ``pass_id .. pass_id + num_passes - 1``).
+        ``num_passes`` (bert_tf: passes ``pass_id .. pass_id + num_passes - 1``) and
+        ``num_workers`` (bert_tf: encoding in that many processes; the same records).
       sp_model: the loaded SentencePiece model of ``sp_path``.
       py_rng: Python ``random`` (the module, seeded by the caller, or a ``random.Random``).
 
@@ -449,13 +526,18 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     check_special_symbols(sp_model, args.sp_path)
     paths = task_files(args.input_glob, args.task, args.num_task)
     shards = []
-    for path in paths:
-        with tf.io.gfile.GFile(path, "r") as f:
-            ids, sent_ids, line_cnt = encode_corpus_file(
-                f, sp_model, args.uncased, use_eod=args.use_eod,
-                from_raw_text=args.from_raw_text, path=path)
-        if line_cnt and len(ids):
-            shards.append((ids, sent_ids))
+    pool = worker_pool(getattr(args, "num_workers", 1), args.sp_path)
+    try:
+        for path in paths:
+            with tf.io.gfile.GFile(path, "r") as f:
+                ids, sent_ids, line_cnt = encode_corpus_file(
+                    f, sp_model, args.uncased, use_eod=args.use_eod,
+                    from_raw_text=args.from_raw_text, path=path, pool=pool)
+            if line_cnt and len(ids):
+                shards.append((ids, sent_ids))
+    finally:
+        if pool is not None:
+            pool.terminate()
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")

@@ -34,7 +34,7 @@ def golden_args(**overrides):
                 uncased=False, bi_data=True, mask_alpha=6, mask_beta=1, use_eod=True,
                 from_raw_text=True, num_predict=21, input_glob="sotu_pretrain.txt",
                 sp_path="spiece.model", save_dir="pretraining_data", split="train", pass_id=0,
-                num_task=1, task=0, num_passes=1)
+                num_task=1, task=0, num_passes=1, num_workers=1)
     args.update(overrides)
     return types.SimpleNamespace(**args)
 
@@ -77,6 +77,14 @@ def test_records_equal_the_original(golden_workdir, golden, sp_model):
     for key in ("input", "target", "seg_id", "is_masked"):
         np.testing.assert_array_equal(np.array([r[key] for r in records]), want[key])
     np.testing.assert_array_equal([r["label"][0] for r in records], want["label"])
+
+
+def test_worker_processes_give_the_same_records(golden_workdir, golden, sp_model):
+    xp.create_data(golden_args(num_workers=2), sp_model, random.Random(20190619))
+    records = decoded(str(golden_workdir / "pretraining_data" / "tfrecords" / GOLDEN_RECORDS))
+    want = np.load(os.path.join(golden, "decoded_tfrecords.npz"))
+    for key in ("input", "target", "seg_id", "is_masked"):
+        np.testing.assert_array_equal(np.array([r[key] for r in records]), want[key])
 
 
 def test_ids_input_gives_the_same_records(golden_workdir, golden, sp_model):
