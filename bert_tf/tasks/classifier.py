@@ -565,7 +565,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     label_list = processor.get_labels()
     regression = processor.is_regression
     strategy = strategy or strategy_from_flags(args)
-    chief = loop._is_chief(strategy)  # pylint: disable=protected-access
+    chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
     model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
                         dtype=args.dtype)

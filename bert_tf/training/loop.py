@@ -46,8 +46,8 @@ from bert_tf.training.optimizer import create_optimizer
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
-__all__ = ["DatasetOrFn", "NanLossError", "TrainConfig", "TrainResult", "save_checkpoint",
-           "train"]
+__all__ = ["DatasetOrFn", "NanLossError", "TrainConfig", "TrainResult", "is_chief",
+           "save_checkpoint", "train"]
 
 # TrainConfig field <- flag of the shared vocabulary (bert_tf.flags), for TrainConfig.from_flags.
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
