@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
 from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.optimizer import AdamWeightDecay
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -315,6 +316,36 @@ def test_train_config_flag_settings():
         steps_per_loop=1000, use_xla=True, gradient_accumulation_steps=4, loss_scale=True)
     assert loop.TrainConfig.flag_settings(types.SimpleNamespace(dtype="bfloat16")) == dict(
         loss_scale=False)
+
+
+def test_train_config_from_flags_and_task_settings():
+    flags = types.SimpleNamespace(output_dir="out", learning_rate=3e-5, init_checkpoint=None,
+                                  save_checkpoints_steps=7, iterations_per_loop=0,
+                                  gradient_accumulation_steps=None, dtype="float32")
+    config = loop.TrainConfig.from_flags(flags, 20, num_warmup_steps=2, stop_at_step=30,
+                                         save_checkpoints_steps=5)
+    assert config == loop.TrainConfig(
+        "out", 20, learning_rate=3e-5, num_warmup_steps=2, save_checkpoints_steps=5,
+        steps_per_loop=1, stop_at_step=30, gradient_accumulation_steps=1, loss_scale=False)
+    assert config.last_step == 20  # stop_at_step beyond num_train_steps
+    assert loop.TrainConfig("o", 10, stop_at_step=4).last_step == 4
+    assert loop.TrainConfig("o", 10, log_every_n_steps=0).log_every_n_steps == 1
+    with pytest.raises(ValueError, match="num_train_steps must be > 0, got 0"):
+        loop.TrainConfig("o", 0)
+    with pytest.raises(ValueError, match="gradient_accumulation_steps must be >= 1, got -2"):
+        loop.TrainConfig("o", 5, gradient_accumulation_steps=-2)
+    with pytest.raises(TypeError):
+        loop.TrainConfig.from_flags(flags, 5, not_a_setting=1)
+
+
+def test_train_config_optimizer():
+    model, name_map = mlp(0)
+    plain = loop.TrainConfig("o", 10, learning_rate=0.5).create_optimizer(name_map)
+    assert isinstance(plain, AdamWeightDecay) and plain.weight_decay_rate == 0.01
+    assert float(plain.learning_rate) == 0.5  # step 0 without warmup: the peak rate
+    scaled = loop.TrainConfig("o", 10, loss_scale=True).create_optimizer(name_map)
+    assert isinstance(scaled, keras.optimizers.LossScaleOptimizer)
+    assert isinstance(scaled.inner_optimizer, AdamWeightDecay)
 
 
 # ---- subprocesses -------------------------------------------------------------------------------
