@@ -46,8 +46,8 @@ from bert_tf.training.optimizer import create_optimizer
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
-__all__ = ["DatasetOrFn", "NanLossError", "TrainConfig", "TrainResult", "is_chief",
-           "save_checkpoint", "train"]
+__all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "TrainConfig", "TrainResult",
+           "is_chief", "save_checkpoint", "train"]
 
 # TrainConfig field <- flag of the shared vocabulary (bert_tf.flags), for TrainConfig.from_flags.
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
@@ -243,7 +243,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     with strategy.scope():
         run_steps = TrainStep(model, loss_fn, optimizer, strategy, accumulation, config.use_xla)
     saves = Cadence(config.save_checkpoints_steps, step, last_step)
-    progress = _Progress(config.log_every_n_steps, step, last_step, run_steps.scaled)
+    progress = ProgressLog(config.log_every_n_steps, step, last_step, run_steps.scaled)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
     while step < last_step:
         n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop)
@@ -256,8 +256,21 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
 
 
-class _Progress:
-    """The progress lines of :func:`train` and its divergence checks (the NanTensorHook)."""
+class ProgressLog:
+    """The progress lines of :func:`train` and its divergence checks.
+
+    Logs ``global_step = N, loss = L, examples/sec = E, global_step/sec = S`` (the
+    Estimator's ``LoggingTensorHook`` / ``StepCounterHook`` lines, speeds over the window since
+    the last line) when :class:`Cadence` ``(every, start_step, last_step)`` is due. Raises
+    :class:`NanLossError` on a NaN/inf loss (the Estimator's ``NanTensorHook``) unless
+    ``scaled`` (dynamic loss scaling skips such updates itself), and after 100 calls in a row
+    that made no update.
+
+    Args:
+      every: log every this many updates (int >= 1).
+      start_step, last_step: the global steps training runs from and to (int).
+      scaled: the optimizer is a ``LossScaleOptimizer`` (bool).
+    """
 
     def __init__(self, every: int, start_step: int, last_step: int, scaled: bool):
         self.logs = Cadence(every, start_step, last_step)
@@ -272,7 +285,12 @@ class _Progress:
         self.window_start, self.window_examples, self.window_steps = time.time(), 0, 0
 
     def update(self, new_step: int, loss: float, examples: int) -> int:
-        """Records a chunk that ended at ``new_step``; logs when due; returns ``new_step``."""
+        """Records a call that ended at ``new_step`` with mean ``loss`` (float) over
+        ``examples`` examples (int); logs when due; returns ``new_step``.
+
+        Raises:
+          NanLossError: see the class.
+        """
         self.window_examples += examples
         self.window_steps += new_step - self.step
         if not self.scaled and not math.isfinite(loss):

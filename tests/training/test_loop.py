@@ -4,6 +4,7 @@ Update values are checked against the spec's formulas (bert.md 7.1, 7.2) restate
 the checkpoint layout against spec 3.3 and the load rules against spec 3.4.
 """
 import json
+import logging
 import os
 import signal
 import stat
@@ -346,6 +347,26 @@ def test_train_config_optimizer():
     scaled = loop.TrainConfig("o", 10, loss_scale=True).create_optimizer(name_map)
     assert isinstance(scaled, keras.optimizers.LossScaleOptimizer)
     assert isinstance(scaled.inner_optimizer, AdamWeightDecay)
+
+
+def test_progress_log_lines_and_divergence_checks(caplog):
+    progress = loop.ProgressLog(2, 0, 5, scaled=False)
+    with caplog.at_level(logging.INFO):
+        for step in range(1, 6):
+            assert progress.update(step, 0.5 * step, 4) == step
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("global_step")]
+    assert [line.split(", examples")[0] for line in lines] == [
+        "global_step = 2, loss = 1.000000", "global_step = 4, loss = 2.000000",
+        "global_step = 5, loss = 2.500000"]
+
+    with pytest.raises(loop.NanLossError, match="loss is nan at global_step 3"):
+        loop.ProgressLog(100, 2, 9, scaled=False).update(3, float("nan"), 4)
+    scaled = loop.ProgressLog(100, 2, 9, scaled=True)
+    assert scaled.update(2, float("inf"), 4) == 2  # loss scaling skipped the update
+    for _ in range(98):
+        scaled.update(2, float("inf"), 4)
+    with pytest.raises(loop.NanLossError, match="no optimizer update in the last 100 calls"):
+        scaled.update(2, float("inf"), 4)
 
 
 # ---- subprocesses -------------------------------------------------------------------------------
