@@ -138,9 +138,11 @@ def time_ours(config, model_files, train_file, args, trim, rate_log):
         loop.train(model, loss_fn,
                    classifier.train_dataset_fn(train_file, args.max_seq_length, args.batch_size,
                                                trim=trim),
-                   model.name_map(), out_dir, steps, learning_rate=args.learning_rate,
-                   num_warmup_steps=int(steps * 0.1), init_checkpoint=model_files.init_checkpoint,
-                   save_checkpoints_steps=0, log_every_n_steps=args.window_steps)
+                   model.name_map(), loop.TrainConfig(
+                       out_dir, steps, learning_rate=args.learning_rate,
+                       num_warmup_steps=int(steps * 0.1),
+                       init_checkpoint=model_files.init_checkpoint, save_checkpoints_steps=0,
+                       log_every_n_steps=args.window_steps))
         rates = list(rate_log.rates[1:])  # the first window includes tracing
     return max(rates), rates
 

@@ -174,10 +174,11 @@ def main():
         stop = min(args.steps, step + args.eval_every)
         start = time.time()
         result = loop.train(model, pretraining.pretraining_loss_fn, train_fn, model.name_map(),
-                            out_dir, args.steps, learning_rate=args.learning_rate,
-                            num_warmup_steps=warmup, save_checkpoints_steps=0,
-                            log_every_n_steps=args.eval_every, steps_per_loop=args.eval_every,
-                            stop_at_step=stop, strategy=strategy)
+                            loop.TrainConfig(out_dir, args.steps, learning_rate=args.learning_rate,
+                                             num_warmup_steps=warmup, save_checkpoints_steps=0,
+                                             log_every_n_steps=args.eval_every,
+                                             steps_per_loop=args.eval_every, stop_at_step=stop),
+                            strategy=strategy)
         secs = time.time() - start
         train_seconds += secs
         heldout(result.global_step, result.last_loss, (result.global_step - step) / secs)

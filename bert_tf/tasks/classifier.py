@@ -567,7 +567,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     label_list = processor.get_labels()
     regression = processor.is_regression
     strategy = strategy or strategy_from_flags(args)
-    chief = loop._is_chief(strategy)  # pylint: disable=protected-access
+    chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
     model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
                         dtype=args.dtype)
@@ -584,7 +584,9 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         logging.info("  Num examples = %d", len(train_examples))
         logging.info("  Batch size = %d", args.train_batch_size)
         logging.info("  Num steps = %d", steps)
-        kwargs = loop.loop_kwargs_from_flags(args)
+        train_config = loop.TrainConfig.from_flags(
+            args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
+            stop_at_step=stop_at_step)
 
         def loss_fn(model_, features, labels):
             logits = model_(features, training=True)["logits"]
@@ -594,9 +596,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
             model, loss_fn,
             train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
                              regression, trim=trim),
-            model.name_map(), args.output_dir, steps, num_warmup_steps=warmup,
-            log_every_n_steps=max(1, min(100, steps // 20)), stop_at_step=stop_at_step,
-            strategy=strategy, **kwargs)
+            model.name_map(), train_config, strategy=strategy)
         result.global_step = result.train.global_step
     elif args.do_eval or args.do_predict or args.export_dir:
         result.global_step = restore_for_inference(model, args.output_dir, args.init_checkpoint)

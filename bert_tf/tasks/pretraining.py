@@ -751,13 +751,14 @@ def run_pretraining(args: PretrainingArgs,
         train_input_fn = input_fn_builder(input_files, args.max_seq_length,
                                           args.max_predictions_per_seq, is_training=True,
                                           batch_size=args.train_batch_size)
-        kwargs = loop.loop_kwargs_from_flags(args)
+        train_config = loop.TrainConfig.from_flags(args, args.num_train_steps,
+                                                   num_warmup_steps=args.num_warmup_steps,
+                                                   log_every_n_steps=log_every_n_steps)
         start = time.time()
         before = _step_in_output_dir(args.output_dir)
         result.train = parse_errors_explained(lambda: loop.train(
-            model, pretraining_loss_fn, train_input_fn, name_map, args.output_dir,
-            args.num_train_steps, num_warmup_steps=args.num_warmup_steps,
-            log_every_n_steps=log_every_n_steps, strategy=strategy, **kwargs))
+            model, pretraining_loss_fn, train_input_fn, name_map, train_config,
+            strategy=strategy))
         result.train_seconds = time.time() - start
         result.train_steps_run = result.train.global_step - before
         trained_step = result.train.global_step

@@ -607,9 +607,8 @@ def _train(args, config, tokenizer, examples, strategy, summary):
                           labels["end_positions"])
 
     dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size)
-    result = loop.train(model, loss_fn, dataset, model.name_map(), args.output_dir,
-                        num_train_steps, num_warmup_steps=num_warmup_steps, strategy=strategy,
-                        **loop.loop_kwargs_from_flags(args))
+    result = loop.train(model, loss_fn, dataset, model.name_map(), loop.TrainConfig.from_flags(
+        args, num_train_steps, num_warmup_steps=num_warmup_steps), strategy=strategy)
     summary.update(num_train_examples=len(examples), num_train_features=num_features,
                    num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps,
                    global_step=result.global_step, checkpoint=result.checkpoint,

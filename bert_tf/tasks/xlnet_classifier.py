@@ -685,11 +685,11 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
             return m.task_loss(logits, labels)[1]
 
         result["train"] = loop.train(
-            model, loss_fn, dataset, name_map, args.model_dir, args.train_steps,
-            optimizer=optimizer, save_checkpoints_steps=args.save_steps or 0,
-            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-            strategy=strategy)
+            model, loss_fn, dataset, name_map, loop.TrainConfig(
+                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            strategy=strategy, optimizer=optimizer)
 
     if not (args.do_eval or args.do_predict):
         return result

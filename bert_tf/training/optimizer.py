@@ -84,8 +84,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
     Raises:
       ValueError: Keras' ``weight_decay`` (use ``weight_decay_rate``) or
-        ``gradient_accumulation_steps`` (use ``loop.train(gradient_accumulation_steps=...)``,
-        which counts the schedule in updates) is passed, or a Keras clipping argument is
+        ``gradient_accumulation_steps`` (use ``loop.TrainConfig(gradient_accumulation_steps=
+        ...)``, which counts the schedule in updates) is passed, or a Keras clipping argument is
         combined with ``clip_norm``.
     """
 
@@ -100,7 +100,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         kwargs.pop("weight_decay", None)
         if kwargs.get("gradient_accumulation_steps"):
             raise ValueError("AdamWeightDecay: gradient accumulation is done by "
-                             "bert_tf.training.loop.train(gradient_accumulation_steps=...), "
+                             "bert_tf.training.loop.TrainConfig(gradient_accumulation_steps=...), "
                              "so that the schedule counts optimizer updates")
         kwargs.pop("gradient_accumulation_steps", None)
         if clip_norm is not None and any(kwargs.get(k) is not None

@@ -3,7 +3,7 @@
 ``float32`` is the original's arithmetic. ``bfloat16`` and ``float16`` build the layers with
 Keras' ``mixed_bfloat16`` / ``mixed_float16`` policy: variables (and so checkpoints) stay
 float32, matmuls run in the lower precision, log-probs and losses are cast to float32.
-``float16`` also needs loss scaling (see :func:`bert_tf.training.loop.loop_kwargs_from_flags`).
+``float16`` also needs loss scaling (see :meth:`bert_tf.training.loop.TrainConfig.flag_settings`).
 """
 
 import contextlib

@@ -4,6 +4,7 @@ Update values are checked against the spec's formulas (bert.md 7.1, 7.2) restate
 the checkpoint layout against spec 3.3 and the load rules against spec 3.4.
 """
 import json
+import logging
 import os
 import signal
 import stat
@@ -20,6 +21,7 @@ import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
 from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.optimizer import AdamWeightDecay
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -74,9 +76,9 @@ def test_linear_model_updates_match_spec(tmp_path):
     dense.bias.assign(b0)
     name_map = {"cls/dense/kernel": dense.kernel, "cls/dense/bias": dense.bias}
     out = str(tmp_path / "out")
-    result = loop.train(model, mse, dataset(4), name_map, out, num_train_steps=4,
-                        learning_rate=0.1, num_warmup_steps=1, save_checkpoints_steps=1,
-                        stop_at_step=3)
+    result = loop.train(model, mse, dataset(4), name_map, loop.TrainConfig(
+        out, num_train_steps=4, learning_rate=0.1, num_warmup_steps=1, save_checkpoints_steps=1,
+        stop_at_step=3))
     assert result.global_step == 3
 
     w, b = w0.astype(np.float64), b0.astype(np.float64)
@@ -108,8 +110,9 @@ def test_linear_model_updates_match_spec(tmp_path):
 def test_checkpoint_layout_and_keep_last_five(tmp_path):
     model, name_map = mlp(0)
     out = str(tmp_path / "out")
-    result = loop.train(model, mse, dataset(), name_map, out, num_train_steps=7,
-                        learning_rate=0.01, save_checkpoints_steps=1, log_every_n_steps=3)
+    result = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(
+        out, num_train_steps=7, learning_rate=0.01, save_checkpoints_steps=1,
+        log_every_n_steps=3))
     assert result.global_step == 7 and result.checkpoint == os.path.join(out, "model.ckpt-7")
     listed = dict(tf.train.list_variables(result.checkpoint))
     expected_shapes = {
@@ -148,15 +151,16 @@ def test_resume_continues_from_saved_step_with_same_slots(tmp_path):
     kwargs = dict(num_train_steps=6, learning_rate=0.05, num_warmup_steps=2,
                   save_checkpoints_steps=3)
     model, name_map = mlp(0)
-    loop.train(model, mse, dataset(), name_map, full_dir, **kwargs)
+    loop.train(model, mse, dataset(), name_map, loop.TrainConfig(full_dir, **kwargs))
     full = read(os.path.join(full_dir, "model.ckpt-6"))
 
     model, name_map = mlp(0)
-    first = loop.train(model, mse, dataset(), name_map, split_dir, stop_at_step=3, **kwargs)
+    first = loop.train(model, mse, dataset(), name_map,
+                       loop.TrainConfig(split_dir, stop_at_step=3, **kwargs))
     assert first.global_step == 3 and first.resumed_from is None
     # A fresh process would build the model with other random weights: restore overrides them.
     model, name_map = mlp(1)
-    second = loop.train(model, mse, dataset(), name_map, split_dir, **kwargs)
+    second = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(split_dir, **kwargs))
     assert second.resumed_from == os.path.join(split_dir, "model.ckpt-3")
     assert second.global_step == 6
     split = read(os.path.join(split_dir, "model.ckpt-6"))
@@ -171,7 +175,7 @@ def test_resume_continues_from_saved_step_with_same_slots(tmp_path):
     # Already at num_train_steps: nothing to do, nothing written.
     before = sorted(os.listdir(split_dir))
     model, name_map = mlp(2)
-    again = loop.train(model, mse, dataset(), name_map, split_dir, **kwargs)
+    again = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(split_dir, **kwargs))
     assert again.global_step == 6 and again.last_loss is None
     assert sorted(os.listdir(split_dir)) == before
     np.testing.assert_array_equal(name_map["output_weights"].numpy(), full["output_weights"])
@@ -192,9 +196,9 @@ def test_warm_start_loads_trainable_weights_only(tmp_path):
     })
     out = str(tmp_path / "out")
     # Warmup 1: the first update uses lr 0, so the weights stay the loaded ones.
-    result = loop.train(model, mse, dataset(), name_map, out, num_train_steps=4,
-                        learning_rate=0.1, num_warmup_steps=1, init_checkpoint=init,
-                        stop_at_step=1)
+    result = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(
+        out, num_train_steps=4, learning_rate=0.1, num_warmup_steps=1, init_checkpoint=init,
+        stop_at_step=1))
     report = result.warm_start
     assert sorted(report.loaded) == ["bert/encoder/layer_0/dense/bias",
                                      "bert/encoder/layer_0/dense/kernel"]
@@ -210,9 +214,9 @@ def test_warm_start_loads_trainable_weights_only(tmp_path):
 
     # output_dir now holds a checkpoint: init_checkpoint is ignored (even a missing one).
     model, name_map = mlp(3)
-    again = loop.train(model, mse, dataset(), name_map, out, num_train_steps=4,
-                       learning_rate=0.1, num_warmup_steps=1,
-                       init_checkpoint=str(tmp_path / "does_not_exist"), stop_at_step=2)
+    again = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(
+        out, num_train_steps=4, learning_rate=0.1, num_warmup_steps=1,
+        init_checkpoint=str(tmp_path / "does_not_exist"), stop_at_step=2))
     assert again.warm_start is None and again.resumed_from == result.checkpoint
     assert again.global_step == 2
 
@@ -222,8 +226,9 @@ def test_accumulation_loss_scaling_xla_and_steps_per_loop_give_the_same_updates(
     loss scaling by 2^k in float32 is exact; XLA and several steps per call change nothing."""
     def run(name, batch, **kw):
         model, name_map = mlp(0)
-        loop.train(model, mse, dataset(batch), name_map, str(tmp_path / name),
-                   num_train_steps=3, learning_rate=0.05, num_warmup_steps=1, **kw)
+        loop.train(model, mse, dataset(batch), name_map, loop.TrainConfig(
+            str(tmp_path / name), num_train_steps=3, learning_rate=0.05, num_warmup_steps=1,
+            **kw))
         return read(str(tmp_path / name / "model.ckpt-3"))
 
     base = run("base", 4)
@@ -241,11 +246,12 @@ def test_accumulation_loss_scaling_xla_and_steps_per_loop_give_the_same_updates(
 def test_accumulated_resume_skips_two_batches_per_step(tmp_path):
     kwargs = dict(num_train_steps=4, learning_rate=0.05, gradient_accumulation_steps=2)
     model, name_map = mlp(0)
-    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "a"), **kwargs)
+    loop.train(model, mse, dataset(2), name_map, loop.TrainConfig(str(tmp_path / "a"), **kwargs))
     model, name_map = mlp(0)
-    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "b"), stop_at_step=1, **kwargs)
+    loop.train(model, mse, dataset(2), name_map,
+               loop.TrainConfig(str(tmp_path / "b"), stop_at_step=1, **kwargs))
     model, name_map = mlp(0)
-    loop.train(model, mse, dataset(2), name_map, str(tmp_path / "b"), **kwargs)
+    loop.train(model, mse, dataset(2), name_map, loop.TrainConfig(str(tmp_path / "b"), **kwargs))
     a, b = read(str(tmp_path / "a" / "model.ckpt-4")), read(str(tmp_path / "b" / "model.ckpt-4"))
     for key in a:
         np.testing.assert_allclose(b[key], a[key], rtol=1e-6, atol=1e-7, err_msg=key)
@@ -259,7 +265,7 @@ def test_stale_temp_files_of_a_killed_write_are_removed(tmp_path):
     other = out / "eval_results.txt"
     other.write_text("kept\n")
     model, name_map = mlp(0)
-    loop.train(model, mse, dataset(), name_map, str(out), num_train_steps=1)
+    loop.train(model, mse, dataset(), name_map, loop.TrainConfig(str(out), num_train_steps=1))
     assert not stale.exists() and other.exists()
 
 
@@ -271,8 +277,8 @@ def test_mixed_float16_model_with_loss_scaling(tmp_path):
     model = keras.Model(inputs, out(hidden(inputs)))
     name_map = {"h/kernel": hidden.kernel, "h/bias": hidden.bias,
                 "output_weights": out.kernel, "output_bias": out.bias}
-    result = loop.train(model, mse, dataset(), name_map, str(tmp_path / "out"),
-                        num_train_steps=3, learning_rate=0.05, loss_scale=True)
+    result = loop.train(model, mse, dataset(), name_map, loop.TrainConfig(
+        str(tmp_path / "out"), num_train_steps=3, learning_rate=0.05, loss_scale=True))
     assert result.global_step == 3 and np.isfinite(result.last_loss)
     dtypes = checkpoint_io.list_checkpoint(result.checkpoint)
     assert dtypes["h/kernel"] == ((3, 4), "float32")  # variables stay float32
@@ -285,7 +291,8 @@ def test_errors(tmp_path):
     partial = dict(name_map)
     del partial["output_bias"]
     with pytest.raises(ValueError, match="out/bias"):
-        loop.train(model, mse, dataset(), partial, str(tmp_path / "a"), num_train_steps=2)
+        loop.train(model, mse, dataset(), partial,
+                   loop.TrainConfig(str(tmp_path / "a"), num_train_steps=2))
 
     # A checkpoint in output_dir from a different model: the shape error names the variable.
     bad_dir = str(tmp_path / "bad")
@@ -293,23 +300,73 @@ def test_errors(tmp_path):
     checkpoint_io.write_checkpoint(os.path.join(bad_dir, "model.ckpt-5"), arrays)
     model, name_map = mlp(0)
     with pytest.raises(CheckpointError, match=r"layer_0/dense/kernel has shape \[7\]"):
-        loop.train(model, mse, dataset(), name_map, bad_dir, num_train_steps=9)
+        loop.train(model, mse, dataset(), name_map, loop.TrainConfig(bad_dir, num_train_steps=9))
 
     model, name_map = mlp(0)
     with pytest.raises(loop.NanLossError, match="global_step 1"):
         loop.train(model, lambda m, f, l: mse(m, f, l) * np.nan, dataset(), name_map,
-                   str(tmp_path / "nan"), num_train_steps=3)
+                   loop.TrainConfig(str(tmp_path / "nan"), num_train_steps=3))
 
 
-def test_loop_kwargs_from_flags():
+def test_train_config_flag_settings():
     flags = types.SimpleNamespace(learning_rate=2e-5, init_checkpoint="x/bert_model.ckpt",
                                   save_checkpoints_steps=1000, iterations_per_loop=1000,
                                   use_xla=True, gradient_accumulation_steps=4, dtype="float16")
-    assert loop.loop_kwargs_from_flags(flags) == dict(
+    assert loop.TrainConfig.flag_settings(flags) == dict(
         learning_rate=2e-5, init_checkpoint="x/bert_model.ckpt", save_checkpoints_steps=1000,
         steps_per_loop=1000, use_xla=True, gradient_accumulation_steps=4, loss_scale=True)
-    assert loop.loop_kwargs_from_flags(types.SimpleNamespace(dtype="bfloat16")) == dict(
+    assert loop.TrainConfig.flag_settings(types.SimpleNamespace(dtype="bfloat16")) == dict(
         loss_scale=False)
+
+
+def test_train_config_from_flags_and_task_settings():
+    flags = types.SimpleNamespace(output_dir="out", learning_rate=3e-5, init_checkpoint=None,
+                                  save_checkpoints_steps=7, iterations_per_loop=0,
+                                  gradient_accumulation_steps=None, dtype="float32")
+    config = loop.TrainConfig.from_flags(flags, 20, num_warmup_steps=2, stop_at_step=30,
+                                         save_checkpoints_steps=5)
+    assert config == loop.TrainConfig(
+        "out", 20, learning_rate=3e-5, num_warmup_steps=2, save_checkpoints_steps=5,
+        steps_per_loop=1, stop_at_step=30, gradient_accumulation_steps=1, loss_scale=False)
+    assert config.last_step == 20  # stop_at_step beyond num_train_steps
+    assert loop.TrainConfig("o", 10, stop_at_step=4).last_step == 4
+    assert loop.TrainConfig("o", 10, log_every_n_steps=0).log_every_n_steps == 1
+    with pytest.raises(ValueError, match="num_train_steps must be > 0, got 0"):
+        loop.TrainConfig("o", 0)
+    with pytest.raises(ValueError, match="gradient_accumulation_steps must be >= 1, got -2"):
+        loop.TrainConfig("o", 5, gradient_accumulation_steps=-2)
+    with pytest.raises(TypeError):
+        loop.TrainConfig.from_flags(flags, 5, not_a_setting=1)
+
+
+def test_train_config_optimizer():
+    model, name_map = mlp(0)
+    plain = loop.TrainConfig("o", 10, learning_rate=0.5).create_optimizer(name_map)
+    assert isinstance(plain, AdamWeightDecay) and plain.weight_decay_rate == 0.01
+    assert float(plain.learning_rate) == 0.5  # step 0 without warmup: the peak rate
+    scaled = loop.TrainConfig("o", 10, loss_scale=True).create_optimizer(name_map)
+    assert isinstance(scaled, keras.optimizers.LossScaleOptimizer)
+    assert isinstance(scaled.inner_optimizer, AdamWeightDecay)
+
+
+def test_progress_log_lines_and_divergence_checks(caplog):
+    progress = loop.ProgressLog(2, 0, 5, scaled=False)
+    with caplog.at_level(logging.INFO):
+        for step in range(1, 6):
+            assert progress.update(step, 0.5 * step, 4) == step
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("global_step")]
+    assert [line.split(", examples")[0] for line in lines] == [
+        "global_step = 2, loss = 1.000000", "global_step = 4, loss = 2.000000",
+        "global_step = 5, loss = 2.500000"]
+
+    with pytest.raises(loop.NanLossError, match="loss is nan at global_step 3"):
+        loop.ProgressLog(100, 2, 9, scaled=False).update(3, float("nan"), 4)
+    scaled = loop.ProgressLog(100, 2, 9, scaled=True)
+    assert scaled.update(2, float("inf"), 4) == 2  # loss scaling skipped the update
+    for _ in range(98):
+        scaled.update(2, float("inf"), 4)
+    with pytest.raises(loop.NanLossError, match="no optimizer update in the last 100 calls"):
+        scaled.update(2, float("inf"), 4)
 
 
 # ---- subprocesses -------------------------------------------------------------------------------
@@ -343,9 +400,9 @@ WORKER = textwrap.dedent('''
         with strategy.scope():
             model, name_map = build()
         ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
-        r = loop.train(model, mse, ds, name_map, out, steps, learning_rate=0.01,
-                       num_warmup_steps=2, save_checkpoints_steps=25, log_every_n_steps=500,
-                       strategy=strategy)
+        r = loop.train(model, mse, ds, name_map, loop.TrainConfig(
+            out, steps, learning_rate=0.01, num_warmup_steps=2, save_checkpoints_steps=25,
+            log_every_n_steps=500), strategy=strategy)
         return r
 
     if mode == "mirrored":

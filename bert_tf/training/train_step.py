@@ -1,0 +1,150 @@
+"""The input iterator and the update step of the training loop.
+
+* :func:`distributed_iterator`: the training data repeated forever, distributed by the
+  strategy, with the batches already trained on skipped;
+* :class:`TrainStep`: ``n`` optimizer updates in one ``tf.function`` call (the original's
+  ``iterations_per_loop``), each the mean gradient of ``gradient_accumulation_steps`` batches,
+  with the loss divided by the number of replicas (the original's ``CrossShardOptimizer``)
+  and optionally scaled (float16 loss scaling). Clipping by global norm 1.0 (spec `bert.md`
+  7.1 step 5) is done by the optimizer (:class:`AdamWeightDecay`'s ``clip_norm``).
+"""
+
+import functools
+from typing import Any, Callable, Iterator, Tuple, Union
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+DatasetOrFn = Union[tf.data.Dataset, Callable[[tf.distribute.InputContext], tf.data.Dataset]]
+
+
+def distributed_iterator(strategy: tf.distribute.Strategy, dataset: DatasetOrFn,
+                         skip: int = 0) -> Iterator:
+    """An iterator over ``dataset`` repeated forever, under ``strategy``, from batch ``skip``.
+
+    The original's training input functions repeat the data forever (``d.repeat()``); the
+    skip is bert_tf's (on resume the Estimator restarted the input from the beginning).
+
+    Args:
+      strategy: the ``tf.distribute`` strategy.
+      dataset: a ``tf.data.Dataset`` batched with the GLOBAL batch size (split across the
+        replicas by ``strategy.experimental_distribute_dataset``), or a function
+        ``input_context -> dataset`` batched per replica (run by
+        ``strategy.distribute_datasets_from_function``, each worker its own pipeline).
+      skip: batches to drop first (int; per input pipeline), counted in the repeated data.
+
+    Returns:
+      An iterator of distributed elements (``next`` inside ``strategy``'s functions).
+    """
+    skip = int(skip)
+    if callable(dataset) and not isinstance(dataset, tf.data.Dataset):
+        dataset_fn = dataset
+        dist_dataset = strategy.distribute_datasets_from_function(
+            lambda ctx: dataset_fn(ctx).repeat().skip(skip))
+    else:
+        dist_dataset = strategy.experimental_distribute_dataset(dataset.repeat().skip(skip))
+    if skip:
+        logging.info("Skipping the first %d batches (already trained on)", skip)
+    return iter(dist_dataset)
+
+
+class TrainStep:
+    """Runs optimizer updates: forward/backward, gradient accumulation, loss scaling.
+
+    Create it under ``strategy.scope()`` (the accumulators are variables). Calling it runs
+    ``n`` updates; each update takes ``accumulation`` elements from the iterator, computes
+    ``loss = mean(float32(loss_fn(model, features, labels)))`` on each replica, takes the
+    gradients of ``loss / num_replicas_in_sync`` (times the loss scale when ``optimizer`` is
+    a ``keras.optimizers.LossScaleOptimizer``), sums them over the replicas (the strategy's
+    all-reduce), averages them over the ``accumulation`` batches and applies them with
+    ``optimizer.apply``. An element that is not a 2-tuple is passed as ``features`` with
+    ``labels=None``.
+
+    Args:
+      model: the Keras model (its ``trainable_variables`` are updated).
+      loss_fn: ``loss_fn(model, features, labels) -> loss``: the mean loss of the replica's
+        batch (float scalar, any float dtype; a vector is averaged).
+      optimizer: a Keras optimizer built for ``model.trainable_variables``.
+      strategy: the ``tf.distribute`` strategy the iterator belongs to.
+      accumulation: batches per update (int >= 1), the original's missing
+        ``gradient_accumulation_steps``: the update uses the mean of their gradients.
+      use_xla: compile the forward and backward pass with XLA (``jit_compile=True``).
+
+    Raises:
+      ValueError: ``accumulation`` < 1.
+    """
+
+    def __init__(self, model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tensor],
+                 optimizer: keras.optimizers.Optimizer, strategy: tf.distribute.Strategy,
+                 accumulation: int = 1, use_xla: bool = False):
+        if int(accumulation) < 1:
+            raise ValueError(f"gradient_accumulation_steps must be >= 1, got {accumulation}")
+        self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
+        self.strategy, self.accumulation = strategy, int(accumulation)
+        self.trainable = list(model.trainable_variables)
+        self.scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        self.accumulators = []
+        if self.accumulation > 1:
+            self.accumulators = [
+                tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False,
+                            synchronization=tf.VariableSynchronization.ON_READ,
+                            aggregation=tf.VariableAggregation.SUM, name="gradient_accumulator")
+                for v in self.trainable]
+        self._forward_backward = (tf.function(self.forward_backward, jit_compile=True)
+                                  if use_xla else self.forward_backward)
+        self._steps = tf.function(self._run)
+
+    def __call__(self, iterator: Iterator, n: int) -> Tuple[tf.Tensor, tf.Tensor]:
+        """Runs ``n`` updates (int or int32 scalar tensor).
+
+        Returns:
+          ``(mean_loss, examples)``: the mean over replicas and batches of the unscaled loss
+          (float32 scalar) and the number of examples consumed (int32 scalar, all replicas).
+        """
+        return self._steps(iterator, tf.constant(n, tf.int32))
+
+    def forward_backward(self, features, labels):
+        """One replica's ``(loss, gradients)``: float32 scalar loss, one gradient per
+        trainable variable (None where it does not depend on the loss)."""
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.cast(self.loss_fn(self.model, features, labels),
+                                          tf.float32))
+            replica_loss = loss / self.strategy.num_replicas_in_sync
+            if self.scaled:
+                replica_loss = self.optimizer.scale_loss(replica_loss)
+        return loss, tape.gradient(replica_loss, self.trainable)
+
+    def _micro_step(self, features, labels, apply):
+        loss, grads = self._forward_backward(features, labels)
+        if self.accumulation == 1:
+            self.optimizer.apply(grads, self.trainable)
+        elif not apply:
+            for acc, g in zip(self.accumulators, grads):
+                if g is not None:
+                    acc.assign_add(tf.convert_to_tensor(g))
+        else:
+            grads = [None if g is None else (acc + tf.convert_to_tensor(g)) / self.accumulation
+                     for acc, g in zip(self.accumulators, grads)]
+            self.optimizer.apply(grads, self.trainable)
+            for acc in self.accumulators:
+                acc.assign(tf.zeros_like(acc))
+        batch = tf.shape(tf.nest.flatten(features)[0])[0]
+        return loss, batch
+
+    def _run(self, iterator, n):
+        strategy = self.strategy
+        loss_sum = tf.constant(0.0)
+        examples = tf.constant(0, tf.int32)
+        for _ in tf.range(n):
+            for j in range(self.accumulation):
+                element = next(iterator)
+                if isinstance(element, tuple) and len(element) == 2:
+                    features, labels = element
+                else:
+                    features, labels = element, None
+                fn = functools.partial(self._micro_step, apply=(j == self.accumulation - 1))
+                loss, batch = strategy.run(fn, args=(features, labels))
+                loss_sum += strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
+                examples += strategy.reduce(tf.distribute.ReduceOp.SUM, batch, axis=None)
+        return loss_sum / tf.cast(n * self.accumulation, tf.float32), examples

@@ -1,0 +1,124 @@
+"""Where a training run starts: resume, warm start or fresh (spec `bert.md` 3.3, 3.4).
+
+Every checkpoint read here is written by the test with hand-chosen values.
+"""
+import logging
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.errors import CheckpointError
+from bert_tf.training import checkpoint_io
+from bert_tf.training.optimizer import create_optimizer
+from bert_tf.training.train_state import TrainState, restore_or_warm_start
+
+W0 = np.array([[0.5, -0.2], [0.1, 0.3], [-0.4, 0.2]], np.float32)
+
+
+def linear():
+    inputs = keras.Input((3,))
+    dense = keras.layers.Dense(2, name="dense")
+    model = keras.Model(inputs, dense(inputs))
+    dense.kernel.assign(W0)
+    dense.bias.assign(np.zeros([2], np.float32))
+    return model, {"cls/kernel": dense.kernel, "cls/bias": dense.bias}
+
+
+def state():
+    model, name_map = linear()
+    optimizer, _ = create_optimizer(0.1, 10, 0, variable_names=name_map)
+    return TrainState.build(model, name_map, optimizer, tf.distribute.get_strategy())
+
+
+def full_checkpoint(prefix, step, fill):
+    checkpoint_io.write_checkpoint(prefix, {
+        "cls/kernel": np.full([3, 2], fill, np.float32),
+        "cls/bias": np.array([1.0, 2.0], np.float32),
+        "cls/kernel/adam_m": np.full([3, 2], 0.25, np.float32),
+        "cls/kernel/adam_v": np.full([3, 2], 0.0625, np.float32),
+        "cls/bias/adam_m": np.array([0.5, -0.5], np.float32),
+        "cls/bias/adam_v": np.array([0.125, 0.125], np.float32),
+        "global_step": np.int64(step)})
+
+
+def test_state_holds_weights_slots_and_global_step():
+    s = state()
+    assert sorted(s.variables) == ["cls/bias", "cls/bias/adam_m", "cls/bias/adam_v",
+                                   "cls/kernel", "cls/kernel/adam_m", "cls/kernel/adam_v",
+                                   "global_step"]
+    assert s.variables["global_step"] is s.adam.iterations
+    assert s.global_step == 0
+    assert tuple(s.variables["cls/kernel/adam_v"].shape) == (3, 2)
+    np.testing.assert_array_equal(np.asarray(s.variables["cls/kernel/adam_m"]), np.zeros([3, 2]))
+    assert sorted(s.trainable_by_name()) == ["cls/bias", "cls/kernel"]
+
+
+def test_resume_restores_everything_from_the_newest_checkpoint(tmp_path):
+    out = str(tmp_path / "out")
+    full_checkpoint(os.path.join(out, "model.ckpt-7"), 7, 0.5)
+    full_checkpoint(os.path.join(out, "model.ckpt-10"), 10, 1.5)  # newest by step, not name
+    s = state()
+    start = restore_or_warm_start(s, out, init_checkpoint=str(tmp_path / "does_not_exist"))
+    assert start.resumed_from == os.path.join(out, "model.ckpt-10")
+    assert start.warm_start is None  # init_checkpoint ignored, not even opened
+    assert s.global_step == 10
+    np.testing.assert_array_equal(s.name_map["cls/kernel"].numpy(), np.full([3, 2], 1.5))
+    np.testing.assert_array_equal(s.name_map["cls/bias"].numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(s.variables["cls/kernel/adam_v"]),
+                                  np.full([3, 2], 0.0625))
+    np.testing.assert_array_equal(np.asarray(s.variables["cls/bias/adam_m"]), [0.5, -0.5])
+
+
+def test_warm_start_loads_trainable_weights_only(tmp_path, caplog):
+    init = str(tmp_path / "init" / "bert_model.ckpt")
+    checkpoint_io.write_checkpoint(init, {
+        "cls/kernel": np.full([3, 2], 2.0, np.float32),
+        "cls/kernel/adam_m": np.full([3, 2], 9.0, np.float32),
+        "global_step": np.int64(77),
+        "bert/unused": np.zeros([4], np.float32)})
+    s = state()
+    with caplog.at_level(logging.INFO):
+        start = restore_or_warm_start(s, str(tmp_path / "out"), init)
+    assert start.resumed_from is None
+    assert start.warm_start.loaded == ["cls/kernel"]
+    assert start.warm_start.missing == ["cls/bias"]
+    assert start.warm_start.unused == ["bert/unused"]
+    np.testing.assert_array_equal(s.name_map["cls/kernel"].numpy(), np.full([3, 2], 2.0))
+    np.testing.assert_array_equal(s.name_map["cls/bias"].numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(s.variables["cls/kernel/adam_m"]), np.zeros([3, 2]))
+    assert s.global_step == 0  # 77 is not restored
+    assert "name = cls/kernel, shape = (3, 2), *INIT_FROM_CKPT*" in caplog.text
+    assert "name = cls/bias, shape = (2,)\n" in caplog.text + "\n"
+
+
+def test_fresh_start_keeps_initial_values(tmp_path):
+    s = state()
+    start = restore_or_warm_start(s, str(tmp_path / "missing"))
+    assert start.resumed_from is None and start.warm_start is None
+    assert s.global_step == 0
+    np.testing.assert_array_equal(s.name_map["cls/kernel"].numpy(), W0)
+
+
+def test_a_checkpoint_of_another_model_names_the_variable(tmp_path):
+    out = str(tmp_path / "out")
+    checkpoint_io.write_checkpoint(os.path.join(out, "model.ckpt-5"), {
+        "cls/kernel": np.zeros([7], np.float32), "cls/bias": np.zeros([2], np.float32)})
+    with pytest.raises(CheckpointError, match=r"cls/kernel has shape \[7\]"):
+        restore_or_warm_start(state(), out)
+
+
+def test_build_errors():
+    model, name_map = linear()
+    strategy = tf.distribute.get_strategy()
+    with pytest.raises(ValueError, match="AdamWeightDecay"):
+        TrainState.build(model, name_map, keras.optimizers.SGD(0.1), strategy)
+    partial = {"cls/kernel": name_map["cls/kernel"]}
+    optimizer, _ = create_optimizer(0.1, 10, 0, variable_names=partial)
+    with pytest.raises(ValueError, match="missing from the checkpoint name map.*dense/bias"):
+        TrainState.build(model, partial, optimizer, strategy)
+    empty = keras.Sequential([keras.layers.Dense(2)])  # not built: no variables
+    with pytest.raises(ValueError, match="no variables"):
+        TrainState.build(empty, {}, create_optimizer(0.1, 10, 0)[0], strategy)
