@@ -8,16 +8,23 @@ section 5), plus ``--num_workers`` (parallel tokenization). The work is done by
         --output_file=/tmp/tf_examples.tfrecord --vocab_file=vocab.txt \
         --do_lower_case=True --max_seq_length=128 --max_predictions_per_seq=20 \
         --masked_lm_prob=0.15 --random_seed=12345 --dupe_factor=5
+
+With XLNet's flags (``--sp_path``, ``--input_glob``, ``--save_dir``, ``--seq_len``...; the
+original XLNet ``data_utils.py``) it writes XLNet's pretraining records instead: see
+bert_tf/tasks/xlnet_pretraining_data.py.
 """
 
-from absl import flags, logging
+from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
+from bert_tf.tasks.xlnet_pretraining_data import XLNET_DATA_FLAGS, run_from_flags
 
-bert_flags.define("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
-                  "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
-                  "masked_lm_prob", "short_seq_prob", "num_workers",
-                  profile=bert_flags.CREATE_PRETRAINING_DATA)
+BERT_FLAGS = ("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
+              "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
+              "masked_lm_prob", "short_seq_prob", "num_workers")
+bert_flags.define_profiles((bert_flags.CREATE_PRETRAINING_DATA, BERT_FLAGS),
+                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA, XLNET_DATA_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -25,6 +32,14 @@ def main(_):
     from bert_tf.data.pretraining import create_pretraining_data
 
     logging.set_verbosity(logging.INFO)
+    if FLAGS.sp_path:
+        for info in run_from_flags(FLAGS):
+            print(f"wrote {info['num_batch']} batches to {info['filenames'][0]}")
+        return
+    for name in ("input_file", "output_file", "vocab_file"):
+        if FLAGS[name].value is None:
+            raise FlagError(f"--{name} is required (or --sp_path and XLNet's data_utils.py "
+                            "flags for XLNet records)")
     create_pretraining_data(
         input_file=FLAGS.input_file, output_file=FLAGS.output_file, vocab_file=FLAGS.vocab_file,
         do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
@@ -35,7 +50,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("input_file")
-    flags.mark_flag_as_required("output_file")
-    flags.mark_flag_as_required("vocab_file")
     bert_flags.run_main(main)

@@ -168,8 +168,40 @@ _XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
                       "error, Pearson r."),
 }
 
+# ---- XLNet data_utils.py (spec xlnet.md 6.1): create_pretraining_data.py with --sp_path ---------
+_XLNET_DATA_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    "sp_path": ("string", "", "XLNet data: SentencePiece model (giving it selects XLNet's "
+                "data_utils.py path of create_pretraining_data.py)."),
+    "bsz_per_host": ("integer", 32, "XLNet data: batch size per host (streams written side by "
+                     "side)."),
+    "seq_len": ("integer", 512, "XLNet: sequence length."),
+    "reuse_len": ("integer", 256, "XLNet: tokens of a sequence reused as memory by the next "
+                  "(the first half of each record)."),
+    "bi_data": ("bool", True, "XLNet: forward and backward streams (the second half of each "
+                "core's rows reversed)."),
+    "mask_alpha": ("integer", 6, "XLNet: how many tokens form a group (span context)."),
+    "mask_beta": ("integer", 1, "XLNet: how many tokens to mask within each group."),
+    "use_eod": ("bool", True, "XLNet data: an <eod> token at each document end."),
+    "from_raw_text": ("bool", True, "XLNet data: the input is raw text (else lines of "
+                      "space-separated ids)."),
+    "num_predict": ("integer", 85, "XLNet: number of tokens to predict per sequence."),
+    "input_glob": ("string", "data/example/*.txt", "XLNet data: input text files (glob)."),
+    "save_dir": ("string", "proc_data/example", "XLNet data: output folder (tfrecords/ and "
+                 "corpus_info.json)."),
+    "split": ("enum:train|dev|test", "train", "XLNet data: the split written."),
+    "pass_id": ("integer", 0, "XLNet data: id of this pass over the corpus (numpy seed 100 * task "
+                "+ pass_id)."),
+    "num_task": ("integer", 1, "XLNet data: number of tasks the input files are split into."),
+    "task": ("integer", 0, "XLNet data: this task's index (files task::num_task)."),
+}
+
+# The flags of XLNet's data_utils.py path: its own, then those shared with other scripts.
+_XLNET_DATA_FLAGS = tuple(_XLNET_DATA_SPECS) + ("num_core_per_host", "uncased", "use_tpu",
+                                                "num_passes", "random_seed", "num_workers")
+
 # Every flag of every script: name -> (kind, default, help).
-FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS}
+FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS,
+                                               **_XLNET_DATA_SPECS}
 
 
 # ---- profiles: which flags, which defaults, which meaning ----------------------------------------
@@ -258,7 +290,8 @@ XLNET = Profile(
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
            "master")                                                  # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
-          + tuple(_XLNET_SPECS),
+          + tuple(_XLNET_SPECS)
+          + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers"),  # data_utils.py
     defaults={
         "learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
         "predict_batch_size": 128,
@@ -283,6 +316,27 @@ XLNET = Profile(
 
 # Giving one of these selects the XLNet path of a script that serves both families.
 XLNET_SELECTED_BY = ("model_config_path", "spiece_model_file")
+
+# XLNet's data_utils.py, run as create_pretraining_data.py when --sp_path is given (spec 6.1):
+# its own flags only, with data_utils.py's defaults.
+XLNET_CREATE_PRETRAINING_DATA = dataclasses.replace(
+    XLNET, script="create_pretraining_data.py", flags=_XLNET_DATA_FLAGS,
+    defaults={"uncased": True, "use_tpu": True, "random_seed": None},
+    helps={
+        "random_seed": "XLNet data: seed of Python's random, set once before any work (the "
+                       "original never seeds it, so its records differ run to run; default: "
+                       "unseeded, as the original). numpy is seeded 100 * task + pass_id.",
+        "num_passes": "(bert_tf) XLNet data: write passes pass_id .. pass_id + num_passes - 1 "
+                      "(the XLNet README passes --num_passes, which the original data_utils.py "
+                      "rejects).",
+        "num_core_per_host": "XLNet data: cores per host; forced to 1 without --use_tpu.",
+        "use_tpu": "XLNet data: the data is for a TPU (else num_core_per_host is 1).",
+        "uncased": "XLNet data: lower-case the text before SentencePiece (default True in "
+                   "data_utils.py).",
+    },
+    refused={"vocab_file": "--sp_path", "input_file": "--input_glob",
+             "output_file": "--save_dir", "max_seq_length": "--seq_len",
+             "max_predictions_per_seq": "--num_predict", "do_lower_case": "--uncased"})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
@@ -476,8 +530,9 @@ def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
     given = [n for n in profile.refused if flag_given(flag_values, n)]
     if given:
         hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
-        raise FlagError(f"BERT flag(s) given with XLNet's --model_config_path/"
-                        f"--spiece_model_file: {hints}")
+        selected_by = ("--sp_path" if "sp_path" in profile.flags
+                       else "--model_config_path/--spiece_model_file")
+        raise FlagError(f"BERT flag(s) given with XLNet's {selected_by}: {hints}")
 
 
 def run_main(main: Callable[[Any], Any]) -> None:
