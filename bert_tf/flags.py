@@ -323,15 +323,15 @@ XLNET_CREATE_PRETRAINING_DATA = dataclasses.replace(
     XLNET, script="create_pretraining_data.py", flags=_XLNET_DATA_FLAGS,
     defaults={"uncased": True, "use_tpu": True, "random_seed": None},
     helps={
-        "random_seed": "XLNet data: seed of Python's random, set once before any work (the "
+        "random_seed": "XLNet: seed of Python's random, set once before any work (the "
                        "original never seeds it, so its records differ run to run; default: "
                        "unseeded, as the original). numpy is seeded 100 * task + pass_id.",
-        "num_passes": "(bert_tf) XLNet data: write passes pass_id .. pass_id + num_passes - 1 "
+        "num_passes": "XLNet: (bert_tf) write passes pass_id .. pass_id + num_passes - 1 "
                       "(the XLNet README passes --num_passes, which the original data_utils.py "
                       "rejects).",
-        "num_core_per_host": "XLNet data: cores per host; forced to 1 without --use_tpu.",
-        "use_tpu": "XLNet data: the data is for a TPU (else num_core_per_host is 1).",
-        "uncased": "XLNet data: lower-case the text before SentencePiece (default True in "
+        "num_core_per_host": "XLNet: cores per host; forced to 1 without --use_tpu.",
+        "use_tpu": "XLNet: the data is for a TPU (else num_core_per_host is 1).",
+        "uncased": "XLNet: lower-case the text before SentencePiece (default True in "
                    "data_utils.py).",
     },
     refused={"vocab_file": "--sp_path", "input_file": "--input_glob",
