@@ -18,6 +18,7 @@ attention) and ``LayerNorm_1`` (after the FFN).
 """
 
 import collections
+import re
 from typing import Dict, Optional
 
 from bert_tf.bert.checkpoint_map import EMBEDDING_NAMES, POOLER_NAMES, PRETRAINING_HEAD_NAMES
@@ -28,6 +29,8 @@ EMBEDDING_PROJECTION_NAMES = (
     ("encoder/embedding_hidden_mapping_in/kernel", "embedding_hidden_mapping_in.kernel"),
     ("encoder/embedding_hidden_mapping_in/bias", "embedding_hidden_mapping_in.bias"),
 )
+
+_GROUP_RE = re.compile(r"/group_\d+/")
 
 # (suffix under .../group_<g>/inner_group_<k>/, attribute path in bert's TransformerBlock)
 INNER_GROUP_NAMES = (
@@ -96,8 +99,13 @@ def pretraining_heads_map(heads) -> "collections.OrderedDict":
     return collections.OrderedDict((name, _resolve(heads, path)) for name, path in HEAD_NAMES)
 
 
+def group0_name(name: str) -> str:
+    """``.../group_<g>/...`` -> ``.../group_0/...`` (the original's `/group_\\d+/` rewrite)."""
+    return _GROUP_RE.sub("/group_0/", name)
+
+
 def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool = False,
-                           backbone_scope: str = "bert"):
+                           backbone_scope: str = "bert", init_from_group0: bool = False):
     """Assigns an original ALBERT checkpoint to the mapped variables; returns a `LoadReport`.
 
     Every shape is checked before anything is assigned. Names under ``backbone_scope/`` (the
@@ -111,6 +119,11 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
       path: checkpoint prefix, file or folder.
       require_all: also raise when a head variable is missing.
       backbone_scope: the scope whose variables must all load.
+      init_from_group0: a variable of group k > 0 that the checkpoint lacks is loaded from
+        the group_0 variable of the same name, as the original `get_assignment_map_from_
+        checkpoint(..., num_of_group > 1)` does for `run_pretraining.py --init_from_group0`
+        (e.g. a 1-group checkpoint initialising every group). Names the checkpoint holds
+        itself still load from themselves.
 
     Raises:
       CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable,
@@ -120,15 +133,23 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
     """
     stored = checkpoint_io.list_checkpoint(path)
     prefix = checkpoint_io.resolve_prefix(path)
+    # model name -> checkpoint name it loads from
+    source = {}
+    for name in name_to_variable:
+        if init_from_group0 and name not in stored and group0_name(name) in stored:
+            source[name] = group0_name(name)
+        else:
+            source[name] = name
     # Shapes first: a config that does not fit names the variable and both shapes.
     for name, var in name_to_variable.items():
-        if name in stored and tuple(stored[name][0]) != tuple(var.shape):
+        src = source[name]
+        if src in stored and tuple(stored[src][0]) != tuple(var.shape):
             raise CheckpointError(
-                f"{prefix}: variable {name} has shape {list(stored[name][0])} in the checkpoint "
+                f"{prefix}: variable {src} has shape {list(stored[src][0])} in the checkpoint "
                 f"but {list(var.shape)} in the ALBERT model built from the config; the config "
                 f"does not match this checkpoint")
     missing_backbone = [n for n in name_to_variable
-                        if n.startswith(backbone_scope + "/") and n not in stored]
+                        if n.startswith(backbone_scope + "/") and source[n] not in stored]
     if missing_backbone:
         first = missing_backbone[0]
         bert_layout = sorted(n for n in stored if n.startswith(f"{backbone_scope}/encoder/layer_"))
@@ -138,7 +159,24 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
             f"{prefix}: ALBERT variable {first} (shape {list(name_to_variable[first].shape)}) "
             f"is not in the checkpoint ({len(missing_backbone)} encoder variables missing)"
             f"{hint}")
-    return checkpoint_io.assign_from_checkpoint(name_to_variable, prefix, require_all=require_all)
+    aliased = {n: v for n, v in name_to_variable.items() if source[n] != n}
+    if not aliased:
+        return checkpoint_io.assign_from_checkpoint(name_to_variable, prefix,
+                                                    require_all=require_all)
+    # One pass for the names that load from themselves, then one per group whose variables
+    # load from group_0 (the original's assignment_map[gid] lists).
+    report = checkpoint_io.assign_from_checkpoint(
+        {n: v for n, v in name_to_variable.items() if n not in aliased}, prefix,
+        require_all=require_all)
+    by_group = collections.OrderedDict()
+    for name, var in aliased.items():
+        by_group.setdefault(_GROUP_RE.search(name).group(0), {})[source[name]] = (name, var)
+    used = set(name_to_variable) | set(source.values())
+    for passes in by_group.values():
+        checkpoint_io.assign_from_checkpoint({src: var for src, (_, var) in passes.items()}, prefix)
+        report.loaded.extend(name for name, _ in passes.values())
+    report.unused = [n for n in report.unused if n not in used]
+    return report
 
 
 def save_albert_checkpoint(name_to_variable: Dict, prefix: str,

@@ -150,3 +150,22 @@ def test_optimizer_entries_are_skipped(albert_golden_model, albert_config, tmp_p
     report = load_albert_checkpoint(fresh_table, prefix)
     assert sorted(report.skipped) == sorted(extra) and not report.unused
     assert len(report.loaded) == 32
+
+
+def test_init_from_group0_fills_every_group_from_a_one_group_checkpoint(
+        albert_ckpt, albert_config, albert_outputs):
+    """run_pretraining --init_from_group0: groups 1, 2 load group_0's tensors, so the 3-group
+    model computes what the 1-group golden model computed."""
+    cfg = AlbertConfig.from_dict(dict(albert_config.to_dict(), num_hidden_groups=3))
+    model, heads, table = model_with_heads(cfg)
+    assert len(table) == 32 + 2 * 16
+    report = load_albert_checkpoint(table, albert_ckpt, require_all=True, init_from_group0=True)
+    assert sorted(report.loaded) == sorted(table) and not report.missing and not report.unused
+    reader = tf.train.load_checkpoint(albert_ckpt)
+    name = "bert/encoder/transformer/group_2/inner_group_0/ffn_1/intermediate/dense/kernel"
+    np.testing.assert_array_equal(table[name].numpy(), reader.get_tensor(
+        name.replace("group_2", "group_0")))
+    g = albert_outputs["b0"]
+    out = model({k: g[k] for k in ("input_ids", "input_mask", "segment_ids")})
+    real = g["input_mask"].astype(bool)
+    assert np.abs(out["sequence_output"].numpy() - g["sequence_output"])[real].max() <= 2e-5

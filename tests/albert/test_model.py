@@ -176,3 +176,20 @@ def test_initial_weights_follow_initializer_range():
     assert 0.8 * 0.5 < w.std() < 0.95 * 0.5  # truncation leaves ~0.88 sigma
     assert np.all(model.embedding_hidden_mapping_in.bias.numpy() == 0)
     assert tuple(model.embedding_hidden_mapping_in.kernel.shape) == (32, 64)
+
+
+def test_mlm_head_config_round_trips_given_the_shared_embeddings(albert_golden_model,
+                                                                 albert_outputs):
+    from bert_tf.albert.layers import AlbertMaskedLMHead
+    model, heads, _, _ = albert_golden_model
+    config = heads.predictions.get_config()
+    assert (config["hidden_size"], config["embedding_size"]) == (64, 16)
+    clone = AlbertMaskedLMHead.from_config(dict(config, embeddings=model.embeddings))
+    assert clone.get_config() == config
+    clone.set_weights(heads.predictions.get_weights())
+    g = albert_outputs["b2"]
+    seq = model({k: g[k] for k in ("input_ids", "input_mask", "segment_ids")})["sequence_output"]
+    np.testing.assert_array_equal(clone(seq, g["masked_lm_positions"]).numpy(),
+                                  heads.predictions(seq, g["masked_lm_positions"]).numpy())
+    # the decoder is the model's [V, E] word-embedding variable itself, not a copy
+    assert clone.embeddings.word_embeddings is model.get_embedding_table()
