@@ -127,9 +127,9 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
 
     Raises:
       CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable,
-        the checkpoint shape and the model shape); a BERT-layout checkpoint
-        (`bert/encoder/layer_<i>/...`); a backbone variable absent from the checkpoint (names
-        the first and its model shape); with ``require_all`` any missing variable.
+        the checkpoint shape and the model shape); a backbone variable absent from the
+        checkpoint (names the first and its model shape, and says when the file has BERT's
+        `bert/encoder/layer_<i>/...` layout); with ``require_all`` any missing variable.
     """
     stored = checkpoint_io.list_checkpoint(path)
     prefix = checkpoint_io.resolve_prefix(path)
@@ -157,7 +157,8 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
                 f"not ALBERT" if bert_layout else "; does the config match it?")
         raise CheckpointError(
             f"{prefix}: ALBERT variable {first} (shape {list(name_to_variable[first].shape)}) "
-            f"is not in the checkpoint ({len(missing_backbone)} encoder variables missing)"
+            f"is not in the checkpoint ({len(missing_backbone)} {backbone_scope}/* variables "
+            f"missing)"
             f"{hint}")
     aliased = {n: v for n, v in name_to_variable.items() if source[n] != n}
     if not aliased:
@@ -172,9 +173,10 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
     for name, var in aliased.items():
         by_group.setdefault(_GROUP_RE.search(name).group(0), {})[source[name]] = (name, var)
     used = set(name_to_variable) | set(source.values())
-    for passes in by_group.values():
-        checkpoint_io.assign_from_checkpoint({src: var for src, (_, var) in passes.items()}, prefix)
-        report.loaded.extend(name for name, _ in passes.values())
+    for group_table in by_group.values():
+        checkpoint_io.assign_from_checkpoint(
+            {src: var for src, (_, var) in group_table.items()}, prefix)
+        report.loaded.extend(name for name, _ in group_table.values())
     report.unused = [n for n in report.unused if n not in used]
     return report
 

@@ -150,7 +150,8 @@ def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise ConfigError(f"vocab file {vocab_file!r} line {number} is not valid UTF-8: {e}") from e
+            raise ConfigError(
+                f"vocab file {vocab_file!r} line {number} is not valid UTF-8: {e}") from e
         token = line.strip().split()[0] if line.strip() else " "
         if token not in vocab:
             vocab[token] = len(vocab)

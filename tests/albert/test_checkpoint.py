@@ -53,7 +53,7 @@ def test_groups_and_inner_groups_in_the_names():
                           intermediate_size=8)
     table = albert_model_map(AlbertModel(config).build_with_dummy_input())
     # L 2, G 3: layers use int(0/2*3) = 0 and int(1/2*3) = 1; group_2 is never created.
-    groups = sorted({n.split("/")[3] + "/" + n.split("/")[4] for n in table if "/transformer/" in n})
+    groups = sorted({"/".join(n.split("/")[3:5]) for n in table if "/transformer/" in n})
     assert groups == ["group_0/inner_group_0", "group_0/inner_group_1",
                       "group_1/inner_group_0", "group_1/inner_group_1"]
     assert len(table) == 5 + 2 + 16 * 4 + 2

@@ -87,8 +87,8 @@ def test_digit_comma_keeps_the_added_underline(spm_tokenizer):
 
 def test_bert_special_tokens_are_unk_with_this_model(spm_tokenizer):
     # The XLNet model has no [CLS]/[SEP]/[MASK] pieces: PieceToId gives 0 = <unk>.
-    ids = spm_tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]", "[MASK]", "<unk>", "<cls>", "<sep>"])
-    assert ids == [0, 0, 0, 0, 3, 4]
+    tokens = ["[CLS]", "[SEP]", "[MASK]", "<unk>", "<cls>", "<sep>"]
+    assert spm_tokenizer.convert_tokens_to_ids(tokens) == [0, 0, 0, 0, 3, 4]
     assert spm_tokenizer.convert_ids_to_tokens([0, 1, 2, 3, 4, 5, 6, 7, 8]) == [
         "<unk>", "<s>", "</s>", "<cls>", "<sep>", "<pad>", "<mask>", "<eod>", "<eop>"]
     assert spm_tokenizer.vocab["<mask>"] == 6 and spm_tokenizer.inv_vocab[6] == "<mask>"
