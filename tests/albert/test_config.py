@@ -1,0 +1,69 @@
+"""AlbertConfig mirrors the original ALBERT modeling.AlbertConfig."""
+import json
+
+import pytest
+
+from bert_tf.albert.config import AlbertConfig
+from bert_tf.errors import ConfigError
+
+
+def test_constructor_defaults_are_the_originals():
+    # original AlbertConfig.__init__ defaults (those of albert_xxlarge)
+    c = AlbertConfig(vocab_size=99)
+    assert (c.embedding_size, c.hidden_size, c.num_hidden_layers) == (128, 4096, 12)
+    assert c.num_hidden_groups == 1
+    assert (c.num_attention_heads, c.intermediate_size, c.inner_group_num) == (64, 16384, 1)
+    assert c.down_scale_factor == 1 and c.hidden_act == "gelu"
+    assert c.hidden_dropout_prob == 0 and c.attention_probs_dropout_prob == 0
+    assert (c.max_position_embeddings, c.type_vocab_size, c.initializer_range) == (512, 2, 0.02)
+
+
+def test_golden_config_round_trips_byte_identical(albert_model_dir):
+    path = f"{albert_model_dir}/albert_config.json"
+    c = AlbertConfig.from_json_file(path)
+    assert (c.vocab_size, c.embedding_size, c.hidden_size) == (30522, 16, 64)
+    assert c.num_hidden_layers == 3
+    assert c.to_json_string() == open(path, encoding="utf-8").read()
+
+
+def test_to_json_file_and_back(tmp_path):
+    c = AlbertConfig(vocab_size=30000, num_hidden_groups=2, net_structure_type=0)
+    path = str(tmp_path / "albert_config.json")
+    c.to_json_file(path)
+    assert AlbertConfig.from_json_file(path) == c
+    assert json.load(open(path))["net_structure_type"] == 0  # unknown keys are kept
+
+
+@pytest.mark.parametrize("layers, groups, expected", [
+    (12, 1, [0] * 12),
+    (12, 2, [0] * 6 + [1] * 6),
+    (3, 2, [0, 0, 1]),
+    (4, 3, [0, 0, 1, 2]),
+    (2, 3, [0, 1]),  # more groups than layers: group 2 unused
+])
+def test_layer_to_group_rule(layers, groups, expected):
+    c = AlbertConfig(vocab_size=10, num_hidden_layers=layers, num_hidden_groups=groups)
+    assert [c.group_of_layer(i) for i in range(layers)] == expected
+    assert c.used_groups == sorted(set(expected))
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"hidden_size": 8}', "missing required key 'vocab_size'"),
+    ('{"vocab_size": 10, "hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
+    ('{"vocab_size": 10, "embedding_size": 0}', "'embedding_size' must be a positive integer"),
+    ('{"vocab_size": 10, "num_hidden_groups": 1.5}', "'num_hidden_groups' must be a positive"),
+    ('{"vocab_size": 10, "inner_group_num": true}', "'inner_group_num' must be a positive"),
+])
+def test_bad_config_files_name_the_file(tmp_path, content, message):
+    path = tmp_path / "albert_config.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message) as e:
+        AlbertConfig.from_json_file(str(path))
+    assert str(path) in str(e.value)
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read ALBERT config"):
+        AlbertConfig.from_json_file(str(tmp_path / "nope.json"))
