@@ -9,19 +9,26 @@
 Same flags and defaults as the original, plus ``--use_xla``, ``--dtype`` and
 ``--gradient_accumulation_steps``. The work is done by
 :func:`bert_tf.tasks.pretraining.run_pretraining`.
+
+With XLNet's flags (``--record_info_dir``, ``--model_dir``, ``--seq_len``, ``--mem_len``...;
+the original XLNet ``train.py`` / ``train_gpu.py``) it pretrains XLNet instead: see
+bert_tf/tasks/xlnet_pretraining.py.
 """
 
-from absl import flags, logging
+from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
+from bert_tf.tasks.xlnet_pretraining import XLNET_PRETRAINING_FLAGS, run_from_flags
 
-bert_flags.define("bert_config_file", "input_file", "output_dir", "init_checkpoint",
-                  "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
-                  "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
-                  "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
-                  "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
-                  "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps",
-                  profile=bert_flags.RUN_PRETRAINING)
+BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
+              "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
+              "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
+              "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
+              "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
+              "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
+bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, BERT_FLAGS),
+                           (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -30,6 +37,15 @@ def main(_):
                                            run_pretraining)
 
     logging.set_verbosity(logging.INFO)
+    if FLAGS.record_info_dir:
+        done = run_from_flags(FLAGS)["train"]
+        print(f"trained to global_step {done.global_step}; last loss {done.last_loss}; "
+              f"checkpoint {done.checkpoint}")
+        return
+    for name in ("input_file", "bert_config_file", "output_dir"):
+        if FLAGS[name].value is None:
+            raise FlagError(f"--{name} is required (or --record_info_dir and XLNet's train.py "
+                            "flags to pretrain XLNet)")
     result = run_pretraining(bert_flags.args_from_flags(PretrainingArgs, FLAGS))
     if result.train is not None:
         steps = result.train_steps_run
@@ -44,7 +60,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("input_file")
-    flags.mark_flag_as_required("bert_config_file")
-    flags.mark_flag_as_required("output_dir")
     bert_flags.run_main(main)

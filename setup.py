@@ -17,6 +17,7 @@ setup(
         "keras>=3.10,<4",
         "keras-hub>=0.32,<0.33",
         "absl-py>=2.1,<3",
+        "tensorboard>=2.21,<2.22",  # tf.summary scalars of the training loop
         "sentencepiece>=0.2,<0.3",
         "safetensors>=0.4,<1",
         "numpy>=1.26,<3",

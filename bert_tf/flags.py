@@ -195,13 +195,37 @@ _XLNET_DATA_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "task": ("integer", 0, "XLNet data: this task's index (files task::num_task)."),
 }
 
+# ---- XLNet train.py / train_gpu.py (spec xlnet.md 7.1, 7.2): run_pretraining.py in XLNet mode ---
+_XLNET_PRETRAIN_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    "record_info_dir": ("string", None, "XLNet pretraining: folder(s) of the record_info-*.json "
+                        "files of create_pretraining_data.py (comma-separated; giving it "
+                        "selects XLNet's train.py path of run_pretraining.py)."),
+    "perm_size": ("integer", 0, "XLNet pretraining: window of the local permutation "
+                  "(factorisation order; must be > 0)."),
+    "mem_len": ("integer", 0, "XLNet pretraining: tokens cached as memory per layer."),
+    "same_length": ("bool", False, "XLNet pretraining: every query attends to the same number "
+                    "of keys."),
+    "n_token": ("integer", 32000, "XLNet pretraining: vocabulary size (the original always "
+                "uses 32000)."),
+    "n_layer": ("integer", 6, "XLNet pretraining: number of layers (without "
+                "--model_config_path)."),
+    "d_model": ("integer", 32, "XLNet pretraining: model width."),
+    "d_embed": ("integer", 32, "XLNet pretraining: embedding width (unused, as the original)."),
+    "n_head": ("integer", 4, "XLNet pretraining: attention heads."),
+    "d_head": ("integer", 8, "XLNet pretraining: width of one head."),
+    "d_inner": ("integer", 32, "XLNet pretraining: feed-forward width."),
+    "untie_r": ("bool", False, "XLNet pretraining: one set of attention biases per layer."),
+    "ff_activation": ("enum:relu|gelu", "relu", "XLNet pretraining: feed-forward activation."),
+    "track_mean": ("bool", False, "XLNet pretraining: (unused, as the original)."),
+}
+
 # The flags of XLNet's data_utils.py path: its own, then those shared with other scripts.
 _XLNET_DATA_FLAGS = tuple(_XLNET_DATA_SPECS) + ("num_core_per_host", "uncased", "use_tpu",
                                                 "num_passes", "random_seed", "num_workers")
 
 # Every flag of every script: name -> (kind, default, help).
 FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS,
-                                               **_XLNET_DATA_SPECS}
+                                               **_XLNET_DATA_SPECS, **_XLNET_PRETRAIN_SPECS}
 
 
 # ---- profiles: which flags, which defaults, which meaning ----------------------------------------
@@ -291,7 +315,8 @@ XLNET = Profile(
            "master")                                                  # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
           + tuple(_XLNET_SPECS)
-          + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers"),  # data_utils.py
+          + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
+          + tuple(_XLNET_PRETRAIN_SPECS),                              # train.py
     defaults={
         "learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
         "predict_batch_size": 128,
@@ -337,6 +362,41 @@ XLNET_CREATE_PRETRAINING_DATA = dataclasses.replace(
     refused={"vocab_file": "--sp_path", "input_file": "--input_glob",
              "output_file": "--save_dir", "max_seq_length": "--seq_len",
              "max_predictions_per_seq": "--num_predict", "do_lower_case": "--uncased"})
+
+# XLNet's train.py / train_gpu.py, run as run_pretraining.py when --record_info_dir is given
+# (spec 7.1; train_gpu.py's use_tpu=False, since a TPU run names its TPU anyway).
+_XLNET_PRETRAIN_FLAGS = tuple(_XLNET_PRETRAIN_SPECS) + (
+    "master", "tpu", "gcp_project", "tpu_zone", "use_tpu", "num_hosts", "num_core_per_host",
+    "num_passes", "model_dir", "init_checkpoint", "model_config_path", "learning_rate", "clip",
+    "min_lr_ratio", "warmup_steps", "adam_epsilon", "decay_method", "weight_decay",
+    "train_batch_size", "train_steps", "iterations", "save_steps", "max_save", "seq_len",
+    "reuse_len", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "dropout",
+    "dropatt", "clamp_len", "summary_type", "use_bfloat16", "init", "init_std", "init_range")
+XLNET_RUN_PRETRAINING = dataclasses.replace(
+    XLNET, script="run_pretraining.py", flags=_XLNET_PRETRAIN_FLAGS,
+    defaults={"learning_rate": 1e-4, "min_lr_ratio": 0.001, "train_batch_size": 16,
+              "train_steps": 100000, "max_save": 100000, "seq_len": 0, "reuse_len": 0,
+              "num_predict": None, "dropout": 0.0, "dropatt": 0.0, "model_dir": None},
+    helps={
+        "train_batch_size": "XLNet: total batch size (all replicas); each replica gets "
+                            "train_batch_size / replicas, which must be even with --bi_data.",
+        "seq_len": "XLNet: sequence length of the records (must be > 0).",
+        "reuse_len": "XLNet: reuse length of the records (must be > 0).",
+        "num_predict": "XLNet: tokens predicted per sequence, as the records were made.",
+        "iterations": "XLNet: training steps per loop (and between progress lines).",
+        "save_steps": "XLNet: save a checkpoint every save_steps (None: at the end only).",
+        "model_dir": "XLNet: where model.ckpt-N and TensorBoard events go (resumed from).",
+        "model_config_path": "XLNet: xlnet_config.json (else the model flags n_layer, "
+                             "d_model, n_head, d_head, d_inner, ff_activation, untie_r).",
+        "num_core_per_host": "XLNet: TPU cores per host; on GPU the number of GPUs.",
+        "use_tpu": "XLNet: run on a TPU (train.py); default False as train_gpu.py.",
+    },
+    refused={"input_file": "--record_info_dir", "output_dir": "--model_dir",
+             "bert_config_file": "--model_config_path", "num_train_steps": "--train_steps",
+             "num_warmup_steps": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
+             "iterations_per_loop": "--iterations", "max_seq_length": "--seq_len",
+             "max_predictions_per_seq": "--num_predict", "tpu_name": "--tpu",
+             "num_tpu_cores": "--num_core_per_host"})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
@@ -531,6 +591,7 @@ def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
     if given:
         hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
         selected_by = ("--sp_path" if "sp_path" in profile.flags
+                       else "--record_info_dir" if "record_info_dir" in profile.flags
                        else "--model_config_path/--spiece_model_file")
         raise FlagError(f"BERT flag(s) given with XLNet's {selected_by}: {hints}")
 

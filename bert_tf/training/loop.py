@@ -46,8 +46,8 @@ from bert_tf.training.optimizer import create_optimizer
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
-__all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "TrainConfig", "TrainResult",
-           "is_chief", "save_checkpoint", "train"]
+__all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "Summaries", "TrainConfig",
+           "TrainResult", "is_chief", "save_checkpoint", "train"]
 
 # TrainConfig field <- flag of the shared vocabulary (bert_tf.flags), for TrainConfig.from_flags.
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
@@ -87,6 +87,11 @@ class TrainConfig:
       loss_scale: dynamic loss scaling (float16 compute) via ``keras.optimizers.
         LossScaleOptimizer`` in :meth:`create_optimizer`. The scale is not checkpointed.
       basename: checkpoint basename (``model.ckpt``).
+      summary_dir: (bert_tf) write TensorBoard scalars here after each chunk of updates
+        (chief only): ``loss_summary`` (the mean loss), ``train/lr`` and ``train/gnorm`` (the
+        last update's learning rate and pre-clip gradient norm, as XLNet's host call). None:
+        none.
+      loss_summary: the tag of the loss scalar (``loss``; XLNet: ``train/total_loss``).
 
     Raises:
       ValueError: ``num_train_steps`` <= 0 or ``gradient_accumulation_steps`` < 1.
@@ -107,6 +112,8 @@ class TrainConfig:
     gradient_accumulation_steps: int = 1
     loss_scale: bool = False
     basename: str = "model.ckpt"
+    summary_dir: Optional[str] = None
+    loss_summary: str = "loss"
 
     def __post_init__(self):
         self.gradient_accumulation_steps = int(self.gradient_accumulation_steps or 1)
@@ -244,16 +251,49 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         run_steps = TrainStep(model, loss_fn, optimizer, strategy, accumulation, config.use_xla)
     saves = Cadence(config.save_checkpoints_steps, step, last_step)
     progress = ProgressLog(config.log_every_n_steps, step, last_step, run_steps.scaled)
+    summaries = Summaries(config.summary_dir, config.loss_summary, optimizer, chief)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
     while step < last_step:
         n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop)
         loss, examples = run_steps(iterator, n - step)
         last_loss = float(loss.numpy())
         step = progress.update(state.global_step, last_loss, int(examples.numpy()))
+        summaries.write(step, last_loss)
         if saves.due(step):
             latest = save_checkpoint(state.variables, config.output_dir, step,
                                      config.keep_checkpoint_max, config.basename, chief=chief)
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
+
+
+class Summaries:
+    """TensorBoard scalars of :func:`train` (``tf.summary``), written by the chief only.
+
+    Args:
+      summary_dir: the event file folder, or None (nothing written).
+      loss_tag: tag of the mean loss of each chunk of updates.
+      optimizer: the training optimizer (a ``LossScaleOptimizer`` is unwrapped): its current
+        learning rate is ``train/lr``; an :class:`AdamWeightDecay`'s ``global_norm`` is
+        ``train/gnorm``.
+      chief: whether this worker writes.
+    """
+
+    def __init__(self, summary_dir: Optional[str], loss_tag: str, optimizer, chief: bool):
+        self.loss_tag = loss_tag
+        self.optimizer = getattr(optimizer, "inner_optimizer", optimizer)
+        self.writer = (tf.summary.create_file_writer(summary_dir)
+                       if summary_dir and chief else None)
+
+    def write(self, step: int, loss: float) -> None:
+        """Writes the scalars at global step ``step`` (int) and flushes."""
+        if self.writer is None:
+            return
+        with self.writer.as_default(step=step):
+            tf.summary.scalar(self.loss_tag, loss)
+            tf.summary.scalar("train/lr", float(self.optimizer.learning_rate))
+            norm = getattr(self.optimizer, "global_norm", None)
+            if norm is not None:
+                tf.summary.scalar("train/gnorm", norm)
+        self.writer.flush()
 
 
 class ProgressLog:

@@ -179,6 +179,10 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         if self.built:
             return
         super().build(var_list)
+        # The pre-clip global norm of the last update (the original's `gnorm`, for summaries);
+        # not a slot: not checkpointed.
+        self._global_norm = tf.Variable(0.0, trainable=False, name="global_norm",
+                                        aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
         self._names = self._resolve_names(var_list)
         self._decay = [self.do_use_weight_decay(n) for n in self._names]
         if self.gradient_multiplier is None:
@@ -200,8 +204,10 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         replica_ctx = tf.distribute.get_replica_context()
         if replica_ctx is not None and replica_ctx.num_replicas_in_sync > 1:
             grads = replica_ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        norm = tf.linalg.global_norm(grads)
+        self._global_norm.assign(norm)
         if self.clip_norm is not None:
-            grads, _ = tf.clip_by_global_norm(grads, clip_norm=self.clip_norm)
+            grads, _ = tf.clip_by_global_norm(grads, clip_norm=self.clip_norm, use_norm=norm)
         multipliers = [self._multipliers[self._get_variable_index(v)]
                        for v in trainable_variables]
         grads = [g if m == 1.0 else g * m for g, m in zip(grads, multipliers)]
@@ -237,6 +243,12 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.assign(v, next_v)
 
     # ---- original-layout slots -----------------------------------------------------------------
+
+    @property
+    def global_norm(self) -> float:
+        """Global norm of the last update's gradients (summed over replicas), before clipping
+        (float; 0.0 before the first update)."""
+        return float(self._global_norm.numpy()) if self.built else 0.0
 
     def slot_variables(self) -> Dict[str, object]:
         """``{"<original name>/adam_m": m, "<original name>/adam_v": v}`` for every variable.
