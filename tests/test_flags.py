@@ -233,11 +233,18 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
 
 
 def _define_call_names(script):
+    """The flag names and profile of the script's BERT ``define`` call, or of the first part
+    of its ``define_profiles`` call (``(bert_flags.PROFILE, NAMES)``, NAMES a module tuple)."""
     with open(os.path.join(REPO, script), encoding="utf-8") as f:
         tree = ast.parse(f.read())
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                and getattr(n.func, "attr", "") == "define")
-    return [a.value for a in call.args], {k.arg: k.value.attr for k in call.keywords}
+                and getattr(n.func, "attr", "") in ("define", "define_profiles"))
+    if call.func.attr == "define":
+        return [a.value for a in call.args], {k.arg: k.value.attr for k in call.keywords}
+    profile, names = call.args[0].elts
+    assigned = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name)}
+    return [e.value for e in assigned[names.id].elts], {"profile": profile.attr}
 
 
 @pytest.mark.parametrize("script,args_class,profile", [
