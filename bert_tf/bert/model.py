@@ -29,6 +29,15 @@ from bert_tf.bert.layers import (BertEmbeddings, MaskedLMHead, TransformerBlock,
                                  TransposedOutput, attention_mask_adder, dense)
 
 
+ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+def encoder_inputs(features):
+    """The :class:`BertModel` inputs of a feature dict: its ``input_ids``, ``input_mask``,
+    ``segment_ids`` (int32 ``[B, S]``; those present), other keys (labels, ids) left out."""
+    return {k: features[k] for k in ENCODER_INPUTS if k in features}
+
+
 class BertModel(keras.Model):
     """The BERT encoder: embeddings, L post-LN transformer blocks, pooler.
 

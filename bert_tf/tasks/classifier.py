@@ -51,12 +51,12 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
 from bert_tf.data import tfrecord
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
-from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import checkpoint_io, loop
 from bert_tf.training.precision import dtype_policy

@@ -8,8 +8,9 @@ Mirrors the original `run_pretraining.py` (spec `bert.md` section 6) without TPU
   ours) with fixed-length features cast from int64 to int32; training interleaves the files
   in parallel and shuffles, evaluation reads them in order; both drop the last partial batch
   (spec 6.2, :func:`input_fn_builder`);
-* the model is :class:`BertModel` plus :class:`BertPretrainingHeads`; the loss is
-  ``masked_lm_loss + next_sentence_loss`` (spec 2.11, 2.12, :func:`pretraining_losses`);
+* the model is :class:`bert_tf.bert.pretrainer.BertPretrainer` (:class:`BertModel` plus
+  :class:`BertPretrainingHeads`); the loss is ``masked_lm_loss + next_sentence_loss`` (spec
+  2.11, 2.12, :func:`bert_tf.bert.pretrainer.pretraining_losses`);
 * training runs :func:`bert_tf.training.loop.train`, which writes ``model.ckpt-N`` with the
   original names (`bert/*`, `cls/*`, `*/adam_m`, `*/adam_v`, `global_step`) and resumes from
   the newest one after a kill (spec 3.3, 3.4);
@@ -35,15 +36,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.bert.checkpoint_map import bert_model_map, pretraining_heads_map
 from bert_tf.bert.config import BertConfig
-from bert_tf.bert.model import (BertModel, BertPretrainingHeads, masked_lm_loss,
-                                next_sentence_loss)
+from bert_tf.bert.pretrainer import BertPretrainer, pretraining_losses
 from bert_tf.data.pretraining import expand_input_patterns
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.training import checkpoint_io, loop
@@ -407,74 +405,6 @@ def input_fn_builder(input_files: Sequence[str], max_seq_length: int,
 # Model, loss, metrics (spec 2.11, 2.12, 6.3)
 # ---------------------------------------------------------------------------------------------
 
-class BertPretrainer(keras.Model):
-    """:class:`BertModel` (scope `bert`) with :class:`BertPretrainingHeads` (scope `cls`).
-
-    Args:
-      config: a :class:`BertConfig`.
-      use_one_hot_embeddings: the original's TPU word lookup (same numbers).
-
-    Call args:
-      features: dict with int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[B, S]``
-        and ``masked_lm_positions`` ``[B, K]`` (other keys are ignored).
-      training: enables dropout (the original's ``is_training``).
-
-    Returns:
-      dict with ``mlm_log_probs`` float32 ``[B*K, V]`` and ``nsp_log_probs`` float32
-      ``[B, 2]``.
-    """
-
-    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
-        kwargs.setdefault("name", "bert_pretrainer")
-        super().__init__(**kwargs)
-        self.config = config
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.heads = BertPretrainingHeads(self.bert)
-
-    def call(self, features, training=False):
-        out = self.bert({"input_ids": features["input_ids"],
-                         "input_mask": features["input_mask"],
-                         "segment_ids": features["segment_ids"]}, training=training)
-        return self.heads(out["sequence_output"], out["pooled_output"],
-                          features["masked_lm_positions"])
-
-    def build_with_dummy_input(self) -> "BertPretrainer":
-        """Creates every weight by running a batch of one 2-token sequence; returns self."""
-        ids = tf.zeros([1, 2], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids,
-              "masked_lm_positions": tf.zeros([1, 1], tf.int32)})
-        return self
-
-    def name_map(self) -> "collections.OrderedDict":
-        """Original name -> variable: the 5 + 16 L + 2 `bert/*` then the 7 `cls/*` names."""
-        table = bert_model_map(self.bert)
-        table.update(pretraining_heads_map(self.heads))
-        return table
-
-
-def pretraining_losses(outputs: Mapping[str, tf.Tensor],
-                       features: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
-    """The original `model_fn` losses (spec 2.11, 2.12): total = masked LM + next sentence.
-
-    Args:
-      outputs: :class:`BertPretrainer` outputs (``mlm_log_probs`` ``[B*K, V]``,
-        ``nsp_log_probs`` ``[B, 2]``, float32).
-      features: batch with ``masked_lm_ids`` int32 ``[B, K]``, ``masked_lm_weights`` float32
-        ``[B, K]`` and ``next_sentence_labels`` int32 ``[B, 1]`` (or ``[B]``).
-
-    Returns:
-      dict of float32: ``total_loss``, ``masked_lm_loss`` (``sum(w*l) / (sum(w) + 1e-5)``)
-      and ``next_sentence_loss`` (batch mean) scalars; ``masked_lm_example_loss`` ``[B*K]``
-      and ``next_sentence_example_loss`` ``[B]`` (unweighted).
-    """
-    mlm, mlm_example = masked_lm_loss(outputs["mlm_log_probs"], features["masked_lm_ids"],
-                                      features["masked_lm_weights"])
-    nsp, nsp_example = next_sentence_loss(outputs["nsp_log_probs"],
-                                          features["next_sentence_labels"])
-    return {"total_loss": mlm + nsp, "masked_lm_loss": mlm, "next_sentence_loss": nsp,
-            "masked_lm_example_loss": mlm_example, "next_sentence_example_loss": nsp_example}
-
-
 def pretraining_loss_fn(model: BertPretrainer, features, labels=None) -> tf.Tensor:
     """``loss_fn`` for :func:`bert_tf.training.loop.train`: the batch's total loss (dropout on)."""
     return pretraining_losses(model(features, training=True), features)["total_loss"]
@@ -797,10 +727,10 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 
 __all__ = [
-    "BertPretrainer", "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
+    "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
     "VOCAB_CHECK_RECORDS", "check_input_records", "check_token_ids", "decode_pretraining_record",
     "eval_metric_sums", "evaluate", "explain_index_error", "explain_parse_error",
     "feature_lengths", "find_input_files", "format_eval_results", "input_fn_builder",
-    "metrics_from_sums", "pretraining_loss_fn", "pretraining_losses", "record_schema",
+    "metrics_from_sums", "pretraining_loss_fn", "record_schema",
     "run_pretraining", "validate_args", "write_eval_results",
 ]

@@ -4,7 +4,7 @@ Mirrors ``main`` and ``validate_flags_or_throw`` of the original ``run_squad.py`
 `bert.md` 9.1, 9.4) on top of the pieces that already match the original byte for byte:
 :mod:`bert_tf.data.squad` (reader, features, ``FeatureWriter``),
 :mod:`bert_tf.data.squad_postprocess` (``write_predictions``), :class:`BertSquad` and
-:func:`squad_loss` (:mod:`bert_tf.tasks.bert_heads`) and the custom training loop
+:func:`squad_loss` (:mod:`bert_tf.bert.squad`) and the custom training loop
 (:mod:`bert_tf.training.loop`).
 
 Training (``--do_train``): read ``train_file`` (training mode), ``num_train_steps =
@@ -333,7 +333,7 @@ def build_model(config: BertConfig, args: SquadArgs, strategy):
     ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
     float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
     """
-    from bert_tf.tasks.bert_heads import BertSquad
+    from bert_tf.bert.squad import BertSquad
     from bert_tf.training.precision import dtype_policy
 
     with dtype_policy(args.dtype), strategy.scope():
@@ -589,7 +589,7 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
 
 
 def _train(args, config, tokenizer, examples, strategy, summary):
-    from bert_tf.tasks.bert_heads import squad_loss
+    from bert_tf.bert.squad import squad_loss
     from bert_tf.training import loop
 
     num_train_steps, num_warmup_steps = num_train_steps_for(

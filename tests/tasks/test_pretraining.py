@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.bert import pretrainer
 from bert_tf.bert.config import BertConfig
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
@@ -138,7 +139,7 @@ def test_losses_and_metric_sums_match_original_on_golden_batches(tiny_pretrainer
     np.testing.assert_allclose(outputs["mlm_log_probs"], g["mlm_log_probs"], rtol=0, atol=LOSS_ATOL)
     np.testing.assert_allclose(outputs["nsp_log_probs"], g["nsp_log_probs"], rtol=0, atol=LOSS_ATOL)
 
-    losses = pretraining.pretraining_losses(outputs, features)
+    losses = pretrainer.pretraining_losses(outputs, features)
     np.testing.assert_allclose(losses["masked_lm_example_loss"], g["mlm_per_example_loss"],
                                rtol=0, atol=LOSS_ATOL)
     np.testing.assert_allclose(float(losses["masked_lm_loss"]), g["mlm_loss"], rtol=0, atol=LOSS_ATOL)
@@ -164,7 +165,7 @@ def test_masked_lm_metric_is_weighted_mean_without_epsilon_and_loss_has_it():
     features = {"masked_lm_ids": tf.constant([[0, 2]]),
                 "masked_lm_weights": tf.constant([[1.0, 0.0]]),
                 "next_sentence_labels": tf.constant([[1]])}
-    losses = pretraining.pretraining_losses(outputs, features)
+    losses = pretrainer.pretraining_losses(outputs, features)
     np.testing.assert_allclose(float(losses["masked_lm_loss"]), np.log(2) / (1 + 1e-5), rtol=1e-6)
     np.testing.assert_allclose(float(losses["next_sentence_loss"]), -np.log(0.2), rtol=1e-6)
     sums = {k: float(v) for k, v in pretraining.eval_metric_sums(outputs, features).items()}
