@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from bert_tf.bert import pretrainer
 from bert_tf.bert.config import BertConfig
+from bert_tf.data import pretraining_records
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.tasks import pretraining
@@ -207,7 +208,7 @@ def test_eval_run_on_golden_batch_records_writes_original_metrics(tiny_dir, tiny
 
 def test_eval_pipeline_reads_original_tfrecord_in_order_as_int32(golden_tfrecord, golden_records):
     assert len(golden_records) == 60
-    fn = pretraining.input_fn_builder([golden_tfrecord], 128, 20, is_training=False, batch_size=8)
+    fn = pretraining_records.input_fn_builder([golden_tfrecord], 128, 20, is_training=False, batch_size=8)
     batches = list(fn().take(8).as_numpy_iterator())  # 60 records: the 8th batch wraps around
     rows = golden_records + golden_records
     for i, batch in enumerate(batches):
@@ -219,7 +220,7 @@ def test_eval_pipeline_reads_original_tfrecord_in_order_as_int32(golden_tfrecord
 
 
 def test_train_pipeline_shuffles_whole_records_and_drops_remainder(golden_tfrecord, golden_records):
-    fn = pretraining.input_fn_builder([golden_tfrecord, golden_tfrecord], 128, 20,
+    fn = pretraining_records.input_fn_builder([golden_tfrecord, golden_tfrecord], 128, 20,
                                       is_training=True, batch_size=7, seed=1)
     known = {tuple(r["input_ids"]) + tuple(r["masked_lm_ids"]): r for r in golden_records}
     first = []
@@ -237,7 +238,7 @@ def test_train_pipeline_shuffles_whole_records_and_drops_remainder(golden_tfreco
 
 def test_two_input_pipelines_split_one_file_by_record_and_the_batch(golden_tfrecord,
                                                                     golden_records):
-    fn = pretraining.input_fn_builder([golden_tfrecord], 128, 20, is_training=True,
+    fn = pretraining_records.input_fn_builder([golden_tfrecord], 128, 20, is_training=True,
                                       batch_size=8, seed=3)
     seen = []
     for pipeline in (0, 1):
@@ -401,14 +402,14 @@ def test_token_ids_above_vocab_size_name_file_largest_id_and_vocab_size(tmp_path
         f"{bad}: token id 2066 ({feature} of record 5, the largest id found) is not smaller "
         f"than vocab_size=1000 of --bert_config_file={config}")
     assert not os.path.exists(tmp_path / "out")  # failed before anything was written
-    pretraining.check_token_ids([good, bad], 2067, config)  # 2066 < 2067: fits
+    pretraining_records.check_token_ids([good, bad], 2067, config)  # 2066 < 2067: fits
 
 
 def test_token_ids_beyond_the_checked_records_fail_with_the_same_message(tmp_path):
     """Only the first 100 records are checked up front; an id >= vocab_size in record 100
     fails inside the embedding lookup (CPU: InvalidArgumentError "indices[..] = 2066 is not in
     [0, 1000)"), which becomes the same one-line ConfigError."""
-    assert pretraining.VOCAB_CHECK_RECORDS == 100
+    assert pretraining_records.VOCAB_CHECK_RECORDS == 100
     path = write_records(tmp_path / "late.tfrecord", small_id_rows(102, 2066, 100))
     config = tiny_config_file(tmp_path, vocab_size=1000)
     args = PretrainingArgs(bert_config_file=config, input_file=path,
@@ -429,9 +430,9 @@ def test_token_ids_beyond_the_checked_records_fail_with_the_same_message(tmp_pat
 def test_index_errors_other_than_the_embeddings_are_left_alone(tmp_path):
     config = BertConfig.from_json_file(tiny_config_file(tmp_path, vocab_size=1000))
     error = tf.errors.InvalidArgumentError(None, None, "indices[3] = 40 is not in [0, 32)")
-    assert pretraining.explain_index_error(error, ["x"], config, "c.json") is None
+    assert pretraining_records.explain_index_error(error, ["x"], config, "c.json") is None
     error = tf.errors.InvalidArgumentError(None, None, "indices[0,5] = 2 is not in [0, 2)")
-    assert str(pretraining.explain_index_error(error, ["x"], config, "c.json")) == (
+    assert str(pretraining_records.explain_index_error(error, ["x"], config, "c.json")) == (
         "a segment_ids value of x is out of range: 2 is not in [0, 2), type_vocab_size=2 of "
         "--bert_config_file=c.json")
 
