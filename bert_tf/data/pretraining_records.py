@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import tensorflow as tf
 
-from bert_tf.data.pretraining import expand_input_patterns
+from bert_tf.data.pretraining_corpus import expand_input_patterns
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 
 # Spec 6.2: parallel interleave over at most 4 files, shuffle buffer 100 records.
