@@ -41,9 +41,10 @@ from absl import logging  # noqa: E402
 from bert_tf import defaults  # noqa: E402
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import classifier as data  # noqa: E402
+from bert_tf.data import classifier_records  # noqa: E402
 from bert_tf.data.tfrecord import read_examples  # noqa: E402
 from bert_tf.tasks import classifier  # noqa: E402
-from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss  # noqa: E402
+from bert_tf.bert.classifier import BertClassifier, classifier_loss  # noqa: E402
 from bert_tf.tokenization.wordpiece import FullTokenizer  # noqa: E402
 from bert_tf.training import checkpoint_io, loop  # noqa: E402
 
@@ -136,8 +137,8 @@ def time_ours(config, model_files, train_file, args, trim, rate_log):
 
         rate_log.rates.clear()
         loop.train(model, loss_fn,
-                   classifier.train_dataset_fn(train_file, args.max_seq_length, args.batch_size,
-                                               trim=trim),
+                   classifier_records.train_dataset_fn(train_file, args.max_seq_length,
+                                                       args.batch_size, trim=trim),
                    model.name_map(), loop.TrainConfig(
                        out_dir, steps, learning_rate=args.learning_rate,
                        num_warmup_steps=int(steps * 0.1),

@@ -39,6 +39,7 @@ import tensorflow as tf  # noqa: E402
 from absl import logging  # noqa: E402
 
 from bert_tf.bert.config import BertConfig  # noqa: E402
+from bert_tf.data import pretraining_records  # noqa: E402
 from bert_tf.tasks import pretraining  # noqa: E402
 from bert_tf.training import checkpoint_io, loop  # noqa: E402
 
@@ -151,9 +152,9 @@ def main():
     tf.io.gfile.rmtree(out_dir) if tf.io.gfile.exists(out_dir) else None
     strategy = tf.distribute.get_strategy()
     model = pretraining.build_pretrainer(config, strategy)
-    train_fn = pretraining.input_fn_builder([records["train"]], 128, 20, is_training=True,
+    train_fn = pretraining_records.input_fn_builder([records["train"]], 128, 20, is_training=True,
                                             batch_size=args.batch_size, seed=0)
-    heldout_fn = pretraining.input_fn_builder([records["heldout"]], 128, 20, is_training=False,
+    heldout_fn = pretraining_records.input_fn_builder([records["heldout"]], 128, 20, is_training=False,
                                               batch_size=32)
     warmup = max(1, args.steps // 10)
     rows = []

@@ -178,21 +178,27 @@ class SelfAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(attention_probs_dropout_prob)
 
     def _split_heads(self, x):
+        """``[B, S, H]`` -> ``[B, S, N, d]`` (head n = columns n*d..(n+1)*d-1)."""
         shape = tf.shape(x)
         return tf.reshape(x, [shape[0], shape[1], self.num_attention_heads, self.size_per_head])
 
     def call(self, hidden_states, mask_adder, training=False):
-        q = self._split_heads(self.query(hidden_states))
-        k = self._split_heads(self.key(hidden_states))
-        v = self._split_heads(self.value(hidden_states))
-        scores = tf.einsum("bfnd,btnd->bnft", q, k)
-        scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))
-        scores = scores + tf.cast(mask_adder, scores.dtype)
-        probs = tf.nn.softmax(scores, axis=-1)
-        probs = self.dropout(probs, training=training)
-        context = tf.einsum("bnft,btnd->bfnd", probs, v)
+        # Shape letters (as the original `attention_layer`):
+        #   B = batch size, F = "from" (query) positions, T = "to" (key) positions
+        #   (F = T = seq_length in self-attention), N = num_attention_heads,
+        #   d = size_per_head, H = N * d = hidden_size.
+        # hidden_states: [B, F, H]; mask_adder: [B, 1, 1, T] (0 real key, -10000 padding).
+        q = self._split_heads(self.query(hidden_states))  # [B, F, N, d]
+        k = self._split_heads(self.key(hidden_states))  # [B, T, N, d]
+        v = self._split_heads(self.value(hidden_states))  # [B, T, N, d]
+        scores = tf.einsum("bfnd,btnd->bnft", q, k)  # [B, N, F, T]
+        scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))  # [B, N, F, T]
+        scores = scores + tf.cast(mask_adder, scores.dtype)  # [B, N, F, T]
+        probs = tf.nn.softmax(scores, axis=-1)  # [B, N, F, T], sums to 1 over T
+        probs = self.dropout(probs, training=training)  # [B, N, F, T]
+        context = tf.einsum("bnft,btnd->bfnd", probs, v)  # [B, F, N, d]
         shape = tf.shape(hidden_states)
-        return tf.reshape(context, [shape[0], shape[1], self.hidden_size])
+        return tf.reshape(context, [shape[0], shape[1], self.hidden_size])  # [B, F, H]
 
     def get_config(self):
         config = super().get_config()

@@ -27,6 +27,13 @@ import tensorflow as tf
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import (BertEmbeddings, MaskedLMHead, TransformerBlock,
                                  TransposedOutput, attention_mask_adder, dense)
+from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
+
+
+def encoder_inputs(features):
+    """The :class:`BertModel` inputs of a feature dict: its ``input_ids``, ``input_mask``,
+    ``segment_ids`` (int32 ``[B, S]``; those present), other keys (labels, ids) left out."""
+    return {k: features[k] for k in SEQUENCE_FEATURES if k in features}
 
 
 class BertModel(keras.Model):

@@ -52,12 +52,12 @@ from absl import logging
 
 from bert_tf import defaults
 from bert_tf import flags as bert_flags
+from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
-from bert_tf.data import tfrecord
+from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
-from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import checkpoint_io, loop
 from bert_tf.training.precision import dtype_policy
@@ -69,10 +69,6 @@ EVAL_FILE = "eval.tf_record"
 PREDICT_FILE = "predict.tf_record"
 EVAL_RESULTS_FILE = "eval_results.txt"
 TEST_RESULTS_FILE = "test_results.tsv"
-SHUFFLE_BUFFER = 100  # original input_fn_builder: d.shuffle(buffer_size=100)
-# The original shuffled without a seed; a fixed one makes a resumed run see the same batches.
-SHUFFLE_SEED = 12345
-LENGTH_MULTIPLE = 8  # trimmed batch lengths are multiples of this
 
 
 @bert_flags.args_class(bert_flags.RUN_CLASSIFIER)
@@ -239,72 +235,6 @@ def training_steps(num_examples: int, args: ClassifierArgs):
                         f"--train_batch_size={args.train_batch_size} x --num_train_epochs="
                         f"{args.num_train_epochs} < 1")
     return steps, int(steps * args.warmup_proportion)
-
-
-# ---------------------------------------------------------------------------------------------
-# Input pipelines (spec 8.5)
-# ---------------------------------------------------------------------------------------------
-
-def _decode_fn(max_seq_length: int, regression: bool):
-    schema = data.classifier_schema(max_seq_length, regression)
-    return lambda record: tfrecord.decode_record(record, schema)
-
-
-def trim_features(features: Dict[str, tf.Tensor], multiple: int = LENGTH_MULTIPLE):
-    """Cuts the ``[B, S]`` model inputs to the batch's longest real row rounded up to
-    ``multiple`` (graph version of :func:`bert_tf.training.predict.trimmed_length`)."""
-    seq_length = tf.shape(features["input_ids"])[1]
-    longest = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
-    length = tf.minimum(seq_length, tf.maximum(multiple, (longest + multiple - 1) // multiple
-                                               * multiple))
-    return {k: (v[:, :length] if k in SEQUENCE_FEATURES else v) for k, v in features.items()}
-
-
-def train_dataset_fn(input_file: str, max_seq_length: int, train_batch_size: int,
-                     regression: bool = False, trim: bool = True, seed: int = SHUFFLE_SEED):
-    """The training input function (original ``file_based_input_fn_builder``, training mode).
-
-    Returns ``fn(input_context) -> tf.data.Dataset`` of ``(features, label_ids)``: the
-    records sharded per input pipeline (multi-worker), repeated, shuffled with a buffer of 100,
-    decoded (int64 -> int32) and batched per replica with ``drop_remainder=True``. features:
-    int32 ``[b, S]`` ``input_ids``, ``input_mask``, ``segment_ids`` (``S`` cut to the batch's
-    longest row when ``trim``), int32 ``[b]`` ``is_real_example``; label_ids int32 ``[b]``
-    (float32 for regression).
-
-    Raises:
-      FlagError: ``train_batch_size`` is not a multiple of the number of replicas.
-    """
-    decode = _decode_fn(max_seq_length, regression)
-
-    def fn(ctx: Optional[tf.distribute.InputContext] = None):
-        d = tf.data.TFRecordDataset(input_file)
-        batch_size = train_batch_size
-        if ctx is not None:
-            if ctx.num_input_pipelines > 1:
-                d = d.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
-            try:
-                batch_size = ctx.get_per_replica_batch_size(train_batch_size)
-            except ValueError as e:
-                raise FlagError(f"--train_batch_size={train_batch_size}: {e}") from e
-        d = d.repeat().shuffle(SHUFFLE_BUFFER, seed=seed)
-        d = d.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
-        d = d.batch(batch_size, drop_remainder=True)
-
-        def split(example):
-            labels = example.pop("label_ids")
-            return (trim_features(example) if trim else example), labels
-
-        return d.map(split, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-
-    return fn
-
-
-def eval_dataset(input_file: str, max_seq_length: int, batch_size: int, regression: bool,
-                 drop_remainder: bool) -> tf.data.Dataset:
-    """Eval/predict records decoded and batched in file order (``drop_remainder`` = use_tpu)."""
-    return (tf.data.TFRecordDataset(input_file)
-            .map(_decode_fn(max_seq_length, regression))
-            .batch(batch_size, drop_remainder=drop_remainder))
 
 
 # ---------------------------------------------------------------------------------------------

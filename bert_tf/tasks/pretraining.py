@@ -7,9 +7,10 @@ Mirrors the original `run_pretraining.py` (spec `bert.md` section 6) without TPU
 * the input pipeline reads the TFRecords of `create_pretraining_data.py` (the original's or
   ours) with fixed-length features cast from int64 to int32; training interleaves the files
   in parallel and shuffles, evaluation reads them in order; both drop the last partial batch
-  (spec 6.2, :func:`input_fn_builder`);
-* the model is :class:`BertModel` plus :class:`BertPretrainingHeads`; the loss is
-  ``masked_lm_loss + next_sentence_loss`` (spec 2.11, 2.12, :func:`pretraining_losses`);
+  (spec 6.2, :func:`bert_tf.data.pretraining_records.input_fn_builder`);
+* the model is :class:`bert_tf.bert.pretrainer.BertPretrainer` (:class:`BertModel` plus
+  :class:`BertPretrainingHeads`); the loss is ``masked_lm_loss + next_sentence_loss`` (spec
+  2.11, 2.12, :func:`bert_tf.bert.pretrainer.pretraining_losses`);
 * training runs :func:`bert_tf.training.loop.train`, which writes ``model.ckpt-N`` with the
   original names (`bert/*`, `cls/*`, `*/adam_m`, `*/adam_v`, `global_step`) and resumes from
   the newest one after a kill (spec 3.3, 3.4);
@@ -23,30 +24,29 @@ Beyond the original, bad input fails early with one clear message
 and both lengths (also when the mismatch shows up as a parse failure mid-run), an input
 pattern that matches no file names the pattern, ``--max_seq_length`` above the config's
 ``max_position_embeddings`` names both, and token ids at or above the config's ``vocab_size``
-(checked in the first :data:`VOCAB_CHECK_RECORDS` records of each file before anything is
+(checked in the first
+:data:`bert_tf.data.pretraining_records.VOCAB_CHECK_RECORDS` records of each file before anything is
 written; TF's mid-run ``indices[..] = id is not in [0, N)`` is turned into the same message)
 name the file, the largest id and ``vocab_size``.
 """
 
-import collections
 import os
-import re
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional
 
-import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.bert.checkpoint_map import bert_model_map, pretraining_heads_map
 from bert_tf.bert.config import BertConfig
-from bert_tf.bert.model import (BertModel, BertPretrainingHeads, masked_lm_loss,
-                                next_sentence_loss)
-from bert_tf.data.pretraining import expand_input_patterns
-from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
+from bert_tf.bert.pretrainer import BertPretrainer, pretraining_losses
+from bert_tf.data.pretraining_records import (check_input_records, check_token_ids,
+                                              explain_index_error, explain_parse_error,
+                                              feature_lengths, find_input_files,
+                                              input_fn_builder, is_parse_error)
+from bert_tf.errors import FlagError
 from bert_tf.training import checkpoint_io, loop
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import strategy_from_flags
@@ -54,13 +54,6 @@ from bert_tf.training.strategy import strategy_from_flags
 EVAL_RESULTS_FILE = "eval_results.txt"
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "next_sentence_accuracy", "next_sentence_loss")
-# Spec 6.2: parallel interleave over at most 4 files, shuffle buffer 100 records.
-_MAX_CYCLE_LENGTH = 4
-_SHUFFLE_BUFFER = 100
-# Records of each input file whose token ids are checked against vocab_size up front.
-VOCAB_CHECK_RECORDS = 100
-_ID_FEATURES = ("input_ids", "masked_lm_ids")
-_INDEX_ERROR = re.compile(r"indices\[[^\]]*\] = (-?\d+) is not in \[0, (\d+)\)")
 
 
 class NoModeError(FlagError, ValueError):
@@ -104,372 +97,8 @@ class PretrainingArgs:
 
 
 # ---------------------------------------------------------------------------------------------
-# Input (spec 6.2)
-# ---------------------------------------------------------------------------------------------
-
-def feature_lengths(max_seq_length: int, max_predictions_per_seq: int) -> "collections.OrderedDict":
-    """Feature name -> (length, kind, flag) of a pre-training record (spec 5.6, 6.2).
-
-    ``kind`` is ``"int64_list"`` or ``"float_list"``; ``flag`` is the flag the length comes
-    from (None for ``next_sentence_labels``, always 1).
-    """
-    s, k = int(max_seq_length), int(max_predictions_per_seq)
-    return collections.OrderedDict([
-        ("input_ids", (s, "int64_list", "max_seq_length")),
-        ("input_mask", (s, "int64_list", "max_seq_length")),
-        ("segment_ids", (s, "int64_list", "max_seq_length")),
-        ("masked_lm_positions", (k, "int64_list", "max_predictions_per_seq")),
-        ("masked_lm_ids", (k, "int64_list", "max_predictions_per_seq")),
-        ("masked_lm_weights", (k, "float_list", "max_predictions_per_seq")),
-        ("next_sentence_labels", (1, "int64_list", None)),
-    ])
-
-
-def record_schema(max_seq_length: int, max_predictions_per_seq: int) -> Dict[str, Any]:
-    """The original ``name_to_features``: ``tf.io.FixedLenFeature`` per feature (spec 6.2).
-
-    int64 ``[max_seq_length]`` for input_ids/input_mask/segment_ids, int64
-    ``[max_predictions_per_seq]`` for masked_lm_positions/masked_lm_ids, float32
-    ``[max_predictions_per_seq]`` for masked_lm_weights, int64 ``[1]`` for next_sentence_labels.
-    """
-    return {name: tf.io.FixedLenFeature([n], tf.float32 if kind == "float_list" else tf.int64)
-            for name, (n, kind, _) in feature_lengths(max_seq_length,
-                                                      max_predictions_per_seq).items()}
-
-
-def decode_pretraining_record(record: tf.Tensor, schema: Mapping[str, Any]) -> Dict[str, tf.Tensor]:
-    """Parses one serialized Example and casts int64 to int32 (original `_decode_record`).
-
-    Returns:
-      dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[S]``,
-      ``masked_lm_positions``, ``masked_lm_ids`` ``[K]``, float32 ``masked_lm_weights``
-      ``[K]`` and int32 ``next_sentence_labels`` ``[1]``.
-    """
-    example = tf.io.parse_single_example(record, schema)
-    return {k: (tf.cast(v, tf.int32) if v.dtype == tf.int64 else v) for k, v in example.items()}
-
-
-def find_input_files(input_file: str) -> List[str]:
-    """Expands ``--input_file`` (comma-separated files or globs, original `tf.gfile.Glob`).
-
-    Raises:
-      FlagError: ``--input_file`` is empty, or one of its patterns matches no file (names
-        the pattern).
-    """
-    try:
-        files = expand_input_patterns(input_file)
-    except InputDataError as e:
-        raise FlagError(f"--input_file={input_file}: {e}") from e
-    return files
-
-
-def _record_mismatch(path: str, index: int, serialized: bytes, max_seq_length: int,
-                     max_predictions_per_seq: int) -> Optional[str]:
-    """Why record ``index`` of ``path`` does not fit the flags, or None when it fits."""
-    try:
-        example = tf.train.Example.FromString(serialized)
-    except Exception as e:  # noqa: BLE001 - protobuf raises DecodeError, not a stable type
-        return f"{path}: record {index} is not a tf.train.Example ({type(e).__name__}: {e})"
-    feature = example.features.feature
-    for name, (length, kind, flag) in feature_lengths(max_seq_length,
-                                                      max_predictions_per_seq).items():
-        if name not in feature:
-            return (f"{path}: record {index} has no feature '{name}'; this is not a "
-                    f"pre-training TFRecord of create_pretraining_data.py")
-        stored_kind = feature[name].WhichOneof("kind")
-        if stored_kind != kind:
-            return (f"{path}: record {index}: feature '{name}' is a {stored_kind}, expected "
-                    f"a {kind}")
-        got = len(getattr(feature[name], kind).value)
-        if got != length:
-            if flag is None:
-                return (f"{path}: record {index}: feature '{name}' has length {got}, "
-                        f"expected {length}")
-            return (f"{path}: record {index}: feature '{name}' has length {got} but "
-                    f"--{flag}={length}; the file was written with {flag}={got} (pass "
-                    f"--{flag}={got}, or recreate the data with create_pretraining_data.py)")
-    return None
-
-
-def check_input_records(input_files: Sequence[str], max_seq_length: int,
-                        max_predictions_per_seq: int, records_per_file: int = 1) -> None:
-    """Checks the first records of each file against the flags before any graph is built.
-
-    Args:
-      input_files: TFRecord paths.
-      max_seq_length, max_predictions_per_seq: the flags the records must fit.
-      records_per_file: records checked per file (None: all).
-
-    Raises:
-      InputDataError: a file is unreadable or not a TFRecord, every file is empty, or a
-        checked record lacks a feature or has another length (names the file, the record,
-        the feature and both lengths).
-    """
-    total = 0
-    for path in input_files:
-        dataset = tf.data.TFRecordDataset(path)
-        if records_per_file is not None:
-            dataset = dataset.take(records_per_file)
-        try:
-            for i, serialized in enumerate(dataset.as_numpy_iterator()):
-                total += 1
-                problem = _record_mismatch(path, i, serialized, max_seq_length,
-                                           max_predictions_per_seq)
-                if problem:
-                    raise InputDataError(problem)
-        except tf.errors.OpError as e:
-            raise InputDataError(f"{path}: cannot read it as a TFRecord file "
-                                 f"({e.message.strip()})") from e
-    if total == 0:
-        raise InputDataError(f"the input files hold no records: {', '.join(input_files)}")
-
-
-def _vocab_mismatch(path: str, largest: int, feature: str, index: int, vocab_size: int,
-                    config_file: str) -> str:
-    return (f"{path}: token id {largest} ({feature} of record {index}, the largest id found) "
-            f"is not smaller than vocab_size={vocab_size} of --bert_config_file={config_file}: "
-            f"the records were made with a larger vocab; pass the bert_config.json of the model "
-            f"that vocab belongs to, or recreate the data with create_pretraining_data.py and "
-            f"the model's vocab.txt")
-
-
-def check_token_ids(input_files: Sequence[str], vocab_size: int, config_file: str,
-                    records_per_file: Optional[int] = VOCAB_CHECK_RECORDS) -> None:
-    """Checks that ``input_ids`` and ``masked_lm_ids`` of the first records fit the vocab.
-
-    An id >= ``vocab_size`` would fail deep in the embedding lookup (``indices[0,1] = 2066 is
-    not in [0, 1000)``) on CPU, or silently embed zeros on GPU. Records that cannot be parsed
-    are left to :func:`check_input_records` / the input pipeline.
-
-    Args:
-      input_files: TFRecord paths.
-      vocab_size: ``vocab_size`` of the config.
-      config_file: ``--bert_config_file`` (for the message).
-      records_per_file: records checked per file (None: all).
-
-    Raises:
-      ConfigError: a checked id is >= ``vocab_size`` (names the file, the largest id found,
-        its feature and record, and ``vocab_size=<n>`` of ``--bert_config_file``).
-    """
-    for path in input_files:
-        dataset = tf.data.TFRecordDataset(path)
-        if records_per_file is not None:
-            dataset = dataset.take(records_per_file)
-        largest = (-1, "", -1)  # (id, feature, record index)
-        try:
-            for i, serialized in enumerate(dataset.as_numpy_iterator()):
-                try:
-                    feature = tf.train.Example.FromString(serialized).features.feature
-                except Exception:  # noqa: BLE001 - reported by the record checks
-                    continue
-                for name in _ID_FEATURES:
-                    if name in feature and feature[name].WhichOneof("kind") == "int64_list":
-                        values = feature[name].int64_list.value
-                        if values and max(values) > largest[0]:
-                            largest = (max(values), name, i)
-        except tf.errors.OpError:
-            pass  # unreadable files are reported by check_input_records
-        if largest[0] >= vocab_size:
-            raise ConfigError(_vocab_mismatch(path, largest[0], largest[1], largest[2],
-                                              vocab_size, config_file))
-
-
-def explain_index_error(error: tf.errors.OpError, input_files: Sequence[str],
-                        config: BertConfig, config_file: str) -> Optional[BertTfError]:
-    """Turns an embedding lookup failure (``indices[0,1] = 2066 is not in [0, 1000)``) inside
-    training or evaluation into one clear error, or returns None for other errors.
-
-    When ``N`` is ``vocab_size`` the input files are scanned for the first file holding an
-    id >= ``vocab_size`` (named with its largest id, as :func:`check_token_ids`);
-    ``type_vocab_size`` names ``segment_ids``.
-
-    Returns:
-      A :class:`ConfigError` to raise, or None when the message is not an embedding index
-      error (TF's error is then re-raised as is).
-    """
-    match = _INDEX_ERROR.search(error.message or "")
-    if not match:
-        return None
-    index, bound = int(match.group(1)), int(match.group(2))
-    if bound == config.vocab_size:
-        for path in input_files:
-            try:
-                check_token_ids([path], bound, config_file, records_per_file=None)
-            except ConfigError as found:
-                return found
-        return ConfigError(f"a token id of {', '.join(input_files)} is out of range: {index} "
-                           f"is not in [0, {bound}), vocab_size={bound} of --bert_config_file="
-                           f"{config_file}")
-    if bound == config.type_vocab_size:
-        return ConfigError(f"a segment_ids value of {', '.join(input_files)} is out of range: "
-                           f"{index} is not in [0, {bound}), type_vocab_size={bound} of "
-                           f"--bert_config_file={config_file}")
-    return None
-
-
-def explain_parse_error(error: tf.errors.OpError, input_files: Sequence[str],
-                        max_seq_length: int, max_predictions_per_seq: int) -> InputDataError:
-    """Turns a record parse failure inside the input pipeline into a clear InputDataError.
-
-    ``tf.io.parse_single_example`` only says "Key: input_ids. Can't parse serialized
-    Example"; this scans the input files for the first record that does not fit the flags
-    and names it, its feature and both lengths.
-
-    Returns:
-      The error to raise (with TF's message when no offending record is found).
-    """
-    for path in input_files:
-        try:
-            for i, serialized in enumerate(tf.data.TFRecordDataset(path).as_numpy_iterator()):
-                problem = _record_mismatch(path, i, serialized, max_seq_length,
-                                           max_predictions_per_seq)
-                if problem:
-                    return InputDataError(problem)
-        except tf.errors.OpError as e:
-            return InputDataError(f"{path}: cannot read it as a TFRecord file "
-                                  f"({e.message.strip()})")
-    return InputDataError(f"cannot parse the pre-training records of {', '.join(input_files)} "
-                          f"with --max_seq_length={max_seq_length} --max_predictions_per_seq="
-                          f"{max_predictions_per_seq}: {error.message.strip()}")
-
-
-def _is_parse_error(error: tf.errors.OpError) -> bool:
-    message = error.message or ""
-    return any(s in message for s in ("parse serialized Example", "Data types don't match",
-                                      "is required but could not be found",
-                                      "corrupted record", "DataLossError"))
-
-
-def input_fn_builder(input_files: Sequence[str], max_seq_length: int,
-                     max_predictions_per_seq: int, is_training: bool, batch_size: int,
-                     num_cpu_threads: int = 4, seed: Optional[int] = None):
-    """The original `input_fn_builder` as a ``tf.distribute`` dataset function (spec 6.2).
-
-    Args:
-      input_files: TFRecord paths.
-      max_seq_length, max_predictions_per_seq: feature lengths (must match the data).
-      is_training: training pipeline (files repeated and shuffled, parallel "sloppy"
-        interleave with cycle length min(4, files), record shuffle buffer 100) or eval
-        pipeline (all files in order, repeated).
-      batch_size: GLOBAL batch size; each input pipeline batches
-        ``input_context.get_per_replica_batch_size(batch_size)``, dropping the remainder.
-      num_cpu_threads: parallel parse calls (the original's ``num_parallel_batches``).
-      seed: shuffle seed (None: random, as the original).
-
-    Returns:
-      ``input_fn(input_context=None) -> tf.data.Dataset`` of feature dicts (see
-      :func:`decode_pretraining_record`, each with a leading batch dimension).
-    """
-    files = list(input_files)
-    schema = record_schema(max_seq_length, max_predictions_per_seq)
-
-    def input_fn(input_context: Optional[tf.distribute.InputContext] = None) -> tf.data.Dataset:
-        per_replica = batch_size
-        if input_context is not None:
-            per_replica = input_context.get_per_replica_batch_size(batch_size)
-        if is_training:
-            pipelines, pipeline_id = 1, 0
-            if input_context is not None:
-                pipelines = input_context.num_input_pipelines
-                pipeline_id = input_context.input_pipeline_id
-            # Each input pipeline (host) reads its own files when there are enough of them,
-            # else every pipeline reads all files and keeps every pipelines-th record.
-            shard_files = pipelines > 1 and len(files) >= pipelines
-            own = files[pipeline_id::pipelines] if shard_files else files
-            d = tf.data.Dataset.from_tensor_slices(tf.constant(own))
-            d = d.repeat().shuffle(buffer_size=len(own), seed=seed)
-            # "Sloppy" interleave: deterministic=False lets a slow file not block the others.
-            d = d.interleave(tf.data.TFRecordDataset,
-                             cycle_length=min(num_cpu_threads, _MAX_CYCLE_LENGTH, len(own)),
-                             num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
-            if pipelines > 1 and not shard_files:
-                d = d.shard(pipelines, pipeline_id)
-            d = d.shuffle(buffer_size=_SHUFFLE_BUFFER, seed=seed)
-        else:
-            d = tf.data.TFRecordDataset(files)
-            if input_context is not None and input_context.num_input_pipelines > 1:
-                d = d.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-            # A fixed number of eval steps: repeat rather than run out of records.
-            d = d.repeat()
-        d = d.map(lambda r: decode_pretraining_record(r, schema),
-                  num_parallel_calls=num_cpu_threads, deterministic=not is_training)
-        d = d.batch(per_replica, drop_remainder=True)
-        return d.prefetch(tf.data.AUTOTUNE)
-
-    return input_fn
-
-
-# ---------------------------------------------------------------------------------------------
 # Model, loss, metrics (spec 2.11, 2.12, 6.3)
 # ---------------------------------------------------------------------------------------------
-
-class BertPretrainer(keras.Model):
-    """:class:`BertModel` (scope `bert`) with :class:`BertPretrainingHeads` (scope `cls`).
-
-    Args:
-      config: a :class:`BertConfig`.
-      use_one_hot_embeddings: the original's TPU word lookup (same numbers).
-
-    Call args:
-      features: dict with int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[B, S]``
-        and ``masked_lm_positions`` ``[B, K]`` (other keys are ignored).
-      training: enables dropout (the original's ``is_training``).
-
-    Returns:
-      dict with ``mlm_log_probs`` float32 ``[B*K, V]`` and ``nsp_log_probs`` float32
-      ``[B, 2]``.
-    """
-
-    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
-        kwargs.setdefault("name", "bert_pretrainer")
-        super().__init__(**kwargs)
-        self.config = config
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.heads = BertPretrainingHeads(self.bert)
-
-    def call(self, features, training=False):
-        out = self.bert({"input_ids": features["input_ids"],
-                         "input_mask": features["input_mask"],
-                         "segment_ids": features["segment_ids"]}, training=training)
-        return self.heads(out["sequence_output"], out["pooled_output"],
-                          features["masked_lm_positions"])
-
-    def build_with_dummy_input(self) -> "BertPretrainer":
-        """Creates every weight by running a batch of one 2-token sequence; returns self."""
-        ids = tf.zeros([1, 2], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids,
-              "masked_lm_positions": tf.zeros([1, 1], tf.int32)})
-        return self
-
-    def name_map(self) -> "collections.OrderedDict":
-        """Original name -> variable: the 5 + 16 L + 2 `bert/*` then the 7 `cls/*` names."""
-        table = bert_model_map(self.bert)
-        table.update(pretraining_heads_map(self.heads))
-        return table
-
-
-def pretraining_losses(outputs: Mapping[str, tf.Tensor],
-                       features: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
-    """The original `model_fn` losses (spec 2.11, 2.12): total = masked LM + next sentence.
-
-    Args:
-      outputs: :class:`BertPretrainer` outputs (``mlm_log_probs`` ``[B*K, V]``,
-        ``nsp_log_probs`` ``[B, 2]``, float32).
-      features: batch with ``masked_lm_ids`` int32 ``[B, K]``, ``masked_lm_weights`` float32
-        ``[B, K]`` and ``next_sentence_labels`` int32 ``[B, 1]`` (or ``[B]``).
-
-    Returns:
-      dict of float32: ``total_loss``, ``masked_lm_loss`` (``sum(w*l) / (sum(w) + 1e-5)``)
-      and ``next_sentence_loss`` (batch mean) scalars; ``masked_lm_example_loss`` ``[B*K]``
-      and ``next_sentence_example_loss`` ``[B]`` (unweighted).
-    """
-    mlm, mlm_example = masked_lm_loss(outputs["mlm_log_probs"], features["masked_lm_ids"],
-                                      features["masked_lm_weights"])
-    nsp, nsp_example = next_sentence_loss(outputs["nsp_log_probs"],
-                                          features["next_sentence_labels"])
-    return {"total_loss": mlm + nsp, "masked_lm_loss": mlm, "next_sentence_loss": nsp,
-            "masked_lm_example_loss": mlm_example, "next_sentence_example_loss": nsp_example}
-
 
 def pretraining_loss_fn(model: BertPretrainer, features, labels=None) -> tf.Tensor:
     """``loss_fn`` for :func:`bert_tf.training.loop.train`: the batch's total loss (dropout on)."""
@@ -735,7 +364,7 @@ def run_pretraining(args: PretrainingArgs,
         try:
             return fn()
         except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
-            if _is_parse_error(e):
+            if is_parse_error(e):
                 raise explain_parse_error(e, input_files, args.max_seq_length,
                                           args.max_predictions_per_seq) from e
             index_error = explain_index_error(e, input_files, config, args.bert_config_file)
@@ -794,10 +423,7 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 
 __all__ = [
-    "BertPretrainer", "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
-    "VOCAB_CHECK_RECORDS", "check_input_records", "check_token_ids", "decode_pretraining_record",
-    "eval_metric_sums", "evaluate", "explain_index_error", "explain_parse_error",
-    "feature_lengths", "find_input_files", "format_eval_results", "input_fn_builder",
-    "metrics_from_sums", "pretraining_loss_fn", "pretraining_losses", "record_schema",
-    "run_pretraining", "validate_args", "write_eval_results",
+    "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
+    "eval_metric_sums", "evaluate", "format_eval_results", "metrics_from_sums",
+    "pretraining_loss_fn", "run_pretraining", "validate_args", "write_eval_results",
 ]

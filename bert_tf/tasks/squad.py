@@ -4,7 +4,7 @@ Mirrors ``main`` and ``validate_flags_or_throw`` of the original ``run_squad.py`
 `bert.md` 9.1, 9.4) on top of the pieces that already match the original byte for byte:
 :mod:`bert_tf.data.squad` (reader, features, ``FeatureWriter``),
 :mod:`bert_tf.data.squad_postprocess` (``write_predictions``), :class:`BertSquad` and
-:func:`squad_loss` (:mod:`bert_tf.tasks.bert_heads`) and the custom training loop
+:func:`squad_loss` (:mod:`bert_tf.bert.squad`) and the custom training loop
 (:mod:`bert_tf.training.loop`).
 
 Training (``--do_train``): read ``train_file`` (training mode), ``num_train_steps =
@@ -60,14 +60,13 @@ from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
+from bert_tf.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tasks import run_checks
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint)
 
-TRAIN_SHUFFLE_SEED = 12345  # random.Random(12345) of the original main
-TRAIN_SHUFFLE_BUFFER = 100  # d.shuffle(buffer_size=100) of the original input_fn
 PROCESSING_LOG_EVERY = 1000  # "Processing example: N"
 
 TRAIN_RECORD = "train.tf_record"
@@ -281,45 +280,6 @@ def write_features(examples: Sequence[squad_data.SquadExample], tokenizer: FullT
     return features
 
 
-def train_dataset(filename: str, max_seq_length: int, batch_size: int):
-    """The original training input pipeline on ``train.tf_record``.
-
-    repeat -> shuffle(100) -> decode -> batch(``batch_size``, drop_remainder=True). The shuffle
-    is seeded (12345) so that a resumed run sees the same batches as an uninterrupted one.
-
-    Returns:
-      A ``tf.data.Dataset`` of ``(features, labels)``: features ``unique_ids`` int32 ``[B]``
-      and ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, max_seq_length]``; labels
-      ``start_positions``, ``end_positions`` int32 ``[B]``.
-    """
-    import tensorflow as tf
-
-    from bert_tf.data import tfrecord
-
-    schema = tfrecord.fixed_len_schema(squad_data.tfrecord_int_lengths(max_seq_length, True))
-
-    def split(record):
-        ex = tfrecord.decode_record(record, schema)
-        features = {k: ex[k] for k in ("input_ids", "input_mask", "segment_ids")}
-        features["unique_ids"] = ex["unique_ids"][0]
-        labels = {"start_positions": ex["start_positions"][0],
-                  "end_positions": ex["end_positions"][0]}
-        return features, labels
-
-    d = tf.data.TFRecordDataset(filename).repeat()
-    d = d.shuffle(buffer_size=TRAIN_SHUFFLE_BUFFER, seed=TRAIN_SHUFFLE_SEED)
-    return d.map(split).batch(batch_size, drop_remainder=True)
-
-
-def feature_arrays(features: Sequence[squad_data.InputFeatures]) -> Dict[str, np.ndarray]:
-    """Stacks features into arrays: ``unique_ids`` int64 ``[N]``, ``input_ids``,
-    ``input_mask``, ``segment_ids`` int32 ``[N, max_seq_length]``."""
-    return {"unique_ids": np.asarray([f.unique_id for f in features], np.int64),
-            "input_ids": np.asarray([f.input_ids for f in features], np.int32),
-            "input_mask": np.asarray([f.input_mask for f in features], np.int32),
-            "segment_ids": np.asarray([f.segment_ids for f in features], np.int32)}
-
-
 # ---- model ------------------------------------------------------------------------------------
 
 def build_model(config: BertConfig, args: SquadArgs, strategy):
@@ -328,7 +288,7 @@ def build_model(config: BertConfig, args: SquadArgs, strategy):
     ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
     float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
     """
-    from bert_tf.tasks.bert_heads import BertSquad
+    from bert_tf.bert.squad import BertSquad
     from bert_tf.training.precision import dtype_policy
 
     with dtype_policy(args.dtype), strategy.scope():
@@ -584,7 +544,7 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
 
 
 def _train(args, config, tokenizer, examples, strategy, summary):
-    from bert_tf.tasks.bert_heads import squad_loss
+    from bert_tf.bert.squad import squad_loss
     from bert_tf.training import loop
 
     num_train_steps, num_warmup_steps = num_train_steps_for(

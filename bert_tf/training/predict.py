@@ -28,10 +28,9 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-Batch = Mapping[str, np.ndarray]
+from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
 
-# Features with a sequence axis (axis 1) that trim_padding may cut.
-SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids")
+Batch = Mapping[str, np.ndarray]
 
 
 def trimmed_length(input_mask: np.ndarray, length_multiple: int = 8) -> int:

@@ -147,11 +147,12 @@ def rel_shift(x, klen):
     ``[L, R - 1, B, N]`` and keeps the first ``klen`` columns, so that
     ``out[i, j] = x[i, L - i + j]`` (relative distance ``M + i - j``).
     """
-    x_size = tf.shape(x)
-    x = tf.reshape(x, [x_size[1], x_size[0], x_size[2], x_size[3]])
-    x = x[1:]
-    x = tf.reshape(x, [x_size[0], x_size[1] - 1, x_size[2], x_size[3]])
-    return x[:, :klen]
+    # Letters as in the module docstring: L queries, R relative positions, K keys, B, N.
+    x_size = tf.shape(x)  # x: [L, R, B, N]
+    x = tf.reshape(x, [x_size[1], x_size[0], x_size[2], x_size[3]])  # [R, L, B, N]
+    x = x[1:]  # [R - 1, L, B, N]
+    x = tf.reshape(x, [x_size[0], x_size[1] - 1, x_size[2], x_size[3]])  # [L, R - 1, B, N]
+    return x[:, :klen]  # [L, K, B, N]
 
 
 def causal_mask(qlen, mlen, same_length: bool = False, dtype=tf.float32):
@@ -280,22 +281,30 @@ def rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat, r_w_
     Returns:
       ``[L, B, N, Dh]``.
     """
-    ac = tf.einsum("ibnd,jbnd->ijbn", q_head + r_w_bias, k_head_h)
-    bd = tf.einsum("ibnd,jbnd->ijbn", q_head + r_r_bias, k_head_r)
-    bd = rel_shift(bd, klen=tf.shape(ac)[1])
+    # Shape letters (time-major, as the module docstring):
+    #   L = qlen (queries, einsum i), K = mlen + qlen (keys, einsum j), R = relative positions
+    #   (K + L for "bi", K + 1 for "uni"), B = batch (b), N = n_head (n), Dh = d_head (d),
+    #   2 = same / different segment (s).
+    # content score (a) + (c): query + r_w_bias against the content keys
+    ac = tf.einsum("ibnd,jbnd->ijbn", q_head + r_w_bias, k_head_h)  # [L, K, B, N]
+    # position score (b) + (d): query + r_r_bias against the relative-position keys
+    bd = tf.einsum("ibnd,jbnd->ijbn", q_head + r_r_bias, k_head_r)  # [L, R, B, N]
+    bd = rel_shift(bd, klen=tf.shape(ac)[1])  # [L, K, B, N]
     if seg_mat is None:
-        score = ac + bd
+        score = ac + bd  # [L, K, B, N]
     else:
-        ef = tf.einsum("ibnd,snd->ibns", q_head + r_s_bias, seg_embed)
-        ef = tf.einsum("ijbs,ibns->ijbn", seg_mat, ef)
-        score = ac + bd + ef
-    score = score * scale
+        # segment score: query + r_s_bias against the 2 segment embeddings, then picked per
+        # (query, key) pair by the one-hot seg_mat
+        ef = tf.einsum("ibnd,snd->ibns", q_head + r_s_bias, seg_embed)  # [L, B, N, 2]
+        ef = tf.einsum("ijbs,ibns->ijbn", seg_mat, ef)  # [L, K, B, N]
+        score = ac + bd + ef  # [L, K, B, N]
+    score = score * scale  # [L, K, B, N]
     if attn_mask is not None:
-        score = score - mask_value(score.dtype) * attn_mask
-    prob = tf.nn.softmax(score, axis=1)
+        score = score - mask_value(score.dtype) * attn_mask  # [L, K, B, N] (mask broadcast)
+    prob = tf.nn.softmax(score, axis=1)  # [L, K, B, N], sums to 1 over the K keys
     if dropatt_fn is not None:
-        prob = dropatt_fn(prob)
-    return tf.einsum("ijbn,jbnd->ibnd", prob, v_head_h)
+        prob = dropatt_fn(prob)  # [L, K, B, N]
+    return tf.einsum("ijbn,jbnd->ibnd", prob, v_head_h)  # [L, B, N, Dh]
 
 
 # ------------------------------------------------------------------------------------------
@@ -340,13 +349,13 @@ class HeadProjections(keras.layers.Layer):
 
     def head_projection(self, x, name):
         """``[len, B, D] -> [len, B, N, Dh]`` with kernel ``name`` (original `head_projection`)."""
-        kernel = tf.cast(getattr(self, f"{name}_kernel"), x.dtype)
-        return tf.einsum("ibh,hnd->ibnd", x, kernel)
+        kernel = tf.cast(getattr(self, f"{name}_kernel"), x.dtype)  # [D, N, Dh]
+        return tf.einsum("ibh,hnd->ibnd", x, kernel)  # [len, B, N, Dh]
 
     def post_attention(self, h, attn_vec, residual=True, training=False):
         """``LN(dropout(attn_vec . o) [+ h])`` (original `post_attention`); ``[len, B, D]``."""
-        kernel = tf.cast(self.o_kernel, attn_vec.dtype)
-        attn_out = tf.einsum("ibnd,hnd->ibh", attn_vec, kernel)
+        kernel = tf.cast(self.o_kernel, attn_vec.dtype)  # [D, N, Dh]
+        attn_out = tf.einsum("ibnd,hnd->ibh", attn_vec, kernel)  # [len, B, D]
         attn_out = self.dropout(attn_out, training=training)
         if residual:
             attn_out = attn_out + h
@@ -385,11 +394,12 @@ class RelativeAttention(HeadProjections):
 
     def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
+        # Letters as in :func:`rel_attn_core`; P = num_predict (two-stream targets, einsum m).
         dtype = h.dtype
-        cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)
-        k_head_h = self.head_projection(cat, "k")
-        v_head_h = self.head_projection(cat, "v")
-        k_head_r = self.head_projection(tf.cast(r, dtype), "r")
+        cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
+        k_head_h = self.head_projection(cat, "k")  # [K, B, N, Dh]
+        v_head_h = self.head_projection(cat, "v")  # [K, B, N, Dh]
+        k_head_r = self.head_projection(tf.cast(r, dtype), "r")  # [R, B, N, Dh]
         r_w_bias = tf.cast(r_w_bias, dtype)
         r_r_bias = tf.cast(r_r_bias, dtype)
         if seg_embed is not None:
@@ -403,21 +413,21 @@ class RelativeAttention(HeadProjections):
             return rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat,
                                  r_w_bias, r_r_bias, r_s_bias, mask, self.scale, dropatt)
 
-        q_head_h = self.head_projection(h, "q")
-        attn_vec_h = core(q_head_h, attn_mask_h)
-        output_h = self.post_attention(h, attn_vec_h, training=training)
+        q_head_h = self.head_projection(h, "q")  # [L, B, N, Dh]
+        attn_vec_h = core(q_head_h, attn_mask_h)  # [L, B, N, Dh]
+        output_h = self.post_attention(h, attn_vec_h, training=training)  # [L, B, D]
         if g is None:
             return output_h, None
 
-        q_head_g = self.head_projection(g, "q")
+        q_head_g = self.head_projection(g, "q")  # [P or L, B, N, Dh]
         if target_mapping is not None:
-            target_mapping = tf.cast(target_mapping, dtype)
-            q_head_g = tf.einsum("mbnd,mlb->lbnd", q_head_g, target_mapping)
-            attn_vec_g = core(q_head_g, attn_mask_g)
-            attn_vec_g = tf.einsum("lbnd,mlb->mbnd", attn_vec_g, target_mapping)
+            target_mapping = tf.cast(target_mapping, dtype)  # [P, L, B]
+            q_head_g = tf.einsum("mbnd,mlb->lbnd", q_head_g, target_mapping)  # [L, B, N, Dh]
+            attn_vec_g = core(q_head_g, attn_mask_g)  # [L, B, N, Dh]
+            attn_vec_g = tf.einsum("lbnd,mlb->mbnd", attn_vec_g, target_mapping)  # [P, B, N, Dh]
         else:
-            attn_vec_g = core(q_head_g, attn_mask_g)
-        output_g = self.post_attention(g, attn_vec_g, training=training)
+            attn_vec_g = core(q_head_g, attn_mask_g)  # [L, B, N, Dh]
+        output_g = self.post_attention(g, attn_vec_g, training=training)  # [P or L, B, D]
         return output_h, output_g
 
     def get_config(self):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bert_tf.data import pretraining, tfrecord
+from bert_tf.data import pretraining, pretraining_corpus, tfrecord
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tokenization.wordpiece import FullTokenizer
 
@@ -100,8 +100,8 @@ def test_parallel_tokenization_equals_serial_with_many_chunks(golden, tokenizer,
                                                               uncased_vocab_file):
     folder, _ = golden
     path = os.path.join(folder, "sample_text.txt")
-    serial = pretraining.read_documents([path, path], tokenizer, num_workers=1)
-    parallel = pretraining.read_documents([path, path], tokenizer, num_workers=2,
+    serial = pretraining_corpus.read_documents([path, path], tokenizer, num_workers=1)
+    parallel = pretraining_corpus.read_documents([path, path], tokenizer, num_workers=2,
                                           vocab_file=uncased_vocab_file, lines_per_chunk=3)
     assert _documents(parallel) == _documents(serial)
     # sample_text.txt: 3 documents; its last line is not blank, so with the file read twice the
@@ -122,7 +122,7 @@ def test_document_building_rules(tokenizer, tmp_path):
     a = _write(tmp_path / "a.txt", "hello world\r\n\n \t\u00a0\nhow are you\n\x05\x06\nfine\n"
                .encode("utf-8"))
     b = _write(tmp_path / "b.txt", b"thanks\n\n\nbye")
-    docs = _documents(pretraining.read_documents([a, b], tokenizer))
+    docs = _documents(pretraining_corpus.read_documents([a, b], tokenizer))
     assert docs == [[["hello", "world"]], [["how", "are", "you"], ["fine"], ["thanks"]],
                     [["bye"]]]
 
@@ -130,7 +130,7 @@ def test_document_building_rules(tokenizer, tmp_path):
 def test_invalid_utf8_dropped_with_warning(tokenizer, tmp_path, caplog):
     bad = _write(tmp_path / "bad.txt", b"good line\nca\xff\xfet here\n")
     with caplog.at_level(logging.WARNING):
-        docs = _documents(pretraining.read_documents([bad], tokenizer))
+        docs = _documents(pretraining_corpus.read_documents([bad], tokenizer))
     assert docs == [[["good", "line"], ["cat", "here"]]]
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(bad in m and "line 2" in m and "UTF-8" in m for m in messages), messages
@@ -183,7 +183,7 @@ def test_globs_and_comma_lists(tokenizer, tmp_path):
     _write(tmp_path / "p2.txt", b"two\n")
     _write(tmp_path / "p1.txt", b"one\n")
     other = _write(tmp_path / "q.txt", b"three\n")
-    files = pretraining.expand_input_patterns(f"{tmp_path}/p*.txt, {other}")
+    files = pretraining_corpus.expand_input_patterns(f"{tmp_path}/p*.txt, {other}")
     assert files == [str(tmp_path / "p1.txt"), str(tmp_path / "p2.txt"), other]
 
 

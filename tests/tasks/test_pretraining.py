@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.bert import pretrainer
 from bert_tf.bert.config import BertConfig
+from bert_tf.data import pretraining_records
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.tasks import pretraining
@@ -138,7 +140,7 @@ def test_losses_and_metric_sums_match_original_on_golden_batches(tiny_pretrainer
     np.testing.assert_allclose(outputs["mlm_log_probs"], g["mlm_log_probs"], rtol=0, atol=LOSS_ATOL)
     np.testing.assert_allclose(outputs["nsp_log_probs"], g["nsp_log_probs"], rtol=0, atol=LOSS_ATOL)
 
-    losses = pretraining.pretraining_losses(outputs, features)
+    losses = pretrainer.pretraining_losses(outputs, features)
     np.testing.assert_allclose(losses["masked_lm_example_loss"], g["mlm_per_example_loss"],
                                rtol=0, atol=LOSS_ATOL)
     np.testing.assert_allclose(float(losses["masked_lm_loss"]), g["mlm_loss"], rtol=0, atol=LOSS_ATOL)
@@ -164,7 +166,7 @@ def test_masked_lm_metric_is_weighted_mean_without_epsilon_and_loss_has_it():
     features = {"masked_lm_ids": tf.constant([[0, 2]]),
                 "masked_lm_weights": tf.constant([[1.0, 0.0]]),
                 "next_sentence_labels": tf.constant([[1]])}
-    losses = pretraining.pretraining_losses(outputs, features)
+    losses = pretrainer.pretraining_losses(outputs, features)
     np.testing.assert_allclose(float(losses["masked_lm_loss"]), np.log(2) / (1 + 1e-5), rtol=1e-6)
     np.testing.assert_allclose(float(losses["next_sentence_loss"]), -np.log(0.2), rtol=1e-6)
     sums = {k: float(v) for k, v in pretraining.eval_metric_sums(outputs, features).items()}
@@ -206,7 +208,7 @@ def test_eval_run_on_golden_batch_records_writes_original_metrics(tiny_dir, tiny
 
 def test_eval_pipeline_reads_original_tfrecord_in_order_as_int32(golden_tfrecord, golden_records):
     assert len(golden_records) == 60
-    fn = pretraining.input_fn_builder([golden_tfrecord], 128, 20, is_training=False, batch_size=8)
+    fn = pretraining_records.input_fn_builder([golden_tfrecord], 128, 20, is_training=False, batch_size=8)
     batches = list(fn().take(8).as_numpy_iterator())  # 60 records: the 8th batch wraps around
     rows = golden_records + golden_records
     for i, batch in enumerate(batches):
@@ -218,7 +220,7 @@ def test_eval_pipeline_reads_original_tfrecord_in_order_as_int32(golden_tfrecord
 
 
 def test_train_pipeline_shuffles_whole_records_and_drops_remainder(golden_tfrecord, golden_records):
-    fn = pretraining.input_fn_builder([golden_tfrecord, golden_tfrecord], 128, 20,
+    fn = pretraining_records.input_fn_builder([golden_tfrecord, golden_tfrecord], 128, 20,
                                       is_training=True, batch_size=7, seed=1)
     known = {tuple(r["input_ids"]) + tuple(r["masked_lm_ids"]): r for r in golden_records}
     first = []
@@ -236,7 +238,7 @@ def test_train_pipeline_shuffles_whole_records_and_drops_remainder(golden_tfreco
 
 def test_two_input_pipelines_split_one_file_by_record_and_the_batch(golden_tfrecord,
                                                                     golden_records):
-    fn = pretraining.input_fn_builder([golden_tfrecord], 128, 20, is_training=True,
+    fn = pretraining_records.input_fn_builder([golden_tfrecord], 128, 20, is_training=True,
                                       batch_size=8, seed=3)
     seen = []
     for pipeline in (0, 1):
@@ -400,14 +402,14 @@ def test_token_ids_above_vocab_size_name_file_largest_id_and_vocab_size(tmp_path
         f"{bad}: token id 2066 ({feature} of record 5, the largest id found) is not smaller "
         f"than vocab_size=1000 of --bert_config_file={config}")
     assert not os.path.exists(tmp_path / "out")  # failed before anything was written
-    pretraining.check_token_ids([good, bad], 2067, config)  # 2066 < 2067: fits
+    pretraining_records.check_token_ids([good, bad], 2067, config)  # 2066 < 2067: fits
 
 
 def test_token_ids_beyond_the_checked_records_fail_with_the_same_message(tmp_path):
     """Only the first 100 records are checked up front; an id >= vocab_size in record 100
     fails inside the embedding lookup (CPU: InvalidArgumentError "indices[..] = 2066 is not in
     [0, 1000)"), which becomes the same one-line ConfigError."""
-    assert pretraining.VOCAB_CHECK_RECORDS == 100
+    assert pretraining_records.VOCAB_CHECK_RECORDS == 100
     path = write_records(tmp_path / "late.tfrecord", small_id_rows(102, 2066, 100))
     config = tiny_config_file(tmp_path, vocab_size=1000)
     args = PretrainingArgs(bert_config_file=config, input_file=path,
@@ -428,9 +430,9 @@ def test_token_ids_beyond_the_checked_records_fail_with_the_same_message(tmp_pat
 def test_index_errors_other_than_the_embeddings_are_left_alone(tmp_path):
     config = BertConfig.from_json_file(tiny_config_file(tmp_path, vocab_size=1000))
     error = tf.errors.InvalidArgumentError(None, None, "indices[3] = 40 is not in [0, 32)")
-    assert pretraining.explain_index_error(error, ["x"], config, "c.json") is None
+    assert pretraining_records.explain_index_error(error, ["x"], config, "c.json") is None
     error = tf.errors.InvalidArgumentError(None, None, "indices[0,5] = 2 is not in [0, 2)")
-    assert str(pretraining.explain_index_error(error, ["x"], config, "c.json")) == (
+    assert str(pretraining_records.explain_index_error(error, ["x"], config, "c.json")) == (
         "a segment_ids value of x is out of range: 2 is not in [0, 2), type_vocab_size=2 of "
         "--bert_config_file=c.json")
 

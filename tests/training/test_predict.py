@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.bert.config import BertConfig
-from bert_tf.tasks.bert_heads import BertClassifier
+from bert_tf.bert.classifier import BertClassifier
 from bert_tf.training.predict import BatchPredictor, trim_batch, trimmed_length
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -91,7 +91,7 @@ def test_mirrored_two_replicas_match_one_device(tmp_path):
             cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         sys.path.insert(0, {REPO!r})
         from tests.training.test_predict import _batch, _tiny_classifier
-        from bert_tf.tasks.bert_heads import BertClassifier
+        from bert_tf.bert.classifier import BertClassifier
         from bert_tf.training.predict import BatchPredictor
         one = _tiny_classifier()
         strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])

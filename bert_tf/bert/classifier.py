@@ -1,16 +1,12 @@
-"""BERT fine-tuning models: the encoder plus the heads of `run_classifier.py` and `run_squad.py`.
+"""`BertClassifier`: the encoder plus the head of the original `run_classifier.py`.
 
-Each model owns a :class:`BertModel` (scope `bert`) and one :class:`TransposedOutput` head, and
-exposes :meth:`name_map` (original checkpoint name -> variable) for checkpoint I/O and the
-optimizer. Head names are the originals' (spec `bert.md` 3.3), so checkpoints fine-tuned by the
-original code load here and the other way round:
-
-* classifier: top-level `output_weights [num_labels, H]`, `output_bias [num_labels]`
-  (`run_classifier.create_model`, spec 8.6): dropout 0.1 on the pooled output in training,
-  truncated-normal(0.02) init whatever `initializer_range` says;
-* SQuAD: `cls/squad/output_weights [2, H]`, `cls/squad/output_bias [2]`
-  (`run_squad.create_model`, spec 9.4) on every position of the sequence output,
-  truncated-normal(0.02) init as well.
+The model owns a :class:`BertModel` (scope `bert`) and one :class:`TransposedOutput` head and
+exposes :meth:`BertClassifier.name_map` (original checkpoint name -> variable) for checkpoint
+I/O and the optimizer. Head names are the original's (spec `bert.md` 3.3, 8.6), so checkpoints
+fine-tuned by the original code load here and the other way round: top-level
+`output_weights [num_labels, H]`, `output_bias [num_labels]` (`run_classifier.create_model`),
+dropout 0.1 on the pooled output in training, truncated-normal(0.02) init whatever
+`initializer_range` says.
 
 Inputs are dicts of int32 ``[batch_size, seq_length]`` `input_ids`, `input_mask`, `segment_ids`.
 """
@@ -21,20 +17,16 @@ import tensorflow as tf
 from bert_tf.bert.checkpoint_map import bert_model_map, output_head_map
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import TransposedOutput
-from bert_tf.bert.model import BertModel
+from bert_tf.bert.model import BertModel, encoder_inputs
 
 CLASSIFIER_DROPOUT = 0.1  # hard-coded in the original create_model
 CLASSIFIER_INIT_STDDEV = 0.02  # hard-coded in the original create_model
-SQUAD_SCOPE = "cls/squad"
-SQUAD_INIT_STDDEV = 0.02  # hard-coded in the original run_squad.create_model
-
-
-def _encoder_inputs(features):
-    return {k: features[k] for k in ("input_ids", "input_mask", "segment_ids") if k in features}
 
 
 class BertClassifier(keras.Model):
-    """Sentence(-pair) classifier or regressor on the pooled output.
+    """Sentence(-pair) classifier or regressor on the pooled output (spec 8.6).
+
+    Mirrors `create_model` of the original `run_classifier.py`.
 
     Args:
       config: the encoder's :class:`BertConfig`.
@@ -45,6 +37,9 @@ class BertClassifier(keras.Model):
     Call returns a dict:
       ``logits`` float32 ``[B, num_labels]``; ``probabilities`` float32 ``[B, num_labels]``
       (softmax; for regression the raw score ``[B, 1]``).
+
+    Raises:
+      ConfigError: an invalid ``config`` (see :meth:`BertConfig.validate`).
     """
 
     def __init__(self, config: BertConfig, num_labels: int, is_regression: bool = False,
@@ -59,7 +54,7 @@ class BertClassifier(keras.Model):
                                      name="classifier")
 
     def call(self, features, training=False):
-        pooled = self.bert(_encoder_inputs(features), training=training)["pooled_output"]
+        pooled = self.bert(encoder_inputs(features), training=training)["pooled_output"]
         logits = tf.cast(self.head(self.dropout(pooled, training=training)), tf.float32)
         probabilities = logits if self.is_regression else tf.nn.softmax(logits, axis=-1)
         return {"logits": logits, "probabilities": probabilities}
@@ -75,9 +70,23 @@ class BertClassifier(keras.Model):
         table.update(output_head_map(self.head))
         return table
 
+    def get_config(self):
+        """The constructor arguments (``config`` as its dict) and the model name."""
+        return {"config": self.config.to_dict(), "num_labels": self.num_labels,
+                "is_regression": self.is_regression,
+                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
+        return cls(BertConfig.from_dict(config["config"]), config["num_labels"],
+                   is_regression=config.get("is_regression", False),
+                   use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
+                   name=config.get("name"))
+
 
 def classifier_loss(logits, label_ids, is_regression=False, label_weights=None):
-    """Per-example and mean loss of the classifier (original `create_model`).
+    """Per-example and mean loss of the classifier (original `run_classifier.create_model`).
 
     Classification: ``-sum(one_hot(label) * log_softmax(logits))``; regression: squared error.
     ``label_weights`` (the TPU padding examples' `is_real_example`) weight the mean when given.
@@ -98,45 +107,3 @@ def classifier_loss(logits, label_ids, is_regression=False, label_weights=None):
         return tf.reduce_mean(per_example), per_example
     w = tf.cast(tf.reshape(label_weights, [-1]), tf.float32)
     return tf.reduce_sum(per_example * w) / tf.maximum(tf.reduce_sum(w), 1e-12), per_example
-
-
-class BertSquad(keras.Model):
-    """Span start/end logits on every position (original `run_squad.create_model`).
-
-    Call returns a dict of ``start_logits`` and ``end_logits``, float32 ``[B, S]``.
-    """
-
-    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
-        super().__init__(**kwargs)
-        self.config = config
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.head = TransposedOutput(2, config.hidden_size, SQUAD_INIT_STDDEV, name="squad")
-
-    def call(self, features, training=False):
-        sequence = self.bert(_encoder_inputs(features), training=training)["sequence_output"]
-        logits = tf.cast(self.head(sequence), tf.float32)  # [B, S, 2]
-        return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
-
-    def build_with_dummy_input(self, seq_length: int = 2) -> "BertSquad":
-        ids = tf.zeros([1, seq_length], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids})
-        return self
-
-    def name_map(self):
-        """Original names: `bert/*` plus `cls/squad/output_weights` / `output_bias`."""
-        table = bert_model_map(self.bert)
-        table.update(output_head_map(self.head, SQUAD_SCOPE))
-        return table
-
-
-def squad_loss(start_logits, end_logits, start_positions, end_positions):
-    """``(CE(start) + CE(end)) / 2``, each the batch mean of ``-log_softmax[position]``.
-
-    Args: logits float32 ``[B, S]``; positions int32 ``[B]`` (0 = [CLS] for no answer).
-    """
-    def ce(logits, positions):
-        log_probs = tf.nn.log_softmax(logits, axis=-1)
-        one_hot = tf.one_hot(tf.cast(tf.reshape(positions, [-1]), tf.int32), tf.shape(logits)[-1])
-        return -tf.reduce_mean(tf.reduce_sum(one_hot * log_probs, axis=-1))
-
-    return (ce(start_logits, start_positions) + ce(end_logits, end_positions)) / 2.0
