@@ -342,39 +342,6 @@ def build_model(config: BertConfig, args: SquadArgs, strategy):
     return model
 
 
-def restore_for_predict(model, args: SquadArgs) -> str:
-    """Loads weights for prediction, as ``Estimator.predict`` would, and says from where.
-
-    The newest ``<output_dir>/model.ckpt-N`` (every variable required) if there is one; else
-    ``init_checkpoint`` (``bert/*``; a missing ``cls/squad`` head stays at its random initial
-    values, with a warning: the answers are then meaningless); else nothing (random weights,
-    warning).
-
-    Raises:
-      CheckpointError: unreadable checkpoint, a shape that does not fit the config, or (own
-        checkpoint) a missing variable.
-    """
-    from bert_tf.training import checkpoint_io
-
-    existing = checkpoint_io.existing_checkpoints(args.output_dir)
-    if existing:
-        report = checkpoint_io.assign_from_checkpoint(model.name_map(), existing[-1],
-                                                      require_all=True)
-        logging.info("Predicting with %s", report.summary())
-        return existing[-1]
-    if args.init_checkpoint:
-        report = checkpoint_io.assign_from_checkpoint(model.name_map(), args.init_checkpoint)
-        logging.info("Predicting with %s", report.summary())
-        if report.missing:
-            logging.warning("%s has no %s: these keep their random initial values, so the "
-                            "answers are not meaningful (train first with --do_train)",
-                            report.prefix, ", ".join(report.missing))
-        return report.prefix
-    logging.warning("no checkpoint in %s and no --init_checkpoint: predicting with random "
-                    "weights", args.output_dir)
-    return ""
-
-
 def model_predict_fn(model, strategy, batch_size: int, use_xla: bool = False) -> PredictFn:
     """A :data:`PredictFn` running ``model`` batched under ``strategy``.
 
@@ -628,7 +595,10 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
         # Weights first: a checkpoint that does not fit fails before any file is written.
         if model is None:
             model = build_model(config, args, strategy)
-            weights_from = restore_for_predict(model, args)
+            from bert_tf.training.restore import restore_for_inference
+
+            weights_from = restore_for_inference(model.name_map(), args.output_dir,
+                                                 args.init_checkpoint).prefix
         else:
             weights_from = summary.get("checkpoint") or ""
         predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)
