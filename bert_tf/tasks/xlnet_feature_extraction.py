@@ -36,7 +36,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
-from bert_tf.data.classifier import _truncate_seq_pair
+from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
@@ -102,7 +102,7 @@ def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_len
     pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
     pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
     if pieces_b:
-        _truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
+        truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
     elif len(pieces_a) > max_seq_length - 2:
         pieces_a = pieces_a[:max_seq_length - 2]
     ids_a = [sp_model.PieceToId(p) for p in pieces_a]
@@ -137,22 +137,6 @@ def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.n
         segs[row, length - n:] = f.segment_ids
         mask[row, length - n:] = 0.0
     return ids, segs, mask
-
-
-def pool_xlnet(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
-    """Sentence embedding of one line from its real tokens' last-layer outputs ``[n, D]``:
-    ``cls`` = the last token (``<cls>``), ``mean`` / ``max`` over all of them. Returns ``[D]``.
-
-    Raises:
-      FlagError: another pooling.
-    """
-    if pooling == "cls":
-        return real_outputs[-1]
-    if pooling == "mean":
-        return real_outputs.mean(axis=0)
-    if pooling == "max":
-        return real_outputs.max(axis=0)
-    raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
 
 
 class XLNetFeatureExtractor:
@@ -239,16 +223,17 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
 
     def run_batch(batch):
         length = bucket_length(max(len(f.input_ids) for f in batch), args.max_seq_length)
-        layers, seq = extractor.predict(*pad_left(batch, length))
-        # left padding: the real tokens are the last n positions
-        return [(layers[:, k, length - len(f.input_ids):], seq[k, length - len(f.input_ids):])
+        ids, segs, mask = pad_left(batch, length)
+        layers, seq = extractor.predict(ids, segs, mask)
+        # left padding: the real tokens are the last n positions (input_mask 0)
+        return [(layers[:, k, length - len(f.input_ids):], seq[k], mask[k] == 0)
                 for k, f in enumerate(batch)]
 
     summary = write_feature_lines(
         read_text_examples(args.input_file),
         lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
-        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling, pool_xlnet,
-        check_example)
+        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
+        cls_position="last", check_example=check_example)
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count
