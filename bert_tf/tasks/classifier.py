@@ -149,30 +149,6 @@ class ClassifierResult:
 # Start-up checks (spec 8.1)
 # ---------------------------------------------------------------------------------------------
 
-def resolve_model_files(args: ClassifierArgs) -> ClassifierArgs:
-    """Fills in the embedded default model when no model flag is given.
-
-    Raises:
-      FlagError: ``--bert_config_file`` or ``--vocab_file`` missing while another model flag
-        is given.
-    """
-    given = [k for k in ("bert_config_file", "vocab_file", "init_checkpoint") if getattr(args, k)]
-    if not given:
-        model = defaults.default_model()
-        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
-                     model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
-        return args
-    missing = [k for k in ("bert_config_file", "vocab_file") if not getattr(args, k)]
-    if missing:
-        raise FlagError(f"--{' and --'.join(missing)} required (or leave out all of "
-                        f"--bert_config_file, --vocab_file, --init_checkpoint for the embedded "
-                        f"default model)")
-    return args
-
-
 def _check_numbers(args: ClassifierArgs) -> None:
     for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
                  "gradient_accumulation_steps"):
@@ -207,7 +183,7 @@ def check_flags(args: ClassifierArgs):
     for name in ("data_dir", "task_name", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")
-    args = resolve_model_files(args)
+    args = defaults.resolve_model_files(args)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,

@@ -131,35 +131,6 @@ class SquadArgs:
 
 # ---- start-up checks ---------------------------------------------------------------------------
 
-def resolve_model_files(args: SquadArgs) -> SquadArgs:
-    """Fills in the embedded default model when none of the three model flags is given.
-
-    The original marked ``bert_config_file``, ``vocab_file`` and ``output_dir`` required.
-    bert_tf: with none of ``bert_config_file``, ``vocab_file``, ``init_checkpoint`` the
-    embedded default (all-MiniLM-L6-v2 converted to the original layout) is used.
-
-    Raises:
-      FlagError: ``--output_dir`` is missing, or only one of ``--bert_config_file`` /
-        ``--vocab_file`` is given (names the missing flag).
-      ConfigError: the default model is needed but its package is missing.
-    """
-    if not args.output_dir:
-        raise FlagError("Flag --output_dir must have a value other than None.")
-    if not args.bert_config_file and not args.vocab_file and not args.init_checkpoint:
-        model = defaults.default_model()
-        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
-                     model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
-    for name in ("bert_config_file", "vocab_file"):
-        if not getattr(args, name):
-            raise FlagError(f"Flag --{name} must have a value other than None (give "
-                            f"--bert_config_file, --vocab_file and --init_checkpoint, or none "
-                            f"of them for the embedded default model).")
-    return args
-
-
 def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     """The original ``validate_flags_or_throw`` checks in their order, then bert_tf's.
 
@@ -534,7 +505,9 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
       :func:`read_train_examples`, :func:`read_predict_examples`); they are raised before
       anything is written to ``output_dir`` whenever the inputs alone show the problem.
     """
-    args = resolve_model_files(args)
+    if not args.output_dir:
+        raise FlagError("Flag --output_dir must have a value other than None.")
+    args = defaults.resolve_model_files(args)
     if predict_fn is not None and args.do_train:
         raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
     config, tokenizer = validate_args(args)
