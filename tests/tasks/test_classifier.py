@@ -460,3 +460,15 @@ def test_original_readme_mrpc_command_writes_the_original_files(head_ckpt_dir, g
     assert _records(out / "train.tf_record") == _records(os.path.join(golden_clf,
                                                                       "train.tf_record"))
     assert "global_step = 3, loss = " in r.stderr and "examples/sec = " in r.stderr
+
+
+def test_cola_adds_the_matthews_correlation():
+    # predictions 1, 1, 0, 0 vs labels 1, 0, 0, 0 (+ one padding row): tp 1, fp 1, tn 2, fn 0
+    logits = np.array([[0, 1], [0, 1], [1, 0], [1, 0], [0, 1]], np.float32)
+    labels = np.array([1, 0, 0, 0, 0])
+    real = np.array([1, 1, 1, 1, 0])
+    res = classifier.eval_metrics(logits, labels, real, [0.0], 3, mcc=True)
+    # (tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn)) = 2 / sqrt(2 * 1 * 3 * 2)
+    assert res["eval_mcc"] == np.float32(2 / np.sqrt(12))
+    assert res["eval_accuracy"] == np.float32(0.75)
+    assert "eval_mcc" not in classifier.eval_metrics(logits, labels, real, [0.0], 3)
