@@ -66,10 +66,9 @@ from absl import logging
 from bert_tf.data import xlnet_classifier as data
 from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.data.classifier import PaddingInputExample
-from bert_tf.errors import CheckpointError, ConfigError, FlagError
+from bert_tf.errors import CheckpointError, FlagError
 from bert_tf.tasks.run_checks import require_one_mode
-from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, load_sp_model,
-                                                       tokenize_fn)
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import checkpoint_io
 from bert_tf.training import loop
 from bert_tf.training import metrics
@@ -79,7 +78,7 @@ from bert_tf.training.restore import resolve_latest, restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
-from bert_tf.xlnet.config import XLNetConfig, create_run_config
+from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
 
@@ -305,28 +304,6 @@ def check_task_mode(processor, args: XLNetClassifierArgs) -> None:
     if args.is_regression and not task_is_regression:
         raise FlagError(f"--is_regression=True but --task_name={args.task_name} is a "
                         "classification task")
-
-
-def check_spiece_matches_config(sp_model, config: XLNetConfig, spiece_model_file: str,
-                                model_config_path: str) -> None:
-    """The SentencePiece model must fit the config: same vocabulary size (``n_token``) and
-    XLNet's hard-coded ``<sep>`` = 4, ``<cls>`` = 3 (spec 5.3).
-
-    Raises:
-      ConfigError: naming both files and both values.
-    """
-    size = sp_model.GetPieceSize()
-    if size != config.n_token:
-        raise ConfigError(
-            f"{spiece_model_file} has {size} pieces but {model_config_path} says "
-            f"n_token={config.n_token}: the SentencePiece model and the config must come from "
-            f"the same model (ids >= n_token have no embedding)")
-    for symbol, expected in (("<sep>", SEP_ID), ("<cls>", CLS_ID)):
-        got = sp_model.PieceToId(symbol)
-        if got != expected or sp_model.IdToPiece(expected) != symbol:
-            raise ConfigError(f"{spiece_model_file}: {symbol} has id {got}, but XLNet's code "
-                              f"hard-codes {symbol}={expected} (spec 5.3); not an XLNet "
-                              "SentencePiece model")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,12 +43,11 @@ from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
 from bert_tf.errors import FlagError
 from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
                                               parse_layer_indexes, write_feature_lines)
-from bert_tf.tasks.xlnet_classifier import (_flag_is_set, _values_from_flags,
-                                            check_spiece_matches_config)
+from bert_tf.tasks.xlnet_classifier import _flag_is_set, _values_from_flags
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.xlnet import checkpoint_map
-from bert_tf.xlnet.config import RunConfig, XLNetConfig
+from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
 from bert_tf.xlnet.model import XLNetModel
 
 
