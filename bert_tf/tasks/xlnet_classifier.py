@@ -17,7 +17,8 @@ What it writes, as the original:
   ``{spm}.len-{S}.{split}.eval.tf_record``, ``{spm}.len-{S}.{split}.predict.tf_record``
   (reused when they exist, unless ``--overwrite_data``; beyond the original, a cached file
   that does not fit this run -- another record count, float labels for a classification task
-  or int labels for a regression one -- is an error, :func:`check_cached_records`);
+  or int labels for a regression one -- is an error,
+  :func:`bert_tf.data.xlnet_classifier_records.check_cached_records`);
 * ``--model_dir``: ``model.ckpt-N`` in the original layout (variables by their TF1 names,
   TF1 Adam slots ``<var>/Adam``, ``<var>/Adam_1``, ``beta1_power``, ``beta2_power`` — or
   ``<var>/adam_m``, ``<var>/adam_v`` with ``--weight_decay`` > 0 — and ``global_step``);

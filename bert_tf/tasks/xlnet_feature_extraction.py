@@ -46,6 +46,7 @@ from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, buc
 from bert_tf.tasks.xlnet_classifier import _flag_is_set, _values_from_flags
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
+from bert_tf.training.predict import BatchPredictor
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
 from bert_tf.xlnet.model import XLNetModel
@@ -161,19 +162,28 @@ class XLNetFeatureExtractor:
             checkpoint_map.xlnet_variable_map(self.model), init_checkpoint, require_all=True,
             untie_r=config.untie_r)
         logging.info("%s", report.summary())
-        self._predict = tf.function(self._step, reduce_retracing=True)
+        # left-padded inputs: run as they are (no trimming)
+        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
 
-    def _step(self, input_ids, segment_ids, input_mask):
-        out = self.model({"input_ids": input_ids, "segment_ids": segment_ids,
-                          "input_mask": input_mask}, training=False)
+    def _layers(self, features, training=False):
+        out = self.model(features, training=training)
         layers = out["all_layer_outputs"][1:]
-        return tf.stack([layers[i] for i in self.layer_indexes]), out["sequence_output"]
+        # batch-major [B, len(layer_indexes), S, D] so the predictor can split rows
+        return {"layers": tf.stack([layers[i] for i in self.layer_indexes], axis=1),
+                "sequence_output": out["sequence_output"]}
 
     def predict(self, input_ids: np.ndarray, segment_ids: np.ndarray, input_mask: np.ndarray):
-        """One batch -> (layers float32 ``[len(layer_indexes), B, S, D]``, sequence_output
-        ``[B, S, D]``)."""
-        layers, seq = self._predict(input_ids, segment_ids, input_mask)
-        return layers.numpy(), seq.numpy()
+        """One batch through :class:`bert_tf.training.predict.BatchPredictor`.
+
+        Args: ``input_ids``, ``segment_ids`` int32 ``[B, S]``, ``input_mask`` float32
+        ``[B, S]`` (1 = padding, left).
+
+        Returns:
+          (layers float32 ``[B, len(layer_indexes), S, D]``, sequence_output ``[B, S, D]``).
+        """
+        out = self._predictor.predict_batch({"input_ids": input_ids, "segment_ids": segment_ids,
+                                             "input_mask": input_mask})
+        return out["layers"], out["sequence_output"]
 
 
 def _check_args(args: XLNetExtractFeaturesArgs) -> None:
@@ -225,7 +235,7 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
         ids, segs, mask = pad_left(batch, length)
         layers, seq = extractor.predict(ids, segs, mask)
         # left padding: the real tokens are the last n positions (input_mask 0)
-        return [(layers[:, k, length - len(f.input_ids):], seq[k], mask[k] == 0)
+        return [(layers[k, :, length - len(f.input_ids):], seq[k], mask[k] == 0)
                 for k, f in enumerate(batch)]
 
     summary = write_feature_lines(
