@@ -52,6 +52,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
 from bert_tf.data import tfrecord
@@ -59,7 +60,7 @@ from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
 from bert_tf.tasks.bert_heads import BertClassifier, classifier_loss
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
-from bert_tf.training import checkpoint_io, loop, metrics
+from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
@@ -541,8 +542,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         result.predictions = probabilities
         result.num_predict_examples = num_actual
         if chief:
-            checkpoint_io.atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
-                                            format_test_results(probabilities))
+            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                              format_test_results(probabilities))
 
     if args.export_dir and chief:
         result.export_path = export_saved_model(model, args.export_dir)

@@ -601,7 +601,7 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
     summary["eval_results"] = metrics
     summary["eval_results_file"] = None
     if metrics is not None:
-        from bert_tf.training.checkpoint_io import atomic_write_text
+        from bert_tf.atomic_files import atomic_write_text
 
         atomic_write_text(join(EVAL_RESULTS_FILE), json.dumps(metrics, indent=4) + "\n")
         summary["eval_results_file"] = join(EVAL_RESULTS_FILE)

@@ -64,6 +64,7 @@ import tensorflow as tf
 from absl import flags as absl_flags
 from absl import logging
 
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import xlnet_classifier as data
 from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.data.classifier import PaddingInputExample
@@ -596,9 +597,9 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
                     all_logits.append([float(x) for x in row.flat])
         tsv_path = os.path.join(args.predict_dir, f"{task_name}.tsv")
         json_path = os.path.join(args.predict_dir, f"{task_name}.logits.json")
-        checkpoint_io.atomic_write_text(tsv_path, format_predictions(
+        atomic_write_text(tsv_path, format_predictions(
             all_logits, label_list, args.predict_threshold))
-        checkpoint_io.atomic_write_text(json_path, json.dumps(all_logits, indent=4))
+        atomic_write_text(json_path, json.dumps(all_logits, indent=4))
         logging.info("Wrote %d predictions to %s and %s", len(all_logits), tsv_path, json_path)
         result["predict_files"] = [tsv_path, json_path]
         result["num_predictions"] = len(all_logits)
