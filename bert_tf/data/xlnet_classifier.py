@@ -35,7 +35,8 @@ from absl import logging
 from bert_tf.data import classifier as bert_classifier
 from bert_tf.data import tfrecord
 from bert_tf.data.classifier import (DataProcessor, InputExample, InputFeatures,
-                                     PaddingInputExample, _truncate_seq_pair)
+                                     PaddingInputExample)
+from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID, encode_pieces, special_symbols
 
@@ -388,10 +389,11 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     ``classifier_utils.convert_single_example``, spec 5.4).
 
     ``A <sep>`` (segment 0), ``B <sep>`` (segment 1) when B gives tokens, ``<cls>`` (segment 2);
-    a pair is cut with ``_truncate_seq_pair`` to ``max_seq_length - 3``, a single sentence to
-    its first ``max_seq_length - 2`` ids; ``input_mask`` 0 for these; then LEFT padding to
-    ``max_seq_length`` with id 0, mask 1, segment 4. A :class:`PaddingInputExample` gives ids 0,
-    mask 1, segments 0, label 0, ``is_real_example=False``.
+    a pair is cut with ``truncate_seq_pair`` (the original's ``_truncate_seq_pair``) to
+    ``max_seq_length - 3``, a single sentence to its first ``max_seq_length - 2`` ids;
+    ``input_mask`` 0 for these; then LEFT padding to ``max_seq_length`` with id 0, mask 1,
+    segment 4. A :class:`PaddingInputExample` gives ids 0, mask 1, segments 0, label 0,
+    ``is_real_example=False``.
 
     Args:
       ex_index: position in the data set (the first 5 are logged).
@@ -419,7 +421,7 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     if example.text_b:
         tokens_b = list(tokenize_fn(example.text_b))
     if tokens_b:
-        _truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)  # <sep> <sep> <cls>
+        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)  # <sep> <sep> <cls>
     elif len(tokens_a) > max_seq_length - 2:  # <sep> <cls>
         tokens_a = tokens_a[:max_seq_length - 2]
 

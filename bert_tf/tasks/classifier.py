@@ -37,10 +37,11 @@ Beyond the original:
 * batches are cut to their longest real row (a multiple of 8) on CPU/GPU without XLA:
   padding is masked, so the numbers are those of the padded batch, only faster;
 * the F1 of the positive class (label ``"1"``) of binary tasks is logged and returned (not
-  written: ``eval_results.txt`` keeps the original keys).
+  written: ``eval_results.txt`` keeps the original keys);
+* for ``cola``, ``eval_results.txt`` also holds ``eval_mcc``, the Matthews correlation GLUE
+  reports for CoLA (:func:`bert_tf.training.metrics.matthews_corrcoef`).
 """
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import defaults
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
@@ -59,15 +61,16 @@ from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
-from bert_tf.training import checkpoint_io, loop
+from bert_tf.training import loop, metrics
+from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
+from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
 EVAL_FILE = "eval.tf_record"
 PREDICT_FILE = "predict.tf_record"
-EVAL_RESULTS_FILE = "eval_results.txt"
 TEST_RESULTS_FILE = "test_results.tsv"
 
 
@@ -145,30 +148,6 @@ class ClassifierResult:
 # Start-up checks (spec 8.1)
 # ---------------------------------------------------------------------------------------------
 
-def resolve_model_files(args: ClassifierArgs) -> ClassifierArgs:
-    """Fills in the embedded default model when no model flag is given.
-
-    Raises:
-      FlagError: ``--bert_config_file`` or ``--vocab_file`` missing while another model flag
-        is given.
-    """
-    given = [k for k in ("bert_config_file", "vocab_file", "init_checkpoint") if getattr(args, k)]
-    if not given:
-        model = defaults.default_model()
-        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
-                     model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
-        return args
-    missing = [k for k in ("bert_config_file", "vocab_file") if not getattr(args, k)]
-    if missing:
-        raise FlagError(f"--{' and --'.join(missing)} required (or leave out all of "
-                        f"--bert_config_file, --vocab_file, --init_checkpoint for the embedded "
-                        f"default model)")
-    return args
-
-
 def _check_numbers(args: ClassifierArgs) -> None:
     for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
                  "gradient_accumulation_steps"):
@@ -203,7 +182,7 @@ def check_flags(args: ClassifierArgs):
     for name in ("data_dir", "task_name", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")
-    args = resolve_model_files(args)
+    args = defaults.resolve_model_files(args)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
@@ -241,49 +220,9 @@ def training_steps(num_examples: int, args: ClassifierArgs):
 # Metrics and result files (spec 8.6, 8.7)
 # ---------------------------------------------------------------------------------------------
 
-def per_example_loss(logits: np.ndarray, labels: np.ndarray, regression: bool) -> np.ndarray:
-    """float32 ``[N]``: ``-log_softmax(logits)[label]``, or the squared error (regression).
-
-    Args: logits float32 ``[N, num_labels]``; labels int ``[N]`` (float for regression).
-    """
-    logits = np.asarray(logits, np.float32)
-    if regression:
-        return np.square(logits[:, 0] - np.asarray(labels, np.float32))
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    return -log_probs[np.arange(len(labels)), np.asarray(labels, np.int64)]
-
-
-def _rank(x: np.ndarray) -> np.ndarray:
-    order = np.argsort(x, kind="mergesort")
-    ranks = np.empty(len(x), np.float64)
-    sorted_x = x[order]
-    i = 0
-    while i < len(x):  # average ranks of ties
-        j = i
-        while j + 1 < len(x) and sorted_x[j + 1] == sorted_x[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return ranks
-
-
-def pearson(x, y) -> float:
-    """Pearson correlation of two float vectors (nan when one is constant)."""
-    x = np.asarray(x, np.float64) - np.mean(x)
-    y = np.asarray(y, np.float64) - np.mean(y)
-    denom = math.sqrt(float(np.sum(x * x) * np.sum(y * y)))
-    return float(np.sum(x * y) / denom) if denom > 0 else float("nan")
-
-
-def spearman(x, y) -> float:
-    """Spearman rank correlation (Pearson of the ranks, ties get their average rank)."""
-    return pearson(_rank(np.asarray(x, np.float64)), _rank(np.asarray(y, np.float64)))
-
-
 def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray,
-                 batch_losses: Sequence[float], global_step: int, regression: bool = False
-                 ) -> Dict[str, Any]:
+                 batch_losses: Sequence[float], global_step: int, regression: bool = False,
+                 mcc: bool = False) -> Dict[str, Any]:
     """The metrics of the original EVAL mode (spec 8.6), as numpy scalars.
 
     Args:
@@ -292,14 +231,16 @@ def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.nda
       is_real_example: ``[N]`` 1 for real examples, 0 for TPU padding (the weights).
       batch_losses: each eval batch's unweighted mean loss.
       global_step: the step of the evaluated weights.
+      mcc: add ``eval_mcc``, the Matthews correlation (bert_tf, beyond the original: GLUE's
+        CoLA metric, :func:`bert_tf.training.metrics.matthews_corrcoef`).
 
     Returns:
       Classification: ``eval_accuracy``, ``eval_loss`` (float32), ``global_step`` (int64),
-      ``loss`` (float32). Regression: ``eval_loss``, ``eval_pearson``, ``eval_spearman``,
-      ``global_step``, ``loss``.
+      ``loss`` (float32) (and ``eval_mcc`` float32 with ``mcc``). Regression:
+      ``eval_loss``, ``eval_pearson``, ``eval_spearman``, ``global_step``, ``loss``.
     """
     w = np.asarray(is_real_example, np.float32)
-    per_example = per_example_loss(logits, labels, regression)
+    per_example = metrics.per_example_loss(logits, labels, regression)
     count = max(float(w.sum()), 1e-12)
     results = {
         "eval_loss": np.float32(np.sum(w * per_example, dtype=np.float64) / count),
@@ -310,28 +251,13 @@ def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.nda
         real = w > 0
         predictions = np.asarray(logits, np.float32)[real, 0]
         scores = np.asarray(labels, np.float32)[real]
-        results["eval_pearson"] = np.float32(pearson(predictions, scores))
-        results["eval_spearman"] = np.float32(spearman(predictions, scores))
+        results["eval_pearson"] = np.float32(metrics.pearson(predictions, scores))
+        results["eval_spearman"] = np.float32(metrics.spearman(predictions, scores))
     else:
-        correct = (np.argmax(logits, axis=1) == np.asarray(labels)).astype(np.float32)
-        results["eval_accuracy"] = np.float32(np.sum(w * correct, dtype=np.float64) / count)
+        results["eval_accuracy"] = np.float32(metrics.accuracy(logits, labels, w))
+        if mcc:
+            results["eval_mcc"] = np.float32(metrics.matthews_corrcoef(logits, labels, w))
     return results
-
-
-def binary_f1(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray) -> float:
-    """F1 of class 1 over the real examples (MRPC/QQP's GLUE metric)."""
-    real = np.asarray(is_real_example) > 0
-    pred = np.argmax(logits, axis=1)[real] == 1
-    gold = np.asarray(labels)[real] == 1
-    tp = float(np.sum(pred & gold))
-    fp = float(np.sum(pred & ~gold))
-    fn = float(np.sum(~pred & gold))
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn > 0 else 0.0
-
-
-def format_eval_results(results: Dict[str, Any]) -> str:
-    """``key = value`` lines, keys sorted, values ``str()`` of numpy scalars (original)."""
-    return "".join("%s = %s\n" % (key, str(results[key])) for key in sorted(results))
 
 
 def format_test_results(probabilities: np.ndarray) -> str:
@@ -354,42 +280,6 @@ def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
                                use_one_hot_embeddings=use_one_hot_embeddings)
         model.build_with_dummy_input()
     return model
-
-
-def restore_for_inference(model: BertClassifier, output_dir: str,
-                          init_checkpoint: Optional[str]) -> int:
-    """Loads the weights eval/predict/export use when there was no training; returns the step.
-
-    The newest ``model.ckpt-N`` in ``output_dir`` (everything required; its ``global_step``)
-    as the Estimator, else ``init_checkpoint`` (missing names, e.g. an untrained head, keep
-    their initial values, as ``init_from_checkpoint``; step 0), else the initial weights.
-
-    Raises:
-      CheckpointError: unreadable checkpoint or shapes that do not fit (names the variable).
-    """
-    name_map = model.name_map()
-    existing = checkpoint_io.existing_checkpoints(output_dir)
-    if existing:
-        prefix = existing[-1]
-        checkpoint_io.assign_from_checkpoint(name_map, prefix, require_all=True)
-        reader = tf.train.load_checkpoint(prefix)
-        step = (int(reader.get_tensor(checkpoint_io.GLOBAL_STEP))
-                if reader.has_tensor(checkpoint_io.GLOBAL_STEP) else
-                checkpoint_io.checkpoint_step(prefix))
-        logging.info("Using the checkpoint %s (global_step = %d)%s", prefix, step,
-                     f"; --init_checkpoint={init_checkpoint} is ignored" if init_checkpoint
-                     else "")
-        return step
-    if init_checkpoint:
-        report = checkpoint_io.assign_from_checkpoint(name_map, init_checkpoint)
-        logging.info("%s", report.summary())
-        if report.missing:
-            logging.warning("not in --init_checkpoint, left at their initial values: %s",
-                            ", ".join(report.missing))
-        return 0
-    logging.warning("no checkpoint in %s and no --init_checkpoint: using random weights",
-                    output_dir)
-    return 0
 
 
 def export_saved_model(model: BertClassifier, export_dir: str) -> str:
@@ -466,8 +356,8 @@ def _predict_all(predictor, input_file, args, batch_size, regression, name, tota
         logits.append(out["logits"])
         labels.append(batch["label_ids"])
         real.append(batch["is_real_example"])
-        batch_losses.append(float(np.mean(per_example_loss(out["logits"], batch["label_ids"],
-                                                           regression))))
+        batch_losses.append(float(np.mean(metrics.per_example_loss(
+            out["logits"], batch["label_ids"], regression))))
     return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
             batch_losses)
 
@@ -529,7 +419,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
             model.name_map(), train_config, strategy=strategy)
         result.global_step = result.train.global_step
     elif args.do_eval or args.do_predict or args.export_dir:
-        result.global_step = restore_for_inference(model, args.output_dir, args.init_checkpoint)
+        result.global_step = restore_for_inference(model.name_map(), args.output_dir,
+                                                   args.init_checkpoint).global_step
 
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)
@@ -546,10 +437,11 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         logits, labels, real, batch_losses = _predict_all(
             predictor, eval_file, args, args.eval_batch_size, regression, "eval",
             len(eval_examples))
-        result.eval_results = eval_metrics(logits, labels, real, batch_losses,
-                                           result.global_step, regression)
+        result.eval_results = eval_metrics(
+            logits, labels, real, batch_losses, result.global_step, regression,
+            mcc=args.task_name.lower() in metrics.MCC_TASKS)
         if label_list is not None and len(label_list) == 2:
-            result.eval_extra["eval_f1"] = binary_f1(logits, labels, real)
+            result.eval_extra["eval_f1"] = metrics.binary_f1(logits, labels, real)
         result.num_eval_examples = num_actual
         logging.info("***** Eval results *****")
         for key in sorted(result.eval_results):
@@ -557,8 +449,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         for key, value in result.eval_extra.items():
             logging.info("  %s = %.6f (bert_tf, not written)", key, value)
         if chief:
-            checkpoint_io.atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE),
-                                            format_eval_results(result.eval_results))
+            write_eval_results(args.output_dir, result.eval_results)
 
     if args.do_predict:
         predict_examples, num_actual = data.add_tpu_padding(
@@ -583,8 +474,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         result.predictions = probabilities
         result.num_predict_examples = num_actual
         if chief:
-            checkpoint_io.atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
-                                            format_test_results(probabilities))
+            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                              format_test_results(probabilities))
 
     if args.export_dir and chief:
         result.export_path = export_saved_model(model, args.export_dir)

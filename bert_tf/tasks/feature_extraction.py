@@ -70,28 +70,18 @@ class ExtractFeaturesArgs:
     pooling: str
 
 
-def resolve_model_files(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
+def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
     """Fills in the embedded default model and example input when their flags are absent.
 
     The three model flags (``bert_config_file``, ``vocab_file``, ``init_checkpoint``) go
-    together: none given means the embedded MiniLM default (`bert_tf.defaults`).
+    together: none given means the embedded MiniLM default
+    (:func:`bert_tf.defaults.resolve_model_files`); no ``input_file`` means the example input,
+    no ``output_file`` :data:`DEFAULT_OUTPUT_FILE`.
 
     Raises:
       FlagError: only some of the three model flags are given.
     """
-    model_flags = {"bert_config_file": args.bert_config_file, "vocab_file": args.vocab_file,
-                   "init_checkpoint": args.init_checkpoint}
-    given = [k for k, v in model_flags.items() if v]
-    if given and len(given) < 3:
-        missing = sorted(set(model_flags) - set(given))
-        raise FlagError(f"--{' --'.join(missing)} missing: give all of --bert_config_file, "
-                        f"--vocab_file and --init_checkpoint, or none for the embedded default model")
-    if not given:
-        model = defaults.default_model()
-        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME, model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
+    defaults.resolve_model_files(args, require_init_checkpoint=True)
     if not args.input_file:
         args.input_file = defaults.EXAMPLE_INPUT
     if not args.output_file:
@@ -205,25 +195,37 @@ def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequ
     return json.dumps({"linex_index": unique_id, "features": features}) + "\n"
 
 
-def pool(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
-    """SBERT-style sentence embedding of one BERT example.
+def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,
+         cls_position: str = "first") -> np.ndarray:
+    """SBERT-style sentence embedding of one example, BERT or XLNet, from its padded row.
+
+    bert_tf, beyond the original scripts (``--pooling``).
 
     Args:
-      real_outputs: float32 ``[n, H]``, the last layer at the n real tokens.
-      pooling: ``cls`` (first token, `[CLS]`), ``mean`` or ``max`` over the real tokens.
+      sequence_output: float32 ``[S, H]``, the last layer of one example, padding included
+        (on either side).
+      real: ``[S]``, nonzero/True at the real tokens: BERT's ``input_mask == 1`` (right
+        padding), XLNet's ``input_mask == 0`` (left padding, 1 = padding).
+      pooling: ``cls`` (the classification token), ``mean`` or ``max`` over the real tokens.
+      cls_position: where the classification token is among the real tokens: ``first``
+        (BERT's ``[CLS]``) or ``last`` (XLNet's ``<cls>``, its summary ``last``).
 
     Returns:
       float32 ``[H]``.
 
     Raises:
       FlagError: another pooling.
+      ValueError: another ``cls_position``.
     """
+    rows = np.asarray(sequence_output)[np.asarray(real).astype(bool)]
     if pooling == "cls":
-        return real_outputs[0]
+        if cls_position not in ("first", "last"):
+            raise ValueError(f"cls_position={cls_position!r}: expected 'first' or 'last'")
+        return rows[0] if cls_position == "first" else rows[-1]
     if pooling == "mean":
-        return real_outputs.mean(axis=0)
+        return rows.mean(axis=0)
     if pooling == "max":
-        return real_outputs.max(axis=0)
+        return rows.max(axis=0)
     raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
 
 
@@ -243,7 +245,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
       BertTfError subclasses for bad flags and files (ConfigError, CheckpointError, FlagError,
       InputDataError); nothing is written then.
     """
-    args = resolve_model_files(args)
+    args = resolve_inputs(args)
     if args.pooling not in POOLINGS:
         raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
     if args.batch_size <= 0:
@@ -273,14 +275,15 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     def run_batch(batch: List[BertInputs]):
         longest = max(len(f.input_ids) for f in batch)
         length = args.max_seq_length if fixed_length else bucket_length(longest, args.max_seq_length)
-        layers, seq = extractor.predict(*_pad_batch(batch, length))
-        return [(layers[k, :, :len(f.input_ids)], seq[k, :len(f.input_ids)])
+        ids, mask, segs = _pad_batch(batch, length)
+        layers, seq = extractor.predict(ids, mask, segs)
+        return [(layers[k, :, :len(f.input_ids)], seq[k], mask[k] == 1)
                 for k, f in enumerate(batch)]
 
     summary = write_feature_lines(
         read_text_examples(args.input_file),
         lambda ex: _featurize(ex, tokenizer, args.max_seq_length), run_batch, layer_indexes,
-        args.output_file, args.batch_size, args.pooling, pool)
+        args.output_file, args.batch_size, args.pooling, cls_position="first")
     num_lines = summary["num_lines"]
     if num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
@@ -294,7 +297,7 @@ def bucket_length(longest: int, max_seq_length: int) -> int:
 
 def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
-                        pooling: str = "none", pool_fn: Callable = pool,
+                        pooling: str = "none", cls_position: str = "first",
                         check_example: Optional[Callable[[TextExample], None]] = None) -> Dict:
     """The feature-extraction loop shared by the BERT and XLNet paths.
 
@@ -305,10 +308,12 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     Args:
       examples: :class:`TextExample` s in input order.
       featurize: example -> features with ``.tokens`` and ``.input_ids`` (the unpadded length).
-      run_batch: list of features -> list of ``(layer_values [len(layer_indexes), n, H],
-        last_layer [n, H])`` at each example's n real tokens (the family pads as it must).
+      run_batch: list of features -> list of ``(layer_values [len(layer_indexes), n, H]``
+        at each example's n real tokens, ``last_layer [S, H]`` its padded row, ``real [S]``
+        bool, True at the real tokens``)`` (the family pads as it must).
       layer_indexes: the ``index`` written for each layer.
-      pool_fn: ``(last_layer [n, H], pooling) -> [H]`` when ``pooling`` is not "none".
+      cls_position: :func:`pool`'s (``first`` for BERT, ``last`` for XLNet), when
+        ``pooling`` is not "none".
       check_example: called on each example before featurizing (e.g. warnings).
 
     Returns:
@@ -334,10 +339,10 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
             for rows in _batches_by_length(features, batch_size):
                 for r, result in zip(rows, run_batch([features[r] for r in rows])):
                     results[r] = result
-            for ex, f, (values, last_layer) in zip(chunk, features, results):
+            for ex, f, (values, last_layer, real) in zip(chunk, features, results):
                 output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
-                    embedding = pool_fn(last_layer, pooling)
+                    embedding = pool(last_layer, real, pooling, cls_position)
                     embeddings.write(json.dumps({
                         "linex_index": ex.unique_id, "pooling": pooling,
                         "embedding": [round(x, 6) for x in embedding.tolist()]}) + "\n")

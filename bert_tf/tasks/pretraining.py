@@ -30,7 +30,6 @@ written; TF's mid-run ``indices[..] = id is not in [0, N)`` is turned into the s
 name the file, the largest id and ``vocab_size``.
 """
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
@@ -48,10 +47,11 @@ from bert_tf.data.pretraining_records import (check_input_records, check_token_i
                                               input_fn_builder, is_parse_error)
 from bert_tf.errors import FlagError
 from bert_tf.training import checkpoint_io, loop
+from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
+from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
 
-EVAL_RESULTS_FILE = "eval_results.txt"
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "next_sentence_accuracy", "next_sentence_loss")
 
@@ -162,12 +162,6 @@ def metrics_from_sums(sums: Mapping[str, float], global_step: int) -> Dict[str, 
     }
 
 
-def format_eval_results(metrics: Mapping[str, Any]) -> str:
-    """``key = value`` lines sorted by key, values as the original's ``str(result[key])``."""
-    # str(), not format(): numpy's float32.__format__ would print the float64 digits.
-    return "".join(f"{key} = {str(metrics[key])}\n" for key in sorted(metrics))
-
-
 # ---------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------
@@ -261,37 +255,6 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
         for k, v in step(iterator).items():
             totals[k] += float(v.numpy())
     return metrics_from_sums(totals, global_step)
-
-
-def write_eval_results(output_dir: str, metrics: Mapping[str, Any]) -> str:
-    """Writes ``<output_dir>/eval_results.txt`` (sorted ``key = value`` lines) atomically."""
-    tf.io.gfile.makedirs(output_dir)
-    path = os.path.join(output_dir, EVAL_RESULTS_FILE)
-    checkpoint_io.atomic_write_text(path, format_eval_results(metrics))
-    return path
-
-
-def _restore_for_eval(model: BertPretrainer, output_dir: str,
-                      init_checkpoint: Optional[str]) -> int:
-    """Loads the newest output_dir checkpoint (else init_checkpoint); returns global_step."""
-    existing = checkpoint_io.existing_checkpoints(output_dir) if tf.io.gfile.isdir(
-        output_dir) else []
-    if existing:
-        prefix = existing[-1]
-        checkpoint_io.assign_from_checkpoint(model.name_map(), prefix, require_all=True)
-        reader = tf.train.load_checkpoint(prefix)
-        step = int(reader.get_tensor(checkpoint_io.GLOBAL_STEP)) if reader.has_tensor(
-            checkpoint_io.GLOBAL_STEP) else 0
-        logging.info("Evaluating %s (global_step %d)", prefix, step)
-        return step
-    if init_checkpoint:
-        report = checkpoint_io.assign_from_checkpoint(model.name_map(), init_checkpoint)
-        logging.info("No checkpoint in %s; evaluating the init_checkpoint: %s", output_dir,
-                     report.summary())
-    else:
-        logging.warning("No checkpoint in %s and no --init_checkpoint: evaluating the "
-                        "randomly initialized model", output_dir)
-    return 0
 
 
 @dataclass
@@ -399,7 +362,8 @@ def run_pretraining(args: PretrainingArgs,
         logging.info("***** Running evaluation *****")
         logging.info("  Batch size = %d", args.eval_batch_size)
         if trained_step is None:
-            global_step = _restore_for_eval(model, args.output_dir, args.init_checkpoint)
+            global_step = restore_for_inference(name_map, args.output_dir,
+                                                args.init_checkpoint).global_step
         else:
             global_step = trained_step  # the model holds the weights just saved
         eval_input_fn = input_fn_builder(input_files, args.max_seq_length,
@@ -424,6 +388,6 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 __all__ = [
     "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
-    "eval_metric_sums", "evaluate", "format_eval_results", "metrics_from_sums",
-    "pretraining_loss_fn", "run_pretraining", "validate_args", "write_eval_results",
+    "eval_metric_sums", "evaluate", "metrics_from_sums",
+    "pretraining_loss_fn", "run_pretraining", "validate_args",
 ]

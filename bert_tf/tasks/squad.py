@@ -125,35 +125,6 @@ class SquadArgs:
 
 # ---- start-up checks ---------------------------------------------------------------------------
 
-def resolve_model_files(args: SquadArgs) -> SquadArgs:
-    """Fills in the embedded default model when none of the three model flags is given.
-
-    The original marked ``bert_config_file``, ``vocab_file`` and ``output_dir`` required.
-    bert_tf: with none of ``bert_config_file``, ``vocab_file``, ``init_checkpoint`` the
-    embedded default (all-MiniLM-L6-v2 converted to the original layout) is used.
-
-    Raises:
-      FlagError: ``--output_dir`` is missing, or only one of ``--bert_config_file`` /
-        ``--vocab_file`` is given (names the missing flag).
-      ConfigError: the default model is needed but its package is missing.
-    """
-    if not args.output_dir:
-        raise FlagError("Flag --output_dir must have a value other than None.")
-    if not args.bert_config_file and not args.vocab_file and not args.init_checkpoint:
-        model = defaults.default_model()
-        logging.info("using the embedded default model %s (%s)", defaults.MODEL_NAME,
-                     model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
-    for name in ("bert_config_file", "vocab_file"):
-        if not getattr(args, name):
-            raise FlagError(f"Flag --{name} must have a value other than None (give "
-                            f"--bert_config_file, --vocab_file and --init_checkpoint, or none "
-                            f"of them for the embedded default model).")
-    return args
-
-
 def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     """The original ``validate_flags_or_throw`` checks in their order, then bert_tf's.
 
@@ -295,39 +266,6 @@ def build_model(config: BertConfig, args: SquadArgs, strategy):
         model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
         model.build_with_dummy_input(args.max_seq_length)
     return model
-
-
-def restore_for_predict(model, args: SquadArgs) -> str:
-    """Loads weights for prediction, as ``Estimator.predict`` would, and says from where.
-
-    The newest ``<output_dir>/model.ckpt-N`` (every variable required) if there is one; else
-    ``init_checkpoint`` (``bert/*``; a missing ``cls/squad`` head stays at its random initial
-    values, with a warning: the answers are then meaningless); else nothing (random weights,
-    warning).
-
-    Raises:
-      CheckpointError: unreadable checkpoint, a shape that does not fit the config, or (own
-        checkpoint) a missing variable.
-    """
-    from bert_tf.training import checkpoint_io
-
-    existing = checkpoint_io.existing_checkpoints(args.output_dir)
-    if existing:
-        report = checkpoint_io.assign_from_checkpoint(model.name_map(), existing[-1],
-                                                      require_all=True)
-        logging.info("Predicting with %s", report.summary())
-        return existing[-1]
-    if args.init_checkpoint:
-        report = checkpoint_io.assign_from_checkpoint(model.name_map(), args.init_checkpoint)
-        logging.info("Predicting with %s", report.summary())
-        if report.missing:
-            logging.warning("%s has no %s: these keep their random initial values, so the "
-                            "answers are not meaningful (train first with --do_train)",
-                            report.prefix, ", ".join(report.missing))
-        return report.prefix
-    logging.warning("no checkpoint in %s and no --init_checkpoint: predicting with random "
-                    "weights", args.output_dir)
-    return ""
 
 
 def model_predict_fn(model, strategy, batch_size: int, use_xla: bool = False) -> PredictFn:
@@ -522,7 +460,9 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
       :func:`read_train_examples`, :func:`read_predict_examples`); they are raised before
       anything is written to ``output_dir`` whenever the inputs alone show the problem.
     """
-    args = resolve_model_files(args)
+    if not args.output_dir:
+        raise FlagError("Flag --output_dir must have a value other than None.")
+    args = defaults.resolve_model_files(args)
     if predict_fn is not None and args.do_train:
         raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
     config, tokenizer = validate_args(args)
@@ -582,7 +522,10 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
         # Weights first: a checkpoint that does not fit fails before any file is written.
         if model is None:
             model = build_model(config, args, strategy)
-            weights_from = restore_for_predict(model, args)
+            from bert_tf.training.restore import restore_for_inference
+
+            weights_from = restore_for_inference(model.name_map(), args.output_dir,
+                                                 args.init_checkpoint).prefix
         else:
             weights_from = summary.get("checkpoint") or ""
         predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)
@@ -612,7 +555,7 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
     summary["eval_results"] = metrics
     summary["eval_results_file"] = None
     if metrics is not None:
-        from bert_tf.training.checkpoint_io import atomic_write_text
+        from bert_tf.atomic_files import atomic_write_text
 
         atomic_write_text(join(EVAL_RESULTS_FILE), json.dumps(metrics, indent=4) + "\n")
         summary["eval_results_file"] = join(EVAL_RESULTS_FILE)

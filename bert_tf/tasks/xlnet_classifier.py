@@ -17,7 +17,8 @@ What it writes, as the original:
   ``{spm}.len-{S}.{split}.eval.tf_record``, ``{spm}.len-{S}.{split}.predict.tf_record``
   (reused when they exist, unless ``--overwrite_data``; beyond the original, a cached file
   that does not fit this run -- another record count, float labels for a classification task
-  or int labels for a regression one -- is an error, :func:`check_cached_records`);
+  or int labels for a regression one -- is an error,
+  :func:`bert_tf.data.xlnet_classifier_records.check_cached_records`);
 * ``--model_dir``: ``model.ckpt-N`` in the original layout (variables by their TF1 names,
   TF1 Adam slots ``<var>/Adam``, ``<var>/Adam_1``, ``beta1_power``, ``beta2_power`` — or
   ``<var>/adam_m``, ``<var>/adam_v`` with ``--weight_decay`` > 0 — and ``global_step``);
@@ -55,9 +56,7 @@ path (checkpoints go to ``--model_dir``), as in the original.
 import dataclasses
 import functools
 import json
-import math
 import os
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -65,25 +64,28 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import xlnet_classifier as data
+from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.data.classifier import PaddingInputExample
-from bert_tf.data.tfrecord import decode_record
-from bert_tf.errors import CheckpointError, ConfigError, FlagError
+from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
 from bert_tf.tasks.run_checks import require_one_mode
-from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, load_sp_model,
-                                                       tokenize_fn)
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import checkpoint_io
 from bert_tf.training import loop
+from bert_tf.training import metrics
+from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.strategy import strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
-from bert_tf.xlnet.config import XLNetConfig, create_run_config
+from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
 
-TRAIN_SHUFFLE_SEED = 12345
-EVAL_RESULTS_FILE = "eval_results.txt"
 
 
 @bert_flags.args_class(bert_flags.XLNET_RUN_CLASSIFIER)
@@ -234,169 +236,9 @@ def check_task_mode(processor, args: XLNetClassifierArgs) -> None:
                         "classification task")
 
 
-def check_spiece_matches_config(sp_model, config: XLNetConfig, spiece_model_file: str,
-                                model_config_path: str) -> None:
-    """The SentencePiece model must fit the config: same vocabulary size (``n_token``) and
-    XLNet's hard-coded ``<sep>`` = 4, ``<cls>`` = 3 (spec 5.3).
-
-    Raises:
-      ConfigError: naming both files and both values.
-    """
-    size = sp_model.GetPieceSize()
-    if size != config.n_token:
-        raise ConfigError(
-            f"{spiece_model_file} has {size} pieces but {model_config_path} says "
-            f"n_token={config.n_token}: the SentencePiece model and the config must come from "
-            f"the same model (ids >= n_token have no embedding)")
-    for symbol, expected in (("<sep>", SEP_ID), ("<cls>", CLS_ID)):
-        got = sp_model.PieceToId(symbol)
-        if got != expected or sp_model.IdToPiece(expected) != symbol:
-            raise ConfigError(f"{spiece_model_file}: {symbol} has id {got}, but XLNet's code "
-                              f"hard-codes {symbol}={expected} (spec 5.3); not an XLNet "
-                              "SentencePiece model")
-
-
-def resolve_init_checkpoint(path: Optional[str]) -> Optional[str]:
-    """A path ending in ``latest`` means the latest checkpoint of its folder (spec 4.4).
-
-    Raises:
-      CheckpointError: no checkpoint there.
-    """
-    if not path or not path.endswith("latest"):
-        return path
-    folder = os.path.dirname(path)
-    latest = tf.train.latest_checkpoint(folder)
-    if not latest:
-        raise CheckpointError(f"--init_checkpoint={path}: no checkpoint state file in {folder}")
-    return latest
-
-
-def list_model_dir_checkpoints(model_dir: str) -> List[Tuple[int, str]]:
-    """``(global_step, prefix)`` of every ``*.index`` in ``model_dir`` whose name ends in
-    ``-<step>``, sorted by step (the original's eval list). Others are skipped with a warning.
-    """
-    found = []
-    if not tf.io.gfile.isdir(model_dir):
-        return found
-    for filename in tf.io.gfile.listdir(model_dir):
-        if not filename.endswith(".index") or filename.startswith(".tmp-"):
-            continue
-        prefix = os.path.join(model_dir, filename[:-len(".index")])
-        m = re.search(r"-(\d+)$", prefix)
-        if m is None:
-            logging.warning("%s: not a <name>-<step> checkpoint, not evaluated", prefix)
-            continue
-        found.append((int(m.group(1)), prefix))
-    return sorted(found)
-
-
-def latest_model_dir_checkpoint(model_dir: str) -> Optional[str]:
-    """The checkpoint of the ``checkpoint`` state file, else the highest step, else None."""
-    latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
-    if latest:
-        return latest
-    found = list_model_dir_checkpoints(model_dir)
-    return found[-1][1] if found else None
-
-
 # ---------------------------------------------------------------------------------------------
 # Model, data
 # ---------------------------------------------------------------------------------------------
-
-def _count_cached_records(path: str, regression: bool) -> Tuple[int, int, float]:
-    """``(records, real examples, largest label)`` of a cached TFRecord of this task."""
-    schema = {"is_real_example": tf.io.FixedLenFeature([], tf.int64, default_value=1),
-              "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64)}
-    total, real, largest = 0, 0, -math.inf
-    dataset = tf.data.TFRecordDataset(path).batch(4096).map(
-        lambda r: tf.io.parse_example(r, schema))
-    for batch in dataset.as_numpy_iterator():
-        total += len(batch["is_real_example"])
-        real += int(np.sum(batch["is_real_example"] == 1))
-        if len(batch["label_ids"]):
-            largest = max(largest, float(np.max(batch["label_ids"])))
-    return total, real, largest
-
-
-def check_cached_records(path: str, kind: str, args: XLNetClassifierArgs, num_examples: int,
-                         n_class: int, split: str = "train") -> None:
-    """Checks that a cached TFRecord the run would reuse was written for this run.
-
-    The original reuses ``{spm}.len-{S}.*.tf_record`` in ``--output_dir`` whenever it exists
-    (unless ``--overwrite_data``), so a file of another task or data set was silently used
-    (or crashed deep in TF on the label dtype). Here, when the file would be reused, it must
-    hold:
-
-    * labels of the task's type (``float_list`` for regression, ``int64_list`` otherwise; int
-      labels below ``n_class``);
-    * train: ``num_examples * --num_passes`` records (the original writes them so, without
-      padding);
-    * eval: ``num_examples`` real examples (``is_real_example`` = 1) and, with the padding
-      examples the original appends for the TPU, a multiple of ``--eval_batch_size`` records
-      (evaluation drops the last partial batch as the original's TPU input_fn does); the
-      padding count itself may differ (it depends on the batch size, which the name lacks);
-    * predict: ``num_examples`` real examples (padding rows are never predicted).
-
-    Nothing is checked when the file is absent or ``--overwrite_data`` is set.
-
-    Args:
-      path: the TFRecord; kind: ``train``, ``eval`` or ``predict``; num_examples: this run's
-      examples of that split (without padding); n_class: labels of the task (1: regression);
-      split: the split name for messages.
-
-    Raises:
-      FlagError: the file does not fit (names the file, what differs, and tells to pass
-        ``--overwrite_data=True`` or another ``--output_dir``).
-    """
-    if args.overwrite_data or not tf.io.gfile.exists(path):
-        return
-    task = args.task_name.lower()
-    fix = ("; it was written for another task or data set: pass --overwrite_data=True to "
-           "rewrite it, or another --output_dir")
-    prefix = f"--output_dir: the cached {path} does not fit this run (it would be reused)"
-    try:
-        first = next(iter(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator()), None)
-        if first is not None:
-            feature = tf.train.Example.FromString(first).features.feature
-            label_kind = (feature["label_ids"].WhichOneof("kind") if "label_ids" in feature
-                          else None)
-            if label_kind is None or "input_ids" not in feature:
-                raise FlagError(f"{prefix}: its records have no label_ids/input_ids, it is not "
-                                f"an XLNet classifier TFRecord{fix}")
-            if args.is_regression and label_kind != "float_list":
-                raise FlagError(f"{prefix}: it holds int labels but --task_name={task} is a "
-                                f"regression task (float labels){fix}")
-            if not args.is_regression and label_kind != "int64_list":
-                raise FlagError(f"{prefix}: it holds float labels (a regression task's) but "
-                                f"--task_name={task} is a classification task{fix}")
-        total, real, largest = _count_cached_records(path, args.is_regression)
-    except FlagError:
-        raise
-    except Exception as e:  # noqa: BLE001 - DataLossError, DecodeError, InvalidArgumentError
-        message = getattr(e, "message", None) or str(e)
-        raise FlagError(f"{prefix}: cannot read it ({type(e).__name__}: "
-                        f"{message.strip().splitlines()[0]}){fix}") from e
-    if kind == "train":
-        expected = num_examples * args.num_passes
-        if total != expected:
-            passes = (f" x --num_passes={args.num_passes} = {expected} records"
-                      if args.num_passes != 1 else "")
-            raise FlagError(f"{prefix}: it holds {total} records, this run has {num_examples} "
-                            f"{split} examples{passes}{fix}")
-    else:
-        padding = f" ({real} real + {total - real} padding)" if total != real else ""
-        if real != num_examples:
-            raise FlagError(f"{prefix}: it holds {total} records{padding}, this run has "
-                            f"{num_examples} {split} examples{fix}")
-        if kind == "eval" and total % args.eval_batch_size:
-            raise FlagError(f"{prefix}: it holds {total} records{padding}, not a multiple of "
-                            f"--eval_batch_size={args.eval_batch_size} (the last batch would "
-                            f"be dropped); pass --overwrite_data=True to rewrite it with this "
-                            f"padding, or another --output_dir")
-    if not args.is_regression and total and largest >= n_class:
-        raise FlagError(f"{prefix}: it holds label id {int(largest)} but --task_name={task} has "
-                        f"{n_class} labels{fix}")
-
 
 def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: int,
                      is_training: bool) -> XLNetClassifier:
@@ -412,109 +254,42 @@ def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: in
     return model
 
 
-def _split_features(record):
-    features = {"input_ids": record["input_ids"], "segment_ids": record["segment_ids"],
-                "input_mask": record["input_mask"]}
-    return features, record["label_ids"], record["is_real_example"]
-
-
-def record_dataset(input_file: str, max_seq_length: int, regression: bool) -> tf.data.Dataset:
-    """Decoded records ``(features, label_ids, is_real_example)`` (original input_fn).
-
-    features: ``input_ids`` / ``segment_ids`` int32 ``[S]``, ``input_mask`` float32 ``[S]``
-    (1 = padding); labels int32 (float32 for regression); is_real_example int32.
-    """
-    schema = data.record_schema(max_seq_length, regression)
-    return tf.data.TFRecordDataset(input_file).map(
-        lambda r: _split_features(decode_record(r, schema)))
-
-
-def train_dataset(input_file: str, max_seq_length: int, regression: bool, batch_size: int,
-                  shuffle_buffer: int) -> tf.data.Dataset:
-    """shuffle(shuffle_buffer) -> repeat -> batch(drop_remainder) of ``(features, labels)``."""
-    d = record_dataset(input_file, max_seq_length, regression)
-    d = d.shuffle(shuffle_buffer, seed=TRAIN_SHUFFLE_SEED).repeat()
-    return d.map(lambda f, label, real: (f, label)).batch(batch_size, drop_remainder=True)
-
-
-def make_strategy(args: XLNetClassifierArgs):
-    """TPUStrategy with ``--use_tpu``; else MirroredStrategy over ``min(num_core_per_host,
-    visible GPUs)`` GPUs when that is more than one; else the default strategy."""
-    if args.use_tpu:
-        from bert_tf.training.strategy import get_strategy
-        return get_strategy(use_tpu=True, tpu_name=args.tpu, tpu_zone=args.tpu_zone,
-                            gcp_project=args.gcp_project, master=args.master,
-                            num_tpu_cores=args.num_hosts * args.num_core_per_host)
-    gpus = tf.config.list_logical_devices("GPU")
-    n = min(args.num_core_per_host, len(gpus))
-    if args.num_core_per_host > len(gpus) and gpus:
-        logging.info("--num_core_per_host=%d but %d GPU(s) visible: using %d",
-                     args.num_core_per_host, len(gpus), n)
-    if n > 1:
-        return tf.distribute.MirroredStrategy([d.name for d in gpus[:n]])
-    return tf.distribute.get_strategy()
-
-
 # ---------------------------------------------------------------------------------------------
 # Metrics
 # ---------------------------------------------------------------------------------------------
 
-def weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    """Pearson r of ``x`` and ``y`` with example weights ``w`` (the original's
-    ``streaming_pearson_correlation(logits, labels, weights=is_real_example)``), in float64."""
-    x, y, w = (np.asarray(a, np.float64) for a in (x, y, w))
-    total = w.sum()
-    mx, my = (w * x).sum() / total, (w * y).sum() / total
-    cxy = (w * (x - mx) * (y - my)).sum()
-    cxx = (w * (x - mx) ** 2).sum()
-    cyy = (w * (y - my) ** 2).sum()
-    return float(cxy / math.sqrt(cxx * cyy)) if cxx > 0 and cyy > 0 else float("nan")
-
-
 def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.ndarray,
-                 weights: np.ndarray, regression: bool) -> Dict[str, float]:
+                 weights: np.ndarray, regression: bool, mcc: bool = False) -> Dict[str, float]:
     """The original metric_fn / regression_metric_fn (spec 8.4), weighted by is_real_example.
 
+    Args:
+      per_example_loss: float32 ``[N]``; logits: float32 ``[N, n_class]`` (``[N]`` for
+      regression); labels: ``[N]``; weights: ``[N]`` is_real_example; regression: the task
+      kind; mcc: add ``eval_mcc`` (bert_tf, beyond the original: GLUE's CoLA metric,
+      :func:`bert_tf.training.metrics.matthews_corrcoef`).
+
     Returns:
-      ``eval_loss`` and ``eval_accuracy`` (argmax == label), or ``eval_loss`` and
-      ``eval_pearsonr`` (logit vs label) for regression.
+      ``eval_loss`` and ``eval_accuracy`` (argmax == label) (and ``eval_mcc``), or
+      ``eval_loss`` and ``eval_pearsonr`` (logit vs label) for regression; Python floats.
     """
     w = np.asarray(weights, np.float64)
-    out = {"eval_loss": float((w * per_example_loss).sum() / w.sum())}
+    out = {"eval_loss": metrics.weighted_mean(per_example_loss, w)}
     if regression:
-        out["eval_pearsonr"] = weighted_pearson(logits, labels, w)
+        out["eval_pearsonr"] = metrics.pearson(logits, labels, w)
     else:
-        correct = (np.argmax(logits, axis=-1) == labels).astype(np.float64)
-        out["eval_accuracy"] = float((w * correct).sum() / w.sum())
+        out["eval_accuracy"] = metrics.accuracy(logits, labels, w)
+        if mcc:
+            out["eval_mcc"] = metrics.matthews_corrcoef(logits, labels, w)
     return out
-
-
-def _predict_batches(model: XLNetClassifier, dataset: tf.data.Dataset):
-    @tf.function(reduce_retracing=True)
-    def step(features, labels):
-        logits = model(features, training=False)["logits"]
-        per_example, total = model.task_loss(logits, labels)
-        return logits, per_example, total
-
-    for features, labels, real in dataset:
-        logits, per_example, total = step(features, labels)
-        yield (logits.numpy(), per_example.numpy(), float(total.numpy()), labels.numpy(),
-               real.numpy())
-
-
-def _load_for_inference(model: XLNetClassifier, prefix: str, config: XLNetConfig) -> int:
-    table = checkpoint_map.xlnet_variable_map(model)
-    report = checkpoint_map.load_xlnet_checkpoint(table, prefix, require_all=True,
-                                                  untie_r=config.untie_r)
-    logging.info("%s", report.summary())
-    reader = tf.train.load_checkpoint(report.prefix)
-    return int(reader.get_tensor(checkpoint_io.GLOBAL_STEP)) if reader.has_tensor(
-        checkpoint_io.GLOBAL_STEP) else 0
 
 
 def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig,
                         eval_file: str, args: XLNetClassifierArgs) -> Dict[str, Any]:
     """Loads ``prefix`` into ``model`` and evaluates the eval TFRecord (Estimator.evaluate).
+
+    The batches (``--eval_batch_size``, the last partial one dropped as the original's TPU
+    input_fn) run through :class:`bert_tf.training.predict.BatchPredictor` on the left-padded
+    inputs as they are (no trimming), the per-example loss computed in the same step.
 
     Returns:
       dict: the metrics of :func:`eval_metrics`, ``loss`` (mean of the batch losses, padding
@@ -523,26 +298,28 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     Raises:
       CheckpointError: the checkpoint does not fit the model (names variable / shapes).
     """
-    global_step = _load_for_inference(model, prefix, config)
-    dataset = record_dataset(eval_file, args.max_seq_length, args.is_regression).batch(
-        args.eval_batch_size, drop_remainder=True)
+    restored = restore_for_inference(
+        checkpoint_map.xlnet_variable_map(model), args.model_dir, checkpoint=prefix,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
+    predictor = BatchPredictor(
+        model, ["logits"], per_example_loss_fn=lambda out, labels: model.task_loss(
+            out["logits"], labels)[0])
+    dataset = records.eval_dataset(eval_file, args.max_seq_length, args.is_regression,
+                                   args.eval_batch_size, drop_remainder=True)
     logits, losses, labels, weights, totals = [], [], [], [], []
-    for lg, pe, total, lb, real in _predict_batches(model, dataset):
-        logits.append(lg)
-        losses.append(pe)
-        labels.append(lb)
-        weights.append(real)
-        totals.append(total)
+    for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
+        logits.append(out["logits"])
+        losses.append(out["per_example_loss"])
+        labels.append(batch["label_ids"])
+        weights.append(batch["is_real_example"])
+        # the Estimator's loss: tf.reduce_mean of the batch's per-example losses
+        totals.append(float(tf.reduce_mean(out["per_example_loss"]).numpy()))
     result = eval_metrics(np.concatenate(losses), np.concatenate(logits), np.concatenate(labels),
-                          np.concatenate(weights), args.is_regression)
+                          np.concatenate(weights), args.is_regression,
+                          mcc=args.task_name.lower() in metrics.MCC_TASKS)
     result["loss"] = float(np.mean(totals))
-    result["global_step"] = global_step
+    result["global_step"] = restored.global_step
     return result
-
-
-def format_eval_results(result: Dict[str, Any]) -> str:
-    """``key = value`` lines, keys sorted (BERT's eval_results.txt format)."""
-    return "".join(f"{k} = {v}\n" for k, v in sorted(result.items()))
 
 
 def format_predictions(all_logits: List[List[float]], label_list: Optional[List],
@@ -598,23 +375,23 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     tokenize = functools.partial(tokenize_fn, sp, uncased=args.uncased)
     spm_basename = os.path.basename(args.spiece_model_file)
-    init_checkpoint = resolve_init_checkpoint(args.init_checkpoint)
+    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
     if args.use_bfloat16:
         logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
 
     # Checkpoints are checked against the model before any file is written.
-    strategy = strategy or make_strategy(args)
+    strategy = strategy or strategy_from_flags(args)
     with strategy.scope():
         model = build_classifier(config, args, n_class, is_training=True)
     name_map = checkpoint_map.xlnet_variable_map(model)
     resume = (checkpoint_io.existing_checkpoints(args.model_dir)
               if tf.io.gfile.isdir(args.model_dir) else [])
-    existing = list_model_dir_checkpoints(args.model_dir)
+    existing = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
     if args.do_train and init_checkpoint and not resume:
-        check_checkpoint_fits(name_map, init_checkpoint, config)
+        checkpoint_map.check_checkpoint_fits(name_map, init_checkpoint, config.untie_r)
     for prefix in ([existing[-1][1]] if existing else []) + (
             [args.predict_ckpt] if args.predict_ckpt else []):
-        check_checkpoint_fits(name_map, prefix, config, require_all=True)
+        checkpoint_map.check_checkpoint_fits(name_map, prefix, config.untie_r, require_all=True)
     if not args.do_train and not existing and (args.do_eval or not args.predict_ckpt):
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate or "
                               "predict with; train first (--do_train) or point --model_dir at "
@@ -630,17 +407,17 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     train_examples = eval_examples = None
     if args.do_train:
         train_examples = processor.get_train_examples(args.data_dir)
-        check_cached_records(train_file, "train", args, len(train_examples), n_class)
+        records.check_cached_records(train_file, "train", args, len(train_examples), n_class)
     if args.do_eval or args.do_predict:
         if args.eval_split == "dev":
             eval_examples = processor.get_dev_examples(args.data_dir)
         else:
             eval_examples = processor.get_test_examples(args.data_dir)
         if args.do_eval:
-            check_cached_records(eval_file, "eval", args, len(eval_examples), n_class,
+            records.check_cached_records(eval_file, "eval", args, len(eval_examples), n_class,
                                  args.eval_split)
         if args.do_predict:
-            check_cached_records(predict_file, "predict", args, len(eval_examples), n_class,
+            records.check_cached_records(predict_file, "predict", args, len(eval_examples), n_class,
                                  args.eval_split)
     for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
                                                        else ()):
@@ -655,7 +432,7 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     # ---- train ----------------------------------------------------------------------------
     if args.do_train:
         logging.info("Use tfrecord file %s", train_file)
-        np.random.RandomState(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+        np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
         logging.info("Num of train samples: %d", len(train_examples))
         data.file_based_convert_examples_to_features(
             train_examples, label_list, args.max_seq_length, tokenize, train_file,
@@ -663,8 +440,8 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
             symbol_report=data.LiteralSymbolReport(sp, f"{task_name} train examples"))
         replicas = strategy.num_replicas_in_sync
         batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
-        dataset = train_dataset(train_file, args.max_seq_length, args.is_regression, batch,
-                                args.shuffle_buffer)
+        dataset = records.train_dataset(train_file, args.max_seq_length, args.is_regression,
+                                        batch, args.shuffle_buffer)
         if init_checkpoint and not resume:
             report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
                                                           untie_r=config.untie_r)
@@ -706,7 +483,7 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
             padded, label_list, args.max_seq_length, tokenize, eval_file,
             overwrite=args.overwrite_data,
             symbol_report=data.LiteralSymbolReport(sp, f"{task_name} {args.eval_split} examples"))
-        steps_and_files = list_model_dir_checkpoints(args.model_dir)
+        steps_and_files = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
         if not steps_and_files:
             raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
         if not args.eval_all_ckpt:
@@ -721,8 +498,7 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
         key_name = "eval_pearsonr" if args.is_regression else "eval_accuracy"
         best = sorted(eval_results, key=lambda r: r[key_name], reverse=True)[0]
         _log_result("Best result", best)
-        checkpoint_io.atomic_write_text(os.path.join(args.model_dir, EVAL_RESULTS_FILE),
-                                        format_eval_results(best))
+        write_eval_results(args.model_dir, best)
         result["eval_results"] = eval_results
         result["best_eval"] = best
 
@@ -731,51 +507,28 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
         data.file_based_convert_examples_to_features(
             eval_examples, label_list, args.max_seq_length, tokenize, predict_file,
             overwrite=args.overwrite_data)
-        prefix = args.predict_ckpt or latest_model_dir_checkpoint(args.model_dir)
+        prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
         if not prefix:
             raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
-        _load_for_inference(eval_model, prefix, config)
-        dataset = record_dataset(predict_file, args.max_seq_length, args.is_regression).batch(
-            args.predict_batch_size)
+        restore_for_inference(
+            checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
+            load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                      untie_r=config.untie_r))
+        dataset = records.eval_dataset(predict_file, args.max_seq_length, args.is_regression,
+                                       args.predict_batch_size)
         all_logits = []
-        for logits, _, _, _, real in _predict_batches(eval_model, dataset):
-            for row, is_real in zip(np.reshape(logits, [len(real), -1]), real):
+        predictor = BatchPredictor(eval_model, ["logits"])
+        for batch, out in predictor.predict(numpy_batches(dataset), total=len(eval_examples)):
+            real = batch["is_real_example"]
+            for row, is_real in zip(np.reshape(out["logits"], [len(real), -1]), real):
                 if is_real:
                     all_logits.append([float(x) for x in row.flat])
         tsv_path = os.path.join(args.predict_dir, f"{task_name}.tsv")
         json_path = os.path.join(args.predict_dir, f"{task_name}.logits.json")
-        checkpoint_io.atomic_write_text(tsv_path, format_predictions(
+        atomic_write_text(tsv_path, format_predictions(
             all_logits, label_list, args.predict_threshold))
-        checkpoint_io.atomic_write_text(json_path, json.dumps(all_logits, indent=4))
+        atomic_write_text(json_path, json.dumps(all_logits, indent=4))
         logging.info("Wrote %d predictions to %s and %s", len(all_logits), tsv_path, json_path)
         result["predict_files"] = [tsv_path, json_path]
         result["num_predictions"] = len(all_logits)
     return result
-
-
-def check_checkpoint_fits(name_map, path: str, config: XLNetConfig,
-                          require_all: bool = False) -> str:
-    """Checks a checkpoint against the model without assigning anything, so that a bad one
-    fails before any file is written: XLNet names at all (a BERT checkpoint is named as such),
-    the ``untie_r`` setting, every shape, and with ``require_all`` every model variable.
-
-    Returns:
-      the checkpoint prefix.
-
-    Raises:
-      CheckpointError: naming the checkpoint, the variable and both shapes.
-    """
-    prefix = checkpoint_map.check_compatible(name_map, path, untie_r=config.untie_r)
-    stored = checkpoint_io.list_checkpoint(prefix)
-    for name, var in name_map.items():
-        if name in stored and tuple(stored[name][0]) != tuple(var.shape):
-            raise CheckpointError(
-                f"{prefix}: variable {name} has shape {list(stored[name][0])} in the checkpoint "
-                f"but {list(var.shape)} in the model built from the config; the config does not "
-                f"match this checkpoint")
-    missing = [n for n in name_map if n not in stored]
-    if require_all and missing:
-        raise CheckpointError(
-            f"{prefix}: model variables missing from the checkpoint: {', '.join(missing)} "
-            f"(a checkpoint of another task, --cls_scope or --summary_type?)")
-    return prefix

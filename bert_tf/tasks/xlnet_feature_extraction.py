@@ -36,18 +36,18 @@ from absl import logging
 
 from bert_tf import defaults
 from bert_tf import flags as bert_flags
-from bert_tf.data.classifier import _truncate_seq_pair
+from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
 from bert_tf.errors import FlagError
 from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
                                               parse_layer_indexes, write_feature_lines)
-from bert_tf.tasks.xlnet_classifier import check_spiece_matches_config
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
+from bert_tf.training.predict import BatchPredictor
 from bert_tf.xlnet import checkpoint_map
-from bert_tf.xlnet.config import RunConfig, XLNetConfig
+from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
 from bert_tf.xlnet.model import XLNetModel
 
 
@@ -92,7 +92,7 @@ def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_len
     pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
     pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
     if pieces_b:
-        _truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
+        truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
     elif len(pieces_a) > max_seq_length - 2:
         pieces_a = pieces_a[:max_seq_length - 2]
     ids_a = [sp_model.PieceToId(p) for p in pieces_a]
@@ -129,22 +129,6 @@ def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.n
     return ids, segs, mask
 
 
-def pool_xlnet(real_outputs: np.ndarray, pooling: str) -> np.ndarray:
-    """Sentence embedding of one line from its real tokens' last-layer outputs ``[n, D]``:
-    ``cls`` = the last token (``<cls>``), ``mean`` / ``max`` over all of them. Returns ``[D]``.
-
-    Raises:
-      FlagError: another pooling.
-    """
-    if pooling == "cls":
-        return real_outputs[-1]
-    if pooling == "mean":
-        return real_outputs.mean(axis=0)
-    if pooling == "max":
-        return real_outputs.max(axis=0)
-    raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
-
-
 class XLNetFeatureExtractor:
     """A restored :class:`XLNetModel` returning chosen layers for batches.
 
@@ -168,19 +152,28 @@ class XLNetFeatureExtractor:
             checkpoint_map.xlnet_variable_map(self.model), init_checkpoint, require_all=True,
             untie_r=config.untie_r)
         logging.info("%s", report.summary())
-        self._predict = tf.function(self._step, reduce_retracing=True)
+        # left-padded inputs: run as they are (no trimming)
+        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
 
-    def _step(self, input_ids, segment_ids, input_mask):
-        out = self.model({"input_ids": input_ids, "segment_ids": segment_ids,
-                          "input_mask": input_mask}, training=False)
+    def _layers(self, features, training=False):
+        out = self.model(features, training=training)
         layers = out["all_layer_outputs"][1:]
-        return tf.stack([layers[i] for i in self.layer_indexes]), out["sequence_output"]
+        # batch-major [B, len(layer_indexes), S, D] so the predictor can split rows
+        return {"layers": tf.stack([layers[i] for i in self.layer_indexes], axis=1),
+                "sequence_output": out["sequence_output"]}
 
     def predict(self, input_ids: np.ndarray, segment_ids: np.ndarray, input_mask: np.ndarray):
-        """One batch -> (layers float32 ``[len(layer_indexes), B, S, D]``, sequence_output
-        ``[B, S, D]``)."""
-        layers, seq = self._predict(input_ids, segment_ids, input_mask)
-        return layers.numpy(), seq.numpy()
+        """One batch through :class:`bert_tf.training.predict.BatchPredictor`.
+
+        Args: ``input_ids``, ``segment_ids`` int32 ``[B, S]``, ``input_mask`` float32
+        ``[B, S]`` (1 = padding, left).
+
+        Returns:
+          (layers float32 ``[B, len(layer_indexes), S, D]``, sequence_output ``[B, S, D]``).
+        """
+        out = self._predictor.predict_batch({"input_ids": input_ids, "segment_ids": segment_ids,
+                                             "input_mask": input_mask})
+        return out["layers"], out["sequence_output"]
 
 
 def _check_args(args: XLNetExtractFeaturesArgs) -> None:
@@ -229,16 +222,17 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
 
     def run_batch(batch):
         length = bucket_length(max(len(f.input_ids) for f in batch), args.max_seq_length)
-        layers, seq = extractor.predict(*pad_left(batch, length))
-        # left padding: the real tokens are the last n positions
-        return [(layers[:, k, length - len(f.input_ids):], seq[k, length - len(f.input_ids):])
+        ids, segs, mask = pad_left(batch, length)
+        layers, seq = extractor.predict(ids, segs, mask)
+        # left padding: the real tokens are the last n positions (input_mask 0)
+        return [(layers[k, :, length - len(f.input_ids):], seq[k], mask[k] == 0)
                 for k, f in enumerate(batch)]
 
     summary = write_feature_lines(
         read_text_examples(args.input_file),
         lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
-        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling, pool_xlnet,
-        check_example)
+        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
+        cls_position="last", check_example=check_example)
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count

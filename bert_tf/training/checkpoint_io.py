@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.atomic_files import atomic_write_text  # noqa: F401  (re-exported)
 from bert_tf.errors import CheckpointError
@@ -202,6 +203,48 @@ def _name_list(names: List[str], most: int = 8) -> str:
     return ", ".join(names[:most]) + f", ... ({len(names)} in all)"
 
 
+def _check_shapes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]],
+                  name_to_variable: Mapping[str, "tf.Variable"]) -> None:
+    for name, var in name_to_variable.items():
+        if name not in stored:
+            continue
+        ckpt_shape = tuple(stored[name][0])
+        model_shape = tuple(var.shape)
+        if ckpt_shape != model_shape:
+            raise CheckpointError(
+                f"{prefix}: variable {name} has shape {list(ckpt_shape)} in the checkpoint but "
+                f"{list(model_shape)} in the model built from the config; the config does not "
+                f"match this checkpoint")
+
+
+def check_fits(name_to_variable: Mapping[str, "tf.Variable"], path: str,
+               require_all: bool = False,
+               missing_hint: str = "does the config match it?") -> str:
+    """Checks a checkpoint against the model without assigning anything (so that a bad one
+    fails before any file is written): every shape, and with ``require_all`` every variable.
+
+    Args:
+      name_to_variable: original name -> variable; path: checkpoint prefix, file or folder;
+      require_all: every model variable must be in the checkpoint; missing_hint: the end of
+      the missing-variables message.
+
+    Returns:
+      the checkpoint prefix.
+
+    Raises:
+      CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable
+        and both shapes); with ``require_all``, missing variables (names them).
+    """
+    prefix = resolve_prefix(path)
+    stored = list_checkpoint(prefix)
+    _check_shapes(prefix, stored, name_to_variable)
+    missing = [n for n in name_to_variable if n not in stored]
+    if require_all and missing:
+        raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
+                              f"{_name_list(missing)}; {missing_hint}")
+    return prefix
+
+
 def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: str,
                            require_all: bool = False) -> LoadReport:
     """Assigns checkpoint tensors to variables by original name.
@@ -228,16 +271,7 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     report = LoadReport(prefix=prefix)
     report.skipped = [n for n in stored if is_optimizer_entry(n)]
     # Check every shape before assigning anything, so a wrong config changes nothing.
-    for name, var in name_to_variable.items():
-        if name not in stored:
-            continue
-        ckpt_shape = stored[name][0]
-        model_shape = tuple(var.shape)
-        if ckpt_shape != model_shape:
-            raise CheckpointError(
-                f"{prefix}: variable {name} has shape {list(ckpt_shape)} in the checkpoint but "
-                f"{list(model_shape)} in the model built from the config; the config does not "
-                f"match this checkpoint")
+    _check_shapes(prefix, stored, name_to_variable)
     reader = tf.train.load_checkpoint(prefix)
     for name, var in name_to_variable.items():
         if name in stored:
@@ -264,14 +298,51 @@ def checkpoint_step(prefix: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def existing_checkpoints(model_dir: str, basename: str = "model.ckpt") -> List[str]:
-    """Prefixes ``<model_dir>/<basename>-N`` that have an index file, sorted by N."""
+def step_checkpoints(model_dir: str, basename: Optional[str] = "model.ckpt"
+                     ) -> List[Tuple[int, str]]:
+    """``(N, prefix)`` of every checkpoint ``<model_dir>/<basename>-N`` with an index file,
+    sorted by N (then prefix).
+
+    Args:
+      model_dir: the folder (missing: no checkpoints).
+      basename: the prefix's name before ``-N``; None: any ``<name>-N`` (the XLNet eval list,
+        original ``run_classifier.py``), other ``*.index`` bundles are skipped with a warning
+        and temporary ``.tmp-*`` ones silently.
+
+    Returns:
+      list of ``(global step from the name, prefix)``.
+    """
+    if not tf.io.gfile.isdir(model_dir):
+        return []
+    pattern = f"{basename}-*.index" if basename else "*.index"
     found = []
-    for idx in tf.io.gfile.glob(os.path.join(model_dir, f"{basename}-*.index")):
+    for idx in tf.io.gfile.glob(os.path.join(model_dir, pattern)):
         p = idx[: -len(".index")]
-        if checkpoint_step(p) is not None:
-            found.append(p)
-    return sorted(found, key=checkpoint_step)
+        if os.path.basename(p).startswith(".tmp-"):
+            continue
+        step = checkpoint_step(p)
+        if step is None:
+            if basename is None:
+                logging.warning("%s: not a <name>-<step> checkpoint, not evaluated", p)
+            continue
+        found.append((step, p))
+    return sorted(found)
+
+
+def existing_checkpoints(model_dir: str, basename: str = "model.ckpt") -> List[str]:
+    """Prefixes ``<model_dir>/<basename>-N`` that have an index file, sorted by N
+    (:func:`step_checkpoints` without the steps)."""
+    return [p for _, p in step_checkpoints(model_dir, basename)]
+
+
+def latest_checkpoint(model_dir: str) -> Optional[str]:
+    """The checkpoint named by ``<model_dir>/checkpoint`` (the state file), else the highest
+    ``<name>-N`` of :func:`step_checkpoints`, else None (also for a missing folder)."""
+    latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+    if latest:
+        return latest
+    found = step_checkpoints(model_dir, basename=None)
+    return found[-1][1] if found else None
 
 
 def iter_names(path: str) -> Iterable[str]:

@@ -22,7 +22,7 @@ per-position outputs (SQuAD logits) would lose the padded positions, so leave it
 
 import math
 import time
-from typing import Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -72,6 +72,14 @@ class BatchPredictor:
       length_multiple: rounding of the trimmed length.
       fixed_batch_size: pad every batch with zero rows to this many rows (TPU-style fixed
         shapes); the outputs keep only the real rows.
+      per_example_loss_fn: ``(model outputs, labels) -> float32 [B]``, run inside the same
+        ``tf.function`` step; its result is returned as ``per_example_loss`` (the eval loss
+        of the Estimator's EVAL mode, e.g. ``XLNetClassifier.task_loss(...)[0]``). The
+        batches then need ``label_key``.
+      label_key: the labels fed to ``per_example_loss_fn`` (``[B]``).
+
+    Padding side: ``trim_padding`` assumes BERT's layout (right padding, ``input_mask`` 1 =
+    real token); leave it off for XLNet's left-padded inputs (``input_mask`` 1 = padding).
 
     Raises (at call time):
       KeyError: an input or output key is missing (names it).
@@ -80,11 +88,15 @@ class BatchPredictor:
     def __init__(self, model, output_keys: Sequence[str],
                  strategy: Optional[tf.distribute.Strategy] = None,
                  input_keys: Sequence[str] = SEQUENCE_FEATURES, trim_padding: bool = False,
-                 length_multiple: int = 8, fixed_batch_size: Optional[int] = None):
+                 length_multiple: int = 8, fixed_batch_size: Optional[int] = None,
+                 per_example_loss_fn: Optional[Callable] = None, label_key: str = "label_ids"):
         self.model = model
         self.output_keys = list(output_keys)
         self.strategy = strategy or tf.distribute.get_strategy()
         self.input_keys = list(input_keys)
+        self.per_example_loss_fn = per_example_loss_fn
+        self.label_key = label_key
+        self.feed_keys = self.input_keys + ([label_key] if per_example_loss_fn else [])
         self.is_tpu = isinstance(self.strategy, tf.distribute.TPUStrategy)
         self.trim_padding = bool(trim_padding) and not self.is_tpu
         self.length_multiple = length_multiple
@@ -96,11 +108,15 @@ class BatchPredictor:
         self._dist_step = tf.function(self._run_replicas, reduce_retracing=True)
 
     def _step(self, features):
-        outputs = self.model(features, training=False)
+        outputs = self.model({k: features[k] for k in self.input_keys}, training=False)
         missing = [k for k in self.output_keys if k not in outputs]
         if missing:
             raise KeyError(f"model outputs {sorted(outputs)} lack {missing}")
-        return {k: outputs[k] for k in self.output_keys}
+        result = {k: outputs[k] for k in self.output_keys}
+        if self.per_example_loss_fn is not None:
+            result["per_example_loss"] = self.per_example_loss_fn(outputs,
+                                                                  features[self.label_key])
+        return result
 
     def _run_replicas(self, dist_features):
         return self.strategy.run(self._step, args=(dist_features,))
@@ -112,12 +128,13 @@ class BatchPredictor:
           features: dict of numpy arrays, each ``[B, ...]`` (int32 ``[B, S]`` model inputs).
 
         Returns:
-          dict ``output_key -> np.ndarray [B, ...]`` in the batch's row order.
+          dict ``output_key -> np.ndarray [B, ...]`` in the batch's row order (and
+          ``per_example_loss`` float32 ``[B]`` with ``per_example_loss_fn``).
         """
-        missing = [k for k in self.input_keys if k not in features]
+        missing = [k for k in self.feed_keys if k not in features]
         if missing:
             raise KeyError(f"batch lacks the model input(s) {missing}")
-        inputs = {k: np.asarray(features[k]) for k in self.input_keys}
+        inputs = {k: np.asarray(features[k]) for k in self.feed_keys}
         batch = int(next(iter(inputs.values())).shape[0])
         if self.trim_padding and "input_mask" in inputs:
             inputs = trim_batch(inputs, trimmed_length(inputs["input_mask"],

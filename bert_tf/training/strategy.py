@@ -10,6 +10,11 @@ The original scripts run under ``TPUEstimator``: on a TPU when ``--use_tpu`` is 
    ``MultiWorkerMirroredStrategy``;
 3. more than one visible GPU: ``MirroredStrategy`` over all of them;
 4. otherwise the default strategy (one device).
+
+XLNet's ``run_classifier.py`` names these flags ``--tpu`` (the TPU name) and
+``--num_core_per_host`` x ``--num_hosts`` (the TPU cores), and runs on GPUs with a
+``MirroredStrategy`` over ``--num_core_per_host`` of them (spec `xlnet.md` 8.1);
+:func:`strategy_from_flags` reads either vocabulary.
 """
 
 import json
@@ -55,7 +60,8 @@ def tf_config_num_workers(tf_config: Optional[str]) -> int:
 
 def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
                  tpu_zone: Optional[str] = None, gcp_project: Optional[str] = None,
-                 master: Optional[str] = None, num_tpu_cores: int = 8):
+                 master: Optional[str] = None, num_tpu_cores: int = 8,
+                 max_gpus: Optional[int] = None, multi_worker: bool = True):
     """Returns the ``tf.distribute.Strategy`` for these flags and this machine.
 
     Args:
@@ -63,6 +69,10 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
         On TPU the resolver gets ``tpu_name``, else ``master``, else ``""`` (a local TPU VM).
         ``num_tpu_cores`` is checked against the replicas found (a warning when different:
         TPUStrategy uses every core of the slice).
+      max_gpus: use at most this many of the visible GPUs (XLNet's ``--num_core_per_host``;
+        None: all of them).
+      multi_worker: honour a ``TF_CONFIG`` cluster (BERT); False for XLNet, whose original
+        runs on the GPUs of one host.
 
     Returns:
       ``TPUStrategy``, ``MultiWorkerMirroredStrategy``, ``MirroredStrategy`` or the default
@@ -88,11 +98,15 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
                             num_tpu_cores, strategy.num_replicas_in_sync)
         logging.info("Running on TPU %r with %d replicas", tpu, strategy.num_replicas_in_sync)
         return strategy
-    workers = tf_config_num_workers(os.environ.get("TF_CONFIG"))
+    workers = tf_config_num_workers(os.environ.get("TF_CONFIG")) if multi_worker else 0
     if workers > 1:
         logging.info("TF_CONFIG declares %d workers: MultiWorkerMirroredStrategy", workers)
         return tf.distribute.MultiWorkerMirroredStrategy()
     gpus = tf.config.list_logical_devices("GPU")
+    if max_gpus is not None and max_gpus < len(gpus):
+        logging.info("--num_core_per_host=%d but %d GPU(s) visible: using %d", max_gpus,
+                     len(gpus), max_gpus)
+        gpus = gpus[:max_gpus]
     if len(gpus) > 1:
         logging.info("%d GPUs: MirroredStrategy", len(gpus))
         return tf.distribute.MirroredStrategy([d.name for d in gpus])
@@ -103,7 +117,13 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
 def strategy_from_flags(flags: Any):
     """:func:`get_strategy` with the values of an absl ``FLAGS`` (or any object with them).
 
-    Flags that are not defined take the original defaults (use_tpu False, num_tpu_cores 8).
+    BERT's flags: ``use_tpu``, ``tpu_name``, ``tpu_zone``, ``gcp_project``, ``master``,
+    ``num_tpu_cores``. XLNet's, used when ``flags`` has ``num_core_per_host`` and no
+    ``num_tpu_cores`` (e.g.
+    :class:`bert_tf.tasks.xlnet_classifier.XLNetClassifierArgs`): ``tpu`` for the TPU name,
+    ``num_hosts * num_core_per_host`` TPU cores, at most ``num_core_per_host`` GPUs, no
+    ``TF_CONFIG`` cluster. Flags that are not defined take the original defaults (use_tpu
+    False, num_tpu_cores 8, num_hosts 1).
     """
     def value(name, default):
         try:
@@ -111,6 +131,14 @@ def strategy_from_flags(flags: Any):
         except AttributeError:
             return default
 
+    cores_per_host = value("num_core_per_host", None)
+    if cores_per_host is not None and value("num_tpu_cores", None) is None:
+        return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu", None),
+                            tpu_zone=value("tpu_zone", None),
+                            gcp_project=value("gcp_project", None),
+                            master=value("master", None),
+                            num_tpu_cores=value("num_hosts", 1) * cores_per_host,
+                            max_gpus=cores_per_host, multi_worker=False)
     return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu_name", None),
                         tpu_zone=value("tpu_zone", None), gcp_project=value("gcp_project", None),
                         master=value("master", None), num_tpu_cores=value("num_tpu_cores", 8))

@@ -252,6 +252,30 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
     return prefix
 
 
+def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optional[bool] = None,
+                          require_all: bool = False) -> str:
+    """Checks a checkpoint against the model without assigning anything, so that a bad one
+    fails before any file is written: XLNet names at all (a BERT checkpoint is named as such)
+    and the ``untie_r`` setting (:func:`check_compatible`), every shape, and with
+    ``require_all`` every model variable
+    (:func:`bert_tf.training.checkpoint_io.check_fits`).
+
+    Args:
+      name_to_variable: from :func:`xlnet_variable_map`; path: checkpoint prefix, file or
+      folder; untie_r: the config's value (for the message); require_all: every variable.
+
+    Returns:
+      the checkpoint prefix.
+
+    Raises:
+      CheckpointError: naming the checkpoint, the variable and both shapes.
+    """
+    prefix = check_compatible(name_to_variable, path, untie_r=untie_r)
+    return checkpoint_io.check_fits(
+        name_to_variable, prefix, require_all=require_all,
+        missing_hint="a checkpoint of another task, --cls_scope or --summary_type?")
+
+
 def load_xlnet_checkpoint(name_to_variable: Mapping, path: str, require_all: bool = False,
                           untie_r: Optional[bool] = None) -> checkpoint_io.LoadReport:
     """Assigns an original-layout XLNet checkpoint to the mapped variables.

@@ -17,6 +17,7 @@ from typing import Any, Dict, Optional
 
 from bert_tf.errors import ConfigError
 from bert_tf.json_files import read_json_object
+from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID
 
 CONFIG_KEYS = ("n_layer", "d_model", "n_head", "d_head", "d_inner", "ff_activation", "untie_r",
                "n_token")
@@ -212,3 +213,30 @@ def create_run_config(is_training: bool, is_finetune: bool, flags_obj) -> RunCon
         for name in ("mem_len", "reuse_len", "bi_data", "same_length"):
             kwargs[name] = get(name, getattr(defaults, name))
     return RunConfig(**kwargs)
+
+
+def check_spiece_matches_config(sp_model, config: XLNetConfig, spiece_model_file: str,
+                                model_config_path: str) -> None:
+    """The SentencePiece model must fit the config: same vocabulary size (``n_token``) and
+    XLNet's hard-coded ``<sep>`` = 4, ``<cls>`` = 3 (spec 5.3); bert_tf's check, before any
+    file is written (the original fails later or computes with wrong ids).
+
+    Args:
+      sp_model: a loaded ``SentencePieceProcessor``; config: the model config;
+      spiece_model_file, model_config_path: their paths, for the message.
+
+    Raises:
+      ConfigError: naming both files and both values.
+    """
+    size = sp_model.GetPieceSize()
+    if size != config.n_token:
+        raise ConfigError(
+            f"{spiece_model_file} has {size} pieces but {model_config_path} says "
+            f"n_token={config.n_token}: the SentencePiece model and the config must come from "
+            f"the same model (ids >= n_token have no embedding)")
+    for symbol, expected in (("<sep>", SEP_ID), ("<cls>", CLS_ID)):
+        got = sp_model.PieceToId(symbol)
+        if got != expected or sp_model.IdToPiece(expected) != symbol:
+            raise ConfigError(f"{spiece_model_file}: {symbol} has id {got}, but XLNet's code "
+                              f"hard-codes {symbol}={expected} (spec 5.3); not an XLNet "
+                              "SentencePiece model")

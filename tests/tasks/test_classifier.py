@@ -15,6 +15,8 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
 from bert_tf.tasks import classifier
 from bert_tf.tasks.classifier import ClassifierArgs, run
+from bert_tf.training import metrics
+from bert_tf.training.eval_results import format_eval_results
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -308,20 +310,20 @@ def test_eval_metrics_weight_out_padding_hand_values():
     assert res["eval_loss"] == pytest.approx((l0 + l1) / 2, rel=1e-6)
     assert res["loss"] == pytest.approx(((l0 + l1) / 2 + l2) / 2, rel=1e-6)
     assert res["global_step"] == 5 and isinstance(res["global_step"], np.int64)
-    text = classifier.format_eval_results(res)
+    text = format_eval_results(res)
     assert text.splitlines()[0] == "eval_accuracy = 0.5" and text.endswith("loss = %s\n" %
                                                                           str(res["loss"]))
 
 
 def test_correlations_hand_values():
-    assert classifier.spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+    assert metrics.spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
     # ties get the average rank: x ranks [1, 2.5, 2.5, 4]; r = 4.5 / sqrt(4.5 * 5)
-    assert classifier.spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / np.sqrt(22.5))
+    assert metrics.spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / np.sqrt(22.5))
     # dx = [-1, 0, 1], dy = [-7/3, -1/3, 8/3]: r = 5 / sqrt(2 * 114/9)
-    assert classifier.pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(5 / np.sqrt(2 * 114 / 9))
+    assert metrics.pearson([1, 2, 3], [2, 4, 7]) == pytest.approx(5 / np.sqrt(2 * 114 / 9))
     # predictions 1, 1, 0, 0 vs labels 1, 0, 1, 0: tp 1, fp 1, fn 1 -> F1 = 2 / 4
-    f1 = classifier.binary_f1(np.array([[0, 1], [0, 1], [1, 0], [1, 0]]),
-                              np.array([1, 0, 1, 0]), np.array([1, 1, 1, 1]))
+    f1 = metrics.binary_f1(np.array([[0, 1], [0, 1], [1, 0], [1, 0]]),
+                           np.array([1, 0, 1, 0]), np.array([1, 1, 1, 1]))
     assert f1 == pytest.approx(0.5)
 
 
@@ -458,3 +460,15 @@ def test_original_readme_mrpc_command_writes_the_original_files(head_ckpt_dir, g
     assert _records(out / "train.tf_record") == _records(os.path.join(golden_clf,
                                                                       "train.tf_record"))
     assert "global_step = 3, loss = " in r.stderr and "examples/sec = " in r.stderr
+
+
+def test_cola_adds_the_matthews_correlation():
+    # predictions 1, 1, 0, 0 vs labels 1, 0, 0, 0 (+ one padding row): tp 1, fp 1, tn 2, fn 0
+    logits = np.array([[0, 1], [0, 1], [1, 0], [1, 0], [0, 1]], np.float32)
+    labels = np.array([1, 0, 0, 0, 0])
+    real = np.array([1, 1, 1, 1, 0])
+    res = classifier.eval_metrics(logits, labels, real, [0.0], 3, mcc=True)
+    # (tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn)) = 2 / sqrt(2 * 1 * 3 * 2)
+    assert res["eval_mcc"] == np.float32(2 / np.sqrt(12))
+    assert res["eval_accuracy"] == np.float32(0.75)
+    assert "eval_mcc" not in classifier.eval_metrics(logits, labels, real, [0.0], 3)

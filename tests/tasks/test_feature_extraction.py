@@ -240,3 +240,22 @@ def test_sigterm_removes_the_partial_output(minilm_checkpoint_dir, tmp_path):
     proc.communicate(timeout=120)
     assert proc.returncode == 143
     assert os.listdir(tmp_path / "out") == []
+
+
+def test_pool_takes_the_mask_for_either_padding_side():
+    from bert_tf.tasks.feature_extraction import pool
+
+    # BERT: right padding, mask 1 = real; [CLS] is the first real token.
+    bert = np.array([[1.0, 2.0], [3.0, -4.0], [9.0, 9.0]], np.float32)
+    bert_real = np.array([1, 1, 0]) == 1
+    np.testing.assert_array_equal(pool(bert, bert_real, "cls"), [1.0, 2.0])
+    np.testing.assert_array_equal(pool(bert, bert_real, "mean"), [2.0, -1.0])
+    np.testing.assert_array_equal(pool(bert, bert_real, "max"), [3.0, 2.0])
+    # XLNet: left padding, input_mask 1 = padding; <cls> is the last real token.
+    xlnet = np.array([[9.0, 9.0], [1.0, 2.0], [3.0, -4.0]], np.float32)
+    xlnet_real = np.array([1.0, 0.0, 0.0]) == 0
+    np.testing.assert_array_equal(pool(xlnet, xlnet_real, "cls", "last"), [3.0, -4.0])
+    np.testing.assert_array_equal(pool(xlnet, xlnet_real, "mean", "last"), [2.0, -1.0])
+    np.testing.assert_array_equal(pool(xlnet, xlnet_real, "max", "last"), [3.0, 2.0])
+    with pytest.raises(FlagError, match="--pooling=sum"):
+        pool(bert, bert_real, "sum")

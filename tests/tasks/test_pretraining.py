@@ -28,6 +28,7 @@ from bert_tf.tasks import pretraining
 from bert_tf.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingArgs,
                                        build_pretrainer, run_pretraining)
 from bert_tf.training import checkpoint_io
+from bert_tf.training.eval_results import format_eval_results
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOSS_ATOL = 1e-5
@@ -174,7 +175,7 @@ def test_masked_lm_metric_is_weighted_mean_without_epsilon_and_loss_has_it():
     np.testing.assert_allclose(m["masked_lm_loss"], np.log(2), rtol=1e-6)  # tf.metrics.mean
     assert m["masked_lm_accuracy"] == 1.0        # slot 0 right; slot 1 (weight 0) ignored
     assert m["next_sentence_accuracy"] == 0.0    # argmax 0, label 1
-    text = pretraining.format_eval_results(m)
+    text = format_eval_results(m)
     assert text.splitlines()[0] == "global_step = 0"
     assert [line.split(" = ")[0] for line in text.splitlines()] == sorted(EVAL_KEYS)
     assert "masked_lm_loss = 0.6931472\n" in text  # str(np.float32), as the original writes

@@ -14,6 +14,7 @@ from absl import flags as absl_flags
 
 from bert_tf import flags as bert_flags
 from bert_tf.data import tfrecord
+from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.tasks import xlnet_classifier as xc
 from bert_tf.training import checkpoint_io
@@ -180,7 +181,7 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
 
     model_dir = tmp_path / "model"
     assert result["train"].global_step == 4
-    assert [s for s, _ in xc.list_model_dir_checkpoints(str(model_dir))] == [2, 4]
+    assert [s for s, _ in checkpoint_io.step_checkpoints(str(model_dir))] == [2, 4]
     stored = checkpoint_io.list_checkpoint(str(model_dir / "model.ckpt-4"))
     model_names = [n for n in stored if not checkpoint_io.is_optimizer_entry(n)]
     assert len(model_names) == 5 + 13 * 2 + 2 + 2  # transformer, layers, summary, head
@@ -211,7 +212,7 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
     # resume: a second run continues from model.ckpt-4; max_save=0 keeps every checkpoint.
     again = xc.run(_args(tmp_path, do_train=True, train_steps=6, save_steps=2, **common))
     assert again["train"].resumed_from.endswith("model.ckpt-4") and again["train"].global_step == 6
-    assert [s for s, _ in xc.list_model_dir_checkpoints(str(model_dir))] == [2, 4, 6]
+    assert [s for s, _ in checkpoint_io.step_checkpoints(str(model_dir))] == [2, 4, 6]
 
 
 def test_warm_start_loads_the_pretrained_weights(golden, tmp_path, stsb_subset):
@@ -361,7 +362,7 @@ def test_cached_file_checks(tmp_path):
     """check_cached_records directly: what fits is reused, what differs names the difference."""
     stsb = _args(tmp_path, task_name="sts-b", is_regression=True, eval_batch_size=2)
     mrpc = _args(tmp_path, task_name="mrpc", eval_batch_size=2)
-    check = xc.check_cached_records
+    check = records.check_cached_records
     check(str(tmp_path / "absent.tf_record"), "train", stsb, 7, 1)  # nothing cached
     floats = _cached_file(str(tmp_path / "f.tf_record"), [1.0, 2.5, 0.0])
     check(floats, "train", stsb, 3, 1)

@@ -114,3 +114,25 @@ def test_mirrored_two_replicas_match_one_device(tmp_path):
     with open(tmp_path / "r.json") as f:
         r = json.load(f)
     assert r["distributed"] and r["shape"] == [5, 3] and r["max_diff"] <= 1e-6
+
+
+def test_per_example_loss_in_the_step_and_left_padding_kept():
+    """XLNet's eval: the loss comes from the same step; left-padded inputs are run as they
+    are (float input_mask, 1 = padding)."""
+    def model(features, training=False):
+        ids = tf.cast(features["input_ids"], tf.float32)
+        return {"logits": ids[:, -1], "seen_length": tf.fill(tf.shape(ids)[:1],
+                                                             tf.shape(ids)[1])}
+
+    batch = {"input_ids": np.array([[0, 0, 3], [0, 5, 2]], np.int32),
+             "segment_ids": np.array([[4, 4, 2], [4, 0, 2]], np.int32),
+             "input_mask": np.array([[1, 1, 0], [1, 0, 0]], np.float32),
+             "label_ids": np.array([1.0, 4.0], np.float32)}
+    predictor = BatchPredictor(model, ["logits", "seen_length"],
+                               per_example_loss_fn=lambda out, y: tf.square(out["logits"] - y))
+    out = predictor.predict_batch(batch)
+    np.testing.assert_array_equal(out["logits"], [3.0, 2.0])  # the last position: <cls>
+    np.testing.assert_array_equal(out["per_example_loss"], [4.0, 4.0])  # (3-1)^2, (2-4)^2
+    assert out["seen_length"].tolist() == [3, 3]  # not trimmed
+    with pytest.raises(KeyError, match="label_ids"):
+        predictor.predict_batch({k: v for k, v in batch.items() if k != "label_ids"})

@@ -131,3 +131,24 @@ def test_strategy_from_flags(no_tf_config, monkeypatch):
     assert calls["resolver"] == ("t", "z", "p")
     monkeypatch.setattr(tf.config, "list_logical_devices", lambda kind=None: [])
     assert strategy_lib.strategy_from_flags(types.SimpleNamespace()) is tf.distribute.get_strategy()
+
+
+def test_strategy_from_xlnet_flags(no_tf_config, monkeypatch):
+    """XLNet's vocabulary: --tpu names the TPU, num_hosts x num_core_per_host cores; on GPUs
+    a MirroredStrategy over at most --num_core_per_host of them, TF_CONFIG not read."""
+    calls = fake_tpu(monkeypatch)
+    xlnet = types.SimpleNamespace(use_tpu=True, tpu="xt", tpu_zone="z", gcp_project="p",
+                                  master=None, num_hosts=2, num_core_per_host=4)
+    s = strategy_lib.strategy_from_flags(xlnet)
+    assert isinstance(s, FakeStrategy) and calls["resolver"] == ("xt", "z", "p")
+    gpus = [types.SimpleNamespace(name=f"/device:GPU:{i}") for i in range(3)]
+    monkeypatch.setattr(tf.config, "list_logical_devices",
+                        lambda kind=None: gpus if kind == "GPU" else [])
+    monkeypatch.setattr(tf.distribute, "MirroredStrategy", FakeStrategy)
+    monkeypatch.setenv("TF_CONFIG", cluster(2))
+    two = strategy_lib.strategy_from_flags(types.SimpleNamespace(num_core_per_host=2))
+    assert two.args == (["/device:GPU:0", "/device:GPU:1"],)
+    eight = strategy_lib.strategy_from_flags(types.SimpleNamespace(num_core_per_host=8))
+    assert eight.args == ([g.name for g in gpus],)  # fewer GPUs than cores: all of them
+    one = strategy_lib.strategy_from_flags(types.SimpleNamespace(num_core_per_host=1))
+    assert one is tf.distribute.get_strategy()

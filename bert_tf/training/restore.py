@@ -1,0 +1,143 @@
+"""Weights for evaluation, prediction and export when the run does not train first.
+
+The original scripts run ``estimator.evaluate`` / ``estimator.predict`` on a model folder:
+the Estimator restores the newest checkpoint there (every variable must be found; its
+``global_step`` is reported), and otherwise builds a fresh model whose ``init_fn``
+(``tf.train.init_from_checkpoint`` with the assignment map of ``--init_checkpoint``) fills the
+variables it finds and leaves the others at their initial values (spec `bert.md` 2.13, 8.7;
+`xlnet.md` 4.4, 8.4). :func:`restore_for_inference` is that choice, once for every task of
+both families; it logs what it used and returns it.
+"""
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.errors import CheckpointError
+from bert_tf.training import checkpoint_io
+
+# (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
+# (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
+LoadFn = Callable[..., checkpoint_io.LoadReport]
+
+SOURCE_CHECKPOINT = "checkpoint"
+SOURCE_MODEL_DIR = "model_dir"
+SOURCE_INIT_CHECKPOINT = "init_checkpoint"
+SOURCE_INITIAL = "initial"
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What :func:`restore_for_inference` loaded.
+
+    Attributes:
+      prefix: the checkpoint prefix loaded (``""`` for the initial weights).
+      global_step: its int64 ``global_step`` entry (else the N of ``model.ckpt-N``, else 0);
+        0 for ``--init_checkpoint`` and the initial weights, as the Estimator reports.
+      source: :data:`SOURCE_CHECKPOINT` (the ``checkpoint`` argument),
+        :data:`SOURCE_MODEL_DIR`, :data:`SOURCE_INIT_CHECKPOINT` or :data:`SOURCE_INITIAL`.
+      report: the :class:`bert_tf.training.checkpoint_io.LoadReport` (None for the initial
+        weights).
+    """
+
+    prefix: str
+    global_step: int
+    source: str
+    report: Optional[checkpoint_io.LoadReport] = None
+
+
+def checkpoint_global_step(prefix: str) -> int:
+    """The int64 ``global_step`` stored in a checkpoint, else the N of its ``-N`` name, else 0.
+
+    Raises:
+      CheckpointError: the checkpoint cannot be read (names it).
+    """
+    stored = checkpoint_io.list_checkpoint(prefix)
+    if checkpoint_io.GLOBAL_STEP in stored:
+        reader = tf.train.load_checkpoint(checkpoint_io.resolve_prefix(prefix))
+        return int(reader.get_tensor(checkpoint_io.GLOBAL_STEP))
+    step = checkpoint_io.checkpoint_step(prefix)
+    return step if step is not None else 0
+
+
+def resolve_latest(path: Optional[str], flag: str = "--init_checkpoint") -> Optional[str]:
+    """A path ending in ``latest`` means the checkpoint of its folder's ``checkpoint`` state
+    file (XLNet's ``--init_checkpoint=.../latest``, spec `xlnet.md` 4.4); other paths (and
+    None) are returned as they are.
+
+    Raises:
+      CheckpointError: no checkpoint state file there (names ``flag`` and the folder).
+    """
+    if not path or not path.endswith("latest"):
+        return path
+    folder = os.path.dirname(path)
+    latest = tf.train.latest_checkpoint(folder)
+    if not latest:
+        raise CheckpointError(f"{flag}={path}: no checkpoint state file in {folder}")
+    return latest
+
+
+def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
+                          init_checkpoint: Optional[str] = None,
+                          checkpoint: Optional[str] = None,
+                          load_fn: LoadFn = checkpoint_io.assign_from_checkpoint) -> Restored:
+    """Loads the weights an eval/predict/export run uses, logs and returns where they came from.
+
+    In order:
+
+    1. ``checkpoint`` when given (e.g. XLNet's ``--predict_ckpt`` or one checkpoint of the
+       ``--eval_all_ckpt`` list): every variable required;
+    2. the newest ``<model_dir>/model.ckpt-N``: every variable required (a checkpoint of
+       this run's model), its ``global_step``; ``init_checkpoint`` is then ignored;
+    3. ``init_checkpoint``: the variables it has (missing ones, e.g. an untrained task head,
+       keep their initial values and are reported with a warning); global step 0;
+    4. nothing: the initial (random) weights, with a warning; global step 0.
+
+    Args:
+      name_map: original variable name -> the model's variable (a family's checkpoint map,
+        e.g. ``model.name_map()`` or ``xlnet_variable_map(model)``).
+      model_dir: the folder of the fine-tuned checkpoints (BERT ``--output_dir``, XLNet
+        ``--model_dir``); may be missing.
+      init_checkpoint: ``--init_checkpoint`` (prefix, file or folder) or None.
+      checkpoint: a prefix to load instead of searching ``model_dir``.
+      load_fn: ``load_fn(name_map, path, require_all=...) -> LoadReport``; default
+        :func:`bert_tf.training.checkpoint_io.assign_from_checkpoint` (BERT); XLNet passes
+        ``functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)``.
+
+    Returns:
+      a :class:`Restored`.
+
+    Raises:
+      CheckpointError: an unreadable checkpoint, a shape that does not fit (names the
+        variable and both shapes), a variable missing from a required checkpoint, or what
+        ``load_fn`` refuses (XLNet: a BERT checkpoint, the other ``untie_r`` setting).
+    """
+    if checkpoint:
+        report = load_fn(name_map, checkpoint, require_all=True)
+        step = checkpoint_global_step(report.prefix)
+        logging.info("Using the checkpoint %s (global_step = %d): %s", report.prefix, step,
+                     report.summary())
+        return Restored(report.prefix, step, SOURCE_CHECKPOINT, report)
+    existing = checkpoint_io.existing_checkpoints(model_dir) if model_dir else []
+    if existing:
+        report = load_fn(name_map, existing[-1], require_all=True)
+        step = checkpoint_global_step(report.prefix)
+        logging.info("Using the checkpoint %s (global_step = %d)%s", report.prefix, step,
+                     f"; --init_checkpoint={init_checkpoint} is ignored" if init_checkpoint
+                     else "")
+        return Restored(report.prefix, step, SOURCE_MODEL_DIR, report)
+    if init_checkpoint:
+        report = load_fn(name_map, init_checkpoint, require_all=False)
+        logging.info("No checkpoint in %s; using --init_checkpoint: %s", model_dir,
+                     report.summary())
+        if report.missing:
+            logging.warning("not in --init_checkpoint %s, left at their initial values (the "
+                            "outputs are not meaningful before training, --do_train): %s",
+                            report.prefix, ", ".join(report.missing))
+        return Restored(report.prefix, 0, SOURCE_INIT_CHECKPOINT, report)
+    logging.warning("no checkpoint in %s and no --init_checkpoint: using the randomly "
+                    "initialized weights", model_dir)
+    return Restored("", 0, SOURCE_INITIAL, None)
