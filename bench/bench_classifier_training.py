@@ -46,7 +46,9 @@ from bert_tf.data.tfrecord import read_examples  # noqa: E402
 from bert_tf.tasks import classifier  # noqa: E402
 from bert_tf.bert.classifier import BertClassifier, classifier_loss  # noqa: E402
 from bert_tf.tokenization.wordpiece import FullTokenizer  # noqa: E402
-from bert_tf.training import checkpoint_io, loop  # noqa: E402
+from bert_tf import checkpoint_io  # noqa: E402
+from bert_tf.atomic_files import atomic_write_text  # noqa: E402
+from bert_tf.training import loop  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "MRPC")
@@ -284,7 +286,7 @@ def main(argv=None):
         if previous:
             results["full_run"] = previous
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    checkpoint_io.atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
+    atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
     return results
 
 

@@ -41,7 +41,7 @@ from absl import logging  # noqa: E402
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_records  # noqa: E402
 from bert_tf.tasks import pretraining  # noqa: E402
-from bert_tf.training import checkpoint_io, loop  # noqa: E402
+from bert_tf.training import loop  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)

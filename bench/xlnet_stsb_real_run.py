@@ -27,7 +27,7 @@ sys.path.insert(0, REPO_ROOT)
 
 from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.tasks import xlnet_classifier  # noqa: E402
-from bert_tf.training.checkpoint_io import atomic_write_text  # noqa: E402
+from bert_tf.atomic_files import atomic_write_text  # noqa: E402
 
 SHARED_DATA = os.environ.get("BERT_TF_SHARED_DATA",
                              os.path.join(os.path.dirname(REPO_ROOT), "shared", "data"))

@@ -22,7 +22,8 @@ import numpy as np
 
 from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
 from bert_tf.errors import BertTfError, ConfigError, OutputPathError
-from bert_tf.training.checkpoint_io import atomic_write_text, write_checkpoint
+from bert_tf.atomic_files import atomic_write_text
+from bert_tf.checkpoint_io import write_checkpoint
 
 CHECKPOINT_NAME = "bert_model.ckpt"
 

@@ -219,13 +219,35 @@ _XLNET_PRETRAIN_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "track_mean": ("bool", False, "XLNet pretraining: (unused, as the original)."),
 }
 
+# ---- XLNet run_squad.py (spec 9.1) and run_race.py (spec 10) -----------------------------------
+_XLNET_QA_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    "do_prepro": ("bool", False, "XLNet SQuAD: only write the training TFRecord (examples "
+                  "[proc_id::num_proc], shuffled) to --output_dir, then stop."),
+    "num_proc": ("integer", 1, "XLNet SQuAD: number of --do_prepro processes."),
+    "proc_id": ("integer", 0, "XLNet SQuAD: this --do_prepro process's index."),
+    "init_global_vars": ("bool", False, "XLNet SQuAD: (unused, as the original)."),
+    "start_n_top": ("integer", 5, "XLNet SQuAD: beam size for the answer start."),
+    "end_n_top": ("integer", 5, "XLNet SQuAD: beam size for the answer end."),
+    "target_eval_key": ("string", "best_f1", "XLNet SQuAD: (unused, as the original)."),
+    "max_qa_length": ("integer", 128, "XLNet RACE: maximum tokens of question + option (the "
+                      "last ones are kept)."),
+    "high_only": ("bool", False, "XLNet RACE: only the high-school articles."),
+    "middle_only": ("bool", False, "XLNet RACE: only the middle-school articles."),
+    "original_context_mutation": ("bool", True, "(bert_tf) XLNet RACE: True (the original): a "
+                                  "choice's context also holds the earlier choices' <sep> qa "
+                                  "<sep> <cls> when they fit (the original appends to the "
+                                  "context list in place; published numbers were made so); "
+                                  "False: every choice from the clean context."),
+}
+
 # The flags of XLNet's data_utils.py path: its own, then those shared with other scripts.
 _XLNET_DATA_FLAGS = tuple(_XLNET_DATA_SPECS) + ("num_core_per_host", "uncased", "use_tpu",
                                                 "num_passes", "random_seed", "num_workers")
 
 # Every flag of every script: name -> (kind, default, help).
 FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS,
-                                               **_XLNET_DATA_SPECS, **_XLNET_PRETRAIN_SPECS}
+                                               **_XLNET_DATA_SPECS, **_XLNET_PRETRAIN_SPECS,
+                                               **_XLNET_QA_SPECS}
 
 
 # ---- profiles: which flags, which defaults, which meaning ----------------------------------------
@@ -316,7 +338,9 @@ XLNET = Profile(
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
-          + tuple(_XLNET_PRETRAIN_SPECS),                              # train.py
+          + tuple(_XLNET_PRETRAIN_SPECS)                               # train.py
+          + tuple(_XLNET_QA_SPECS) + ("train_file", "predict_file", "doc_stride",
+                                      "max_query_length", "max_answer_length", "n_best_size"),
     defaults={
         "learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
         "predict_batch_size": 128,
@@ -397,6 +421,60 @@ XLNET_RUN_PRETRAINING = dataclasses.replace(
              "iterations_per_loop": "--iterations", "max_seq_length": "--seq_len",
              "max_predictions_per_seq": "--num_predict", "tpu_name": "--tpu",
              "num_tpu_cores": "--num_core_per_host"})
+
+# XLNet's run_squad.py (spec 9.1), run as run_squad.py with XLNet's flags.
+_XLNET_MACHINE_FLAGS = ("use_tpu", "tpu", "tpu_zone", "gcp_project", "master", "tpu_job_name",
+                        "num_hosts", "num_core_per_host", "iterations")
+_XLNET_FINETUNE_FLAGS = ("model_config_path", "spiece_model_file", "init_checkpoint",
+                         "output_dir", "model_dir", "uncased", "overwrite_data", "dropout",
+                         "dropatt", "clamp_len", "summary_type", "use_bfloat16", "init",
+                         "init_std", "init_range", "max_seq_length", "do_train",
+                         "train_batch_size", "train_steps", "warmup_steps", "save_steps",
+                         "max_save", "shuffle_buffer", "learning_rate", "min_lr_ratio", "clip",
+                         "weight_decay", "adam_epsilon", "decay_method",
+                         "lr_layer_decay_rate") + _XLNET_MACHINE_FLAGS
+XLNET_RUN_SQUAD = dataclasses.replace(
+    XLNET, script="run_squad.py",
+    flags=_XLNET_FINETUNE_FLAGS + (
+        "do_prepro", "num_proc", "proc_id", "init_global_vars", "predict_dir", "train_file",
+        "predict_file", "max_query_length", "doc_stride", "max_answer_length", "do_predict",
+        "predict_batch_size", "n_best_size", "start_n_top", "end_n_top", "target_eval_key",
+        "random_seed"),
+    defaults={"output_dir": "", "predict_dir": "", "train_file": "", "predict_file": "",
+              "max_seq_length": 512, "max_answer_length": 64, "do_train": True,
+              "train_batch_size": 48, "train_steps": 8000, "max_save": 5,
+              "learning_rate": 3e-5, "adam_epsilon": 1e-6, "lr_layer_decay_rate": 0.75,
+              "predict_batch_size": 32, "n_best_size": 5, "init_checkpoint": None},
+    helps={"output_dir": "XLNet: directory of the cached TFRecords and features "
+                         "({spiece}.slen-{S}.qlen-{Q}.eval.tf_record...).",
+           "predict_dir": "XLNet: directory for predictions.json, nbest_predictions.json, "
+                          "null_odds.json and eval_results.json.",
+           "do_train": "XLNet: whether to run training (default True in XLNet's run_squad.py).",
+           "random_seed": "XLNet SQuAD: (bert_tf) seed of the training-data shuffle (the "
+                          "original shuffles with Python's unseeded random)."},
+    refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
+             "do_lower_case": "--uncased", "num_train_epochs": "--train_steps",
+             "warmup_proportion": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
+             "iterations_per_loop": "--iterations", "tpu_name": "--tpu",
+             "num_tpu_cores": "--num_core_per_host"})
+
+# XLNet's run_race.py (spec 10), the root script run_race.py.
+XLNET_RUN_RACE = dataclasses.replace(
+    XLNET, script="run_race.py",
+    flags=_XLNET_FINETUNE_FLAGS + (
+        "data_dir", "use_summ_proj", "do_eval", "eval_split", "eval_batch_size",
+        "max_qa_length", "high_only", "middle_only", "original_context_mutation"),
+    defaults={"output_dir": "", "data_dir": "", "max_seq_length": 512, "do_train": False,
+              "train_steps": 12000, "learning_rate": 2e-5, "max_save": 0,
+              "train_batch_size": 8, "adam_epsilon": 1e-6, "eval_batch_size": 32,
+              "init_checkpoint": None},
+    helps={"output_dir": "XLNet: directory of the cached TFRecords "
+                         "({spiece}.len-{S}.{split}.tf_record).",
+           "train_batch_size": "XLNet RACE: questions per batch (each is 4 sequences).",
+           "data_dir": "XLNet RACE: the RACE folder ({train,dev,test}/{middle,high}/*.txt; "
+                       "read in sorted order: the original lists folders unsorted, so its "
+                       "order depends on the file system)."},
+    refused={})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")

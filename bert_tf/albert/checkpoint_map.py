@@ -23,7 +23,7 @@ from typing import Dict, Optional
 
 from bert_tf.bert.checkpoint_map import EMBEDDING_NAMES, POOLER_NAMES, PRETRAINING_HEAD_NAMES
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 EMBEDDING_PROJECTION_NAMES = (
     ("encoder/embedding_hidden_mapping_in/kernel", "embedding_hidden_mapping_in.kernel"),

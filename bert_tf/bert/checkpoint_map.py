@@ -15,7 +15,7 @@ Heads:
 import collections
 from typing import Dict, Optional
 
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 EMBEDDING_NAMES = (
     ("word_embeddings", "embeddings.word_embeddings"),

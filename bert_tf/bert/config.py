@@ -113,7 +113,7 @@ class BertConfig:
 
     def to_json_file(self, path: str) -> None:
         """Writes :meth:`to_json_string` atomically."""
-        from bert_tf.training.checkpoint_io import atomic_write_text
+        from bert_tf.atomic_files import atomic_write_text
         atomic_write_text(path, self.to_json_string())
 
     def __eq__(self, other):

@@ -336,7 +336,7 @@ def write_predictions(all_examples: Sequence, all_features: Sequence,
     Raises:
       InputDataError: a feature has no result.
     """
-    from bert_tf.training.checkpoint_io import atomic_write_text
+    from bert_tf.atomic_files import atomic_write_text
 
     preds = compute_predictions(all_examples, all_features, all_results, n_best_size,
                                 max_answer_length, do_lower_case, version_2_with_negative,

@@ -46,7 +46,8 @@ from bert_tf.data.pretraining_records import (check_input_records, check_token_i
                                               feature_lengths, find_input_files,
                                               input_fn_builder, is_parse_error)
 from bert_tf.errors import FlagError
-from bert_tf.training import checkpoint_io, loop
+from bert_tf import checkpoint_io
+from bert_tf.training import loop
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference

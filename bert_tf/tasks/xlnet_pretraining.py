@@ -31,7 +31,7 @@ from bert_tf.data.xlnet_pretraining_input import (dataset_fn_builder, find_recor
                                                   make_parser)
 from bert_tf.errors import FlagError
 from bert_tf.training import loop
-from bert_tf.training.strategy import get_strategy
+from bert_tf.training.strategy import strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
@@ -152,21 +152,6 @@ def run_config(args: XLNetPretrainingArgs, is_training: bool = True) -> RunConfi
                      bi_data=args.bi_data, same_length=args.same_length)
 
 
-def make_strategy(args: XLNetPretrainingArgs) -> tf.distribute.Strategy:
-    """TPUStrategy with ``--use_tpu``; several GPUs: a MirroredStrategy over
-    ``min(num_core_per_host, visible GPUs)`` (train_gpu.py's towers); else the default
-    strategy."""
-    if args.use_tpu:
-        return get_strategy(use_tpu=True, tpu_name=args.tpu, tpu_zone=args.tpu_zone,
-                            gcp_project=args.gcp_project, master=args.master,
-                            num_tpu_cores=args.num_hosts * args.num_core_per_host)
-    gpus = tf.config.list_logical_devices("GPU")
-    n = min(args.num_core_per_host, len(gpus))
-    if n > 1:
-        return tf.distribute.MirroredStrategy([d.name for d in gpus[:n]])
-    return tf.distribute.get_strategy()
-
-
 def per_replica_batch(args: XLNetPretrainingArgs, num_replicas: int) -> int:
     """``train_batch_size / num_replicas`` (the records hold ``train_batch_size`` streams).
 
@@ -231,7 +216,9 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     ``{"train": TrainResult, "record_info": {...}}``.
 
     Args:
-      strategy: default :func:`make_strategy`.
+      strategy: default :func:`bert_tf.training.strategy.strategy_from_flags` (XLNet's
+        flags: TPU with ``--use_tpu``, else up to ``--num_core_per_host`` GPUs as
+        train_gpu.py's towers).
       shuffle_fn: the permutation draw of the parser (tests fix it); default
         ``tf.random.shuffle``.
 
@@ -241,7 +228,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     """
     check_args(args)
     config = model_config(args)
-    strategy = strategy or make_strategy(args)
+    strategy = strategy or strategy_from_flags(args)
     bsz_per_core = per_replica_batch(args, strategy.num_replicas_in_sync)
     info = find_record_info(args.record_info_dir, "train", bsz_per_host=args.train_batch_size,
                             seq_len=args.seq_len, reuse_len=args.reuse_len,

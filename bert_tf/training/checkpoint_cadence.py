@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 
 class Cadence:

@@ -39,7 +39,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import BertTfError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer

@@ -17,7 +17,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 # (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
 # (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
@@ -39,7 +39,7 @@ class Restored:
         0 for ``--init_checkpoint`` and the initial weights, as the Estimator reports.
       source: :data:`SOURCE_CHECKPOINT` (the ``checkpoint`` argument),
         :data:`SOURCE_MODEL_DIR`, :data:`SOURCE_INIT_CHECKPOINT` or :data:`SOURCE_INITIAL`.
-      report: the :class:`bert_tf.training.checkpoint_io.LoadReport` (None for the initial
+      report: the :class:`bert_tf.checkpoint_io.LoadReport` (None for the initial
         weights).
     """
 
@@ -104,7 +104,7 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
       init_checkpoint: ``--init_checkpoint`` (prefix, file or folder) or None.
       checkpoint: a prefix to load instead of searching ``model_dir``.
       load_fn: ``load_fn(name_map, path, require_all=...) -> LoadReport``; default
-        :func:`bert_tf.training.checkpoint_io.assign_from_checkpoint` (BERT); XLNet passes
+        :func:`bert_tf.checkpoint_io.assign_from_checkpoint` (BERT); XLNet passes
         ``functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)``.
 
     Returns:

@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.training.optimizer import AdamWeightDecay, inner_optimizer
 
 

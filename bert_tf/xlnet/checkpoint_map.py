@@ -25,7 +25,7 @@ import re
 from typing import Dict, Mapping, Optional
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 SCOPE = "model"
 TRANSFORMER_SCOPE = "model/transformer"
@@ -216,7 +216,7 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
     Checks, before anything is assigned: (1) the checkpoint has XLNet names at all (a BERT
     checkpoint, `bert/...`, is named as such); (2) the `r_w_bias` rank matches ``untie_r``
     (``[NL, N, Dh]`` = untie_r true, ``[N, Dh]`` = false). Other shape mismatches are raised by
-    :func:`bert_tf.training.checkpoint_io.assign_from_checkpoint` naming the variable and both
+    :func:`bert_tf.checkpoint_io.assign_from_checkpoint` naming the variable and both
     shapes.
 
     Raises:
@@ -258,7 +258,7 @@ def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optiona
     fails before any file is written: XLNet names at all (a BERT checkpoint is named as such)
     and the ``untie_r`` setting (:func:`check_compatible`), every shape, and with
     ``require_all`` every model variable
-    (:func:`bert_tf.training.checkpoint_io.check_fits`).
+    (:func:`bert_tf.checkpoint_io.check_fits`).
 
     Args:
       name_to_variable: from :func:`xlnet_variable_map`; path: checkpoint prefix, file or
@@ -291,7 +291,7 @@ def load_xlnet_checkpoint(name_to_variable: Mapping, path: str, require_all: boo
       untie_r: the config's value, for the error message (default: read from the shapes).
 
     Returns:
-      a :class:`bert_tf.training.checkpoint_io.LoadReport`.
+      a :class:`bert_tf.checkpoint_io.LoadReport`.
 
     Raises:
       CheckpointError: unreadable checkpoint; a BERT checkpoint; the other untie_r setting;

@@ -118,7 +118,7 @@ class XLNetConfig:
 
     def to_json_file(self, json_path: str) -> None:
         """Writes :meth:`to_json_string` atomically (original ``XLNetConfig.to_json``)."""
-        from bert_tf.training.checkpoint_io import atomic_write_text
+        from bert_tf.atomic_files import atomic_write_text
         atomic_write_text(json_path, self.to_json_string())
 
     def __eq__(self, other):

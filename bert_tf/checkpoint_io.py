@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.atomic_files import atomic_write_text  # noqa: F401  (re-exported)
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.errors import CheckpointError
 
 # Checkpoint entries that are optimizer or bookkeeping state, never model weights: the
