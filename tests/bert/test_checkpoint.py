@@ -11,7 +11,7 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import TransposedOutput
 from bert_tf.bert.model import BertModel, BertPretrainingHeads
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 
 def _model_with_heads(config):

@@ -27,7 +27,7 @@ from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.tasks import pretraining
 from bert_tf.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingArgs,
                                        build_pretrainer, run_pretraining)
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.training.eval_results import format_eval_results
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

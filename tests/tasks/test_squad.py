@@ -19,7 +19,7 @@ from absl import logging as absl_logging
 
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.tasks import squad as task
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN_SETTINGS = dict(max_seq_length=128, doc_stride=64, max_query_length=32, n_best_size=20,

@@ -17,7 +17,7 @@ from bert_tf.data import tfrecord
 from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.tasks import xlnet_classifier as xc
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 
 TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
                "ff_activation": "gelu", "untie_r": True, "n_token": 8000}

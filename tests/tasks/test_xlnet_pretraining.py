@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks import xlnet_pretraining as xpt
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.model import XLNetPretrainingModel
 from tests.xlnet.conftest import GoldenXLNet, time_to_batch_major as bm

@@ -9,7 +9,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 

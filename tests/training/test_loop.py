@@ -20,7 +20,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io, loop
+from bert_tf import checkpoint_io
+from bert_tf.training import loop
 from bert_tf.training.optimizer import AdamWeightDecay
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io, restore
+from bert_tf import checkpoint_io
+from bert_tf.training import restore
 
 
 def _name_map():

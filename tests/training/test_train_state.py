@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.training.optimizer import create_optimizer
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import CheckpointError
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.model import XLNetClassifier, XLNetModel

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from bert_tf.data import xlnet_squad as xs
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
-from bert_tf.training import checkpoint_io
+from bert_tf import checkpoint_io
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig
 from bert_tf.xlnet.squad import XLNetSquad, qa_loss
