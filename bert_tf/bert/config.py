@@ -40,6 +40,12 @@ class BertConfig:
       **extra: unknown keys, kept and written back (the original keeps them too).
     """
 
+    # Keys that must be positive integers (validate), and the file's name in messages.
+    POSITIVE_INT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers",
+                         "num_attention_heads", "intermediate_size", "max_position_embeddings",
+                         "type_vocab_size")
+    FILE_KIND = "BERT config"
+
     def __init__(self, vocab_size=None, hidden_size=768, num_hidden_layers=12,
                  num_attention_heads=12, intermediate_size=3072, hidden_act="gelu",
                  hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
@@ -75,7 +81,7 @@ class BertConfig:
           ConfigError: the file is missing, unreadable, not JSON, not an object, or lacks
             `vocab_size` (names the file).
         """
-        obj = read_json_object(json_file, "BERT config")
+        obj = read_json_object(json_file, cls.FILE_KIND)
         config = cls.from_dict(obj)
         if config.vocab_size is None:
             raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
@@ -88,8 +94,7 @@ class BertConfig:
         Raises:
           ConfigError: naming ``source`` and the key.
         """
-        for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                    "intermediate_size", "max_position_embeddings", "type_vocab_size"):
+        for key in self.POSITIVE_INT_KEYS:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{source}: '{key}' must be a positive integer, got {value!r}")
@@ -117,7 +122,7 @@ class BertConfig:
         atomic_write_text(path, self.to_json_string())
 
     def __eq__(self, other):
-        return isinstance(other, BertConfig) and self.to_dict() == other.to_dict()
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
 
     def __repr__(self):
-        return f"BertConfig({self.to_dict()})"
+        return f"{type(self).__name__}({self.to_dict()})"

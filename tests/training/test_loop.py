@@ -15,6 +15,7 @@ import time
 import types
 
 import keras
+from absl import logging as absl_logging
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -352,9 +353,14 @@ def test_train_config_optimizer():
 
 def test_progress_log_lines_and_divergence_checks(caplog):
     progress = loop.ProgressLog(2, 0, 5, scaled=False)
-    with caplog.at_level(logging.INFO):
-        for step in range(1, 6):
-            assert progress.update(step, 0.5 * step, 4) == step
+    verbosity = absl_logging.get_verbosity()  # an earlier parse of FLAGS may have raised it
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO):
+            for step in range(1, 6):
+                assert progress.update(step, 0.5 * step, 4) == step
+    finally:
+        absl_logging.set_verbosity(verbosity)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("global_step")]
     assert [line.split(", examples")[0] for line in lines] == [
         "global_step = 2, loss = 1.000000", "global_step = 4, loss = 2.000000",
