@@ -26,6 +26,7 @@ import unicodedata
 from typing import Iterable, List, Optional, Union
 
 from bert_tf.errors import ConfigError
+from bert_tf.tokenization import sentencepiece_prepro
 from bert_tf.tokenization.wordpiece import (BasicTokenizer, WordpieceTokenizer, convert_by_vocab,
                                             convert_ids_to_tokens, convert_to_unicode,
                                             convert_tokens_to_ids, printable_text,
@@ -40,7 +41,6 @@ __all__ = [
 
 # The original's word-start marker is the UTF-8 *bytes* of "▁" (see encode_pieces).
 SPIECE_UNDERLINE = "\u2581".encode("utf-8")
-_UNDERLINE_STR = "\u2581"
 
 
 def preprocess_text(inputs: Union[str, bytes], remove_space: bool = True,
@@ -91,21 +91,8 @@ def encode_pieces(sp_model, text: Union[str, bytes], return_unicode: bool = True
     Returns:
       list of piece strings.
     """
-    del return_unicode  # Python 3: pieces are already str.
-    if sample:
-        pieces = sp_model.SampleEncodeAsPieces(text, 64, 0.1)
-    else:
-        pieces = sp_model.EncodeAsPieces(text)
-    new_pieces = []
-    for piece in pieces:
-        piece = printable_text(piece)
-        if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
-            cur_pieces = sp_model.EncodeAsPieces(piece[:-1].replace(_UNDERLINE_STR, ""))
-            new_pieces.extend(printable_text(p) for p in cur_pieces)
-            new_pieces.append(piece[-1])
-        else:
-            new_pieces.append(piece)
-    return new_pieces
+    return [printable_text(p) for p in sentencepiece_prepro.encode_pieces(
+        sp_model, printable_text(text), return_unicode, sample, keep_added_underline=True)]
 
 
 def encode_ids(sp_model, text: Union[str, bytes], sample: bool = False) -> List[int]:

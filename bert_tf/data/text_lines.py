@@ -9,7 +9,7 @@ the file and line so nothing is lost silently.
 """
 
 import re
-from typing import Iterator, NamedTuple, Optional
+from typing import Iterable, Iterator, List, NamedTuple, Optional
 
 import tensorflow as tf
 from absl import logging
@@ -75,3 +75,15 @@ def read_text_examples(input_file: str) -> Iterator[TextExample]:
                                 line_number + 1, e.reason)
             yield parse_line(line_number, line)
             line_number += 1
+
+
+def chunks(items: Iterable, size: int) -> Iterator[List]:
+    """Consecutive lists of ``size`` items (the last one shorter), in order."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.atomic_files import atomic_write_text
+from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
@@ -111,17 +112,6 @@ def _encode_chunk(task, sp_model=None):
         raise
 
 
-def _chunks(lines, size: int):
-    chunk = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def encode_corpus_file(lines, sp_model, uncased: bool, use_eod: bool = True,
                        from_raw_text: bool = True, path: str = "<input>", pool=None
                        ) -> Tuple[np.ndarray, np.ndarray, int]:
@@ -140,7 +130,7 @@ def encode_corpus_file(lines, sp_model, uncased: bool, use_eod: bool = True,
     ids = array.array("q")
     sent_ids = bytearray()
     sent_id, line_cnt = True, 0
-    tasks = ((chunk, uncased, from_raw_text) for chunk in _chunks(lines, _CHUNK_LINES))
+    tasks = ((chunk, uncased, from_raw_text) for chunk in chunks(lines, _CHUNK_LINES))
     if pool is not None:
         encoded_chunks = pool.imap(_encode_chunk, tasks)
     else:

@@ -37,7 +37,7 @@ from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
-from bert_tf.data.text_lines import TextExample, check_input_file, read_text_examples
+from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
 from bert_tf.tokenization.wordpiece import FullTokenizer
@@ -330,7 +330,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     with contextlib.ExitStack() as stack:  # both files appear only if everything succeeds
         output = _open_output(stack, output_file)
         embeddings = _open_output(stack, embeddings_path) if embeddings_path else None
-        for chunk in _chunks(examples, batch_size * _CHUNK_BATCHES):
+        for chunk in chunks(examples, batch_size * _CHUNK_BATCHES):
             if check_example:
                 for ex in chunk:
                     check_example(ex)
@@ -361,14 +361,3 @@ def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: i
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None  # original: `if example.text_b`
     return build_bert_inputs(tokens_a, tokens_b, max_seq_length, tokenizer, pad=False)
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk

@@ -79,7 +79,8 @@ def preprocess_text(inputs: Union[str, bytes], lower: bool = False, remove_space
     return outputs
 
 
-def encode_pieces(sp_model, text: str, return_unicode: bool = True, sample: bool = False) -> List[str]:
+def encode_pieces(sp_model, text: str, return_unicode: bool = True, sample: bool = False,
+                  keep_added_underline: bool = False) -> List[str]:
     """SentencePiece pieces of ``text`` with the original's digit-comma fix-up.
 
     Mirrors ``prepro_utils.encode_pieces`` (spec 5.2): pieces come from
@@ -94,6 +95,9 @@ def encode_pieces(sp_model, text: str, return_unicode: bool = True, sample: bool
       text: already preprocessed text (see :func:`preprocess_text`).
       return_unicode: kept for the original signature; pieces are always ``str`` in Python 3.
       sample: use subword sampling (nbest 64, alpha 0.1).
+      keep_added_underline: skip the removal of the added ``▁`` (ALBERT's
+        ``tokenization.encode_pieces``, whose removal branch compares ``str`` with ``bytes``
+        and so never runs; its golden README, surprise 3).
 
     Returns:
       list of piece strings.
@@ -107,7 +111,8 @@ def encode_pieces(sp_model, text: str, return_unicode: bool = True, sample: bool
     for piece in pieces:
         if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
             cur_pieces = sp_model.EncodeAsPieces(piece[:-1].replace(SPIECE_UNDERLINE, ""))
-            if piece[0] != SPIECE_UNDERLINE and cur_pieces and cur_pieces[0][0] == SPIECE_UNDERLINE:
+            if (not keep_added_underline and piece[0] != SPIECE_UNDERLINE and cur_pieces
+                    and cur_pieces[0][0] == SPIECE_UNDERLINE):
                 if len(cur_pieces[0]) == 1:
                     cur_pieces = cur_pieces[1:]
                 else:
