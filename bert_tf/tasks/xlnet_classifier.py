@@ -350,6 +350,213 @@ def _log_result(prefix: str, result: Dict[str, Any]) -> None:
     logging.info("%s | %s", prefix, " | ".join(f"{k} {v}" for k, v in sorted(result.items())))
 
 
+@dataclasses.dataclass
+class _Run:
+    """What the steps of :func:`run` share: the task, model files and record files."""
+
+    args: XLNetClassifierArgs
+    processor: Any
+    task_name: str
+    label_list: Optional[List]
+    n_class: int
+    config: XLNetConfig
+    sp: Any
+    tokenize: Any
+    init_checkpoint: Optional[str]
+    strategy: tf.distribute.Strategy
+    train_file: str
+    eval_file: str
+    predict_file: str
+    train_examples: Optional[List] = None
+    eval_examples: Optional[List] = None
+
+
+def _prepare(args: XLNetClassifierArgs, strategy) -> _Run:
+    """Flags, config, SentencePiece model and record file names, checked (no file written)."""
+    check_args(args)
+    processor = data.get_processor(args.task_name)
+    check_task_mode(processor, args)
+    label_list = None if args.is_regression else processor.get_labels()
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    if args.use_bfloat16:
+        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
+    spm_basename = os.path.basename(args.spiece_model_file)
+
+    def record_file(kind, split=None):
+        return os.path.join(args.output_dir, data.record_file_name(
+            spm_basename, args.max_seq_length, kind, *([split] if split else [])))
+
+    return _Run(args=args, processor=processor, task_name=args.task_name.lower(),
+                label_list=label_list, n_class=1 if args.is_regression else len(label_list),
+                config=config, sp=sp,
+                tokenize=functools.partial(tokenize_fn, sp, uncased=args.uncased),
+                init_checkpoint=resolve_latest(args.init_checkpoint, flag="--init_checkpoint"),
+                strategy=strategy or strategy_from_flags(args),
+                train_file=record_file("train"),
+                eval_file=record_file("eval", args.eval_split),
+                predict_file=record_file("predict", args.eval_split))
+
+
+def _check_checkpoints(r: _Run, name_map) -> bool:
+    """Checks every checkpoint the run will read against the model; returns whether
+    ``--model_dir`` holds checkpoints to resume from.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit, or nothing to evaluate / predict with.
+    """
+    args = r.args
+    resume = (checkpoint_io.existing_checkpoints(args.model_dir)
+              if tf.io.gfile.isdir(args.model_dir) else [])
+    existing = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
+    if args.do_train and r.init_checkpoint and not resume:
+        checkpoint_map.check_checkpoint_fits(name_map, r.init_checkpoint, r.config.untie_r)
+    for prefix in ([existing[-1][1]] if existing else []) + (
+            [args.predict_ckpt] if args.predict_ckpt else []):
+        checkpoint_map.check_checkpoint_fits(name_map, prefix, r.config.untie_r,
+                                             require_all=True)
+    if not args.do_train and not existing and (args.do_eval or not args.predict_ckpt):
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate or "
+                              "predict with; train first (--do_train) or point --model_dir at "
+                              "the fine-tuned checkpoints")
+    return bool(resume)
+
+
+def _read_examples(r: _Run) -> None:
+    """Reads the examples and checks cached TFRecords, then creates the output folders.
+
+    Raises:
+      InputDataError: unreadable data; FlagError: a cached TFRecord that does not fit the run,
+        or a folder that cannot be created.
+    """
+    args = r.args
+    if args.do_train:
+        r.train_examples = r.processor.get_train_examples(args.data_dir)
+        records.check_cached_records(r.train_file, "train", args, len(r.train_examples),
+                                     r.n_class)
+    if args.do_eval or args.do_predict:
+        r.eval_examples = (r.processor.get_dev_examples(args.data_dir) if args.eval_split == "dev"
+                           else r.processor.get_test_examples(args.data_dir))
+        if args.do_eval:
+            records.check_cached_records(r.eval_file, "eval", args, len(r.eval_examples),
+                                         r.n_class, args.eval_split)
+        if args.do_predict:
+            records.check_cached_records(r.predict_file, "predict", args, len(r.eval_examples),
+                                         r.n_class, args.eval_split)
+    for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
+                                                       else ()):
+        try:
+            tf.io.gfile.makedirs(folder)
+        except Exception as e:
+            raise FlagError(f"cannot create {folder}: {e}") from e
+
+
+def _train(r: _Run, model, name_map, resume: bool):
+    """Writes the train TFRecord (cached) and trains (spec 8.3-8.4); returns the TrainResult."""
+    args = r.args
+    logging.info("Use tfrecord file %s", r.train_file)
+    np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(r.train_examples)
+    logging.info("Num of train samples: %d", len(r.train_examples))
+    data.file_based_convert_examples_to_features(
+        r.train_examples, r.label_list, args.max_seq_length, r.tokenize, r.train_file,
+        num_passes=args.num_passes, overwrite=args.overwrite_data,
+        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples"))
+    replicas = r.strategy.num_replicas_in_sync
+    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+    dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
+                                    batch, args.shuffle_buffer)
+    if r.init_checkpoint and not resume:
+        report = checkpoint_map.load_xlnet_checkpoint(name_map, r.init_checkpoint,
+                                                      untie_r=r.config.untie_r)
+        logging.info("Warm start: %s", report.summary())
+    elif r.init_checkpoint:
+        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
+                     "(training resumes)", r.init_checkpoint, args.model_dir)
+    with r.strategy.scope():
+        optimizer, _ = create_xlnet_optimizer(
+            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
+            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
+            args.lr_layer_decay_rate, variable_names=name_map)
+    steps_per_loop = args.iterations if args.save_steps is None else min(
+        args.iterations, args.save_steps)
+
+    def loss_fn(m, features, labels):
+        logits = m(features, training=True)["logits"]
+        return m.task_loss(logits, labels)[1]
+
+    return loop.train(
+        model, loss_fn, dataset, name_map, loop.TrainConfig(
+            args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+        strategy=r.strategy, optimizer=optimizer)
+
+
+def _evaluate(r: _Run, eval_model):
+    """Evaluates the last (or, with ``--eval_all_ckpt``, every) checkpoint of ``--model_dir``
+    and writes the best to ``eval_results.txt``; returns ``(results, best)``."""
+    args = r.args
+    padded = list(r.eval_examples)
+    while len(padded) % args.eval_batch_size != 0:
+        padded.append(PaddingInputExample())
+    data.file_based_convert_examples_to_features(
+        padded, r.label_list, args.max_seq_length, r.tokenize, r.eval_file,
+        overwrite=args.overwrite_data,
+        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} {args.eval_split} "
+                                                     "examples"))
+    steps_and_files = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
+    if not steps_and_files:
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
+    if not args.eval_all_ckpt:
+        steps_and_files = steps_and_files[-1:]
+    eval_results = []
+    for global_step, prefix in steps_and_files:
+        ret = evaluate_checkpoint(eval_model, prefix, r.config, r.eval_file, args)
+        ret["step"] = global_step
+        ret["path"] = prefix
+        eval_results.append(ret)
+        _log_result("Eval result", ret)
+    key_name = "eval_pearsonr" if args.is_regression else "eval_accuracy"
+    best = sorted(eval_results, key=lambda res: res[key_name], reverse=True)[0]
+    _log_result("Best result", best)
+    write_eval_results(args.model_dir, best)
+    return eval_results, best
+
+
+def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
+    """Predicts with ``--predict_ckpt`` (else the newest checkpoint) and writes
+    ``<task>.tsv`` and ``<task>.logits.json`` to ``--predict_dir``; returns their paths and
+    the number of predictions."""
+    args = r.args
+    data.file_based_convert_examples_to_features(
+        r.eval_examples, r.label_list, args.max_seq_length, r.tokenize, r.predict_file,
+        overwrite=args.overwrite_data)
+    prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
+    if not prefix:
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
+    restore_for_inference(
+        checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                  untie_r=r.config.untie_r))
+    dataset = records.eval_dataset(r.predict_file, args.max_seq_length, args.is_regression,
+                                   args.predict_batch_size)
+    all_logits = []
+    predictor = BatchPredictor(eval_model, ["logits"])
+    for batch, out in predictor.predict(numpy_batches(dataset), total=len(r.eval_examples)):
+        real = batch["is_real_example"]
+        for row, is_real in zip(np.reshape(out["logits"], [len(real), -1]), real):
+            if is_real:
+                all_logits.append([float(x) for x in row.flat])
+    tsv_path = os.path.join(args.predict_dir, f"{r.task_name}.tsv")
+    json_path = os.path.join(args.predict_dir, f"{r.task_name}.logits.json")
+    atomic_write_text(tsv_path, format_predictions(
+        all_logits, r.label_list, args.predict_threshold))
+    atomic_write_text(json_path, json.dumps(all_logits, indent=4))
+    logging.info("Wrote %d predictions to %s and %s", len(all_logits), tsv_path, json_path)
+    return [tsv_path, json_path], len(all_logits)
+
+
 def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None
         ) -> Dict[str, Any]:
     """Runs XLNet's run_classifier: train, evaluate, predict (module docstring).
@@ -364,171 +571,23 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
       variable; raised before anything is written when the cause is in the flags, config,
       SentencePiece model or checkpoints.
     """
-    check_args(args)
-    processor = data.get_processor(args.task_name)
-    check_task_mode(processor, args)
-    task_name = args.task_name.lower()
-    label_list = None if args.is_regression else processor.get_labels()
-    n_class = 1 if args.is_regression else len(label_list)
-    config = XLNetConfig.from_json_file(args.model_config_path)
-    sp = load_sp_model(args.spiece_model_file)
-    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
-    tokenize = functools.partial(tokenize_fn, sp, uncased=args.uncased)
-    spm_basename = os.path.basename(args.spiece_model_file)
-    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
-
-    # Checkpoints are checked against the model before any file is written.
-    strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_classifier(config, args, n_class, is_training=True)
+    r = _prepare(args, strategy)
+    with r.strategy.scope():
+        model = build_classifier(r.config, args, r.n_class, is_training=True)
     name_map = checkpoint_map.xlnet_variable_map(model)
-    resume = (checkpoint_io.existing_checkpoints(args.model_dir)
-              if tf.io.gfile.isdir(args.model_dir) else [])
-    existing = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
-    if args.do_train and init_checkpoint and not resume:
-        checkpoint_map.check_checkpoint_fits(name_map, init_checkpoint, config.untie_r)
-    for prefix in ([existing[-1][1]] if existing else []) + (
-            [args.predict_ckpt] if args.predict_ckpt else []):
-        checkpoint_map.check_checkpoint_fits(name_map, prefix, config.untie_r, require_all=True)
-    if not args.do_train and not existing and (args.do_eval or not args.predict_ckpt):
-        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate or "
-                              "predict with; train first (--do_train) or point --model_dir at "
-                              "the fine-tuned checkpoints")
-
-    # Examples are read and cached TFRecords checked before any file is written.
-    train_file = os.path.join(args.output_dir, data.record_file_name(
-        spm_basename, args.max_seq_length, "train"))
-    eval_file = os.path.join(args.output_dir, data.record_file_name(
-        spm_basename, args.max_seq_length, "eval", args.eval_split))
-    predict_file = os.path.join(args.output_dir, data.record_file_name(
-        spm_basename, args.max_seq_length, "predict", args.eval_split))
-    train_examples = eval_examples = None
-    if args.do_train:
-        train_examples = processor.get_train_examples(args.data_dir)
-        records.check_cached_records(train_file, "train", args, len(train_examples), n_class)
-    if args.do_eval or args.do_predict:
-        if args.eval_split == "dev":
-            eval_examples = processor.get_dev_examples(args.data_dir)
-        else:
-            eval_examples = processor.get_test_examples(args.data_dir)
-        if args.do_eval:
-            records.check_cached_records(eval_file, "eval", args, len(eval_examples), n_class,
-                                 args.eval_split)
-        if args.do_predict:
-            records.check_cached_records(predict_file, "predict", args, len(eval_examples), n_class,
-                                 args.eval_split)
-    for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
-                                                       else ()):
-        try:
-            tf.io.gfile.makedirs(folder)
-        except Exception as e:
-            raise FlagError(f"cannot create {folder}: {e}") from e
-
+    resume = _check_checkpoints(r, name_map)
+    _read_examples(r)
     result: Dict[str, Any] = {"train": None, "eval_results": None, "best_eval": None,
                               "predict_files": None, "num_predictions": 0}
-
-    # ---- train ----------------------------------------------------------------------------
     if args.do_train:
-        logging.info("Use tfrecord file %s", train_file)
-        np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
-        logging.info("Num of train samples: %d", len(train_examples))
-        data.file_based_convert_examples_to_features(
-            train_examples, label_list, args.max_seq_length, tokenize, train_file,
-            num_passes=args.num_passes, overwrite=args.overwrite_data,
-            symbol_report=data.LiteralSymbolReport(sp, f"{task_name} train examples"))
-        replicas = strategy.num_replicas_in_sync
-        batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
-        dataset = records.train_dataset(train_file, args.max_seq_length, args.is_regression,
-                                        batch, args.shuffle_buffer)
-        if init_checkpoint and not resume:
-            report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
-                                                          untie_r=config.untie_r)
-            logging.info("Warm start: %s", report.summary())
-        elif init_checkpoint:
-            logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
-                         "(training resumes)", init_checkpoint, args.model_dir)
-        with strategy.scope():
-            optimizer, _ = create_xlnet_optimizer(
-                args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
-                args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
-                args.lr_layer_decay_rate, variable_names=name_map)
-        steps_per_loop = args.iterations if args.save_steps is None else min(
-            args.iterations, args.save_steps)
-
-        def loss_fn(m, features, labels):
-            logits = m(features, training=True)["logits"]
-            return m.task_loss(logits, labels)[1]
-
-        result["train"] = loop.train(
-            model, loss_fn, dataset, name_map, loop.TrainConfig(
-                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
-            strategy=strategy, optimizer=optimizer)
-
+        result["train"] = _train(r, model, name_map, resume)
     if not (args.do_eval or args.do_predict):
         return result
-    logging.info("Num of eval samples: %d", len(eval_examples))
+    logging.info("Num of eval samples: %d", len(r.eval_examples))
     with tf.distribute.get_strategy().scope():
-        eval_model = build_classifier(config, args, n_class, is_training=False)
-
-    # ---- eval -----------------------------------------------------------------------------
+        eval_model = build_classifier(r.config, args, r.n_class, is_training=False)
     if args.do_eval:
-        padded = list(eval_examples)
-        while len(padded) % args.eval_batch_size != 0:
-            padded.append(PaddingInputExample())
-        data.file_based_convert_examples_to_features(
-            padded, label_list, args.max_seq_length, tokenize, eval_file,
-            overwrite=args.overwrite_data,
-            symbol_report=data.LiteralSymbolReport(sp, f"{task_name} {args.eval_split} examples"))
-        steps_and_files = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
-        if not steps_and_files:
-            raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
-        if not args.eval_all_ckpt:
-            steps_and_files = steps_and_files[-1:]
-        eval_results = []
-        for global_step, prefix in steps_and_files:
-            ret = evaluate_checkpoint(eval_model, prefix, config, eval_file, args)
-            ret["step"] = global_step
-            ret["path"] = prefix
-            eval_results.append(ret)
-            _log_result("Eval result", ret)
-        key_name = "eval_pearsonr" if args.is_regression else "eval_accuracy"
-        best = sorted(eval_results, key=lambda r: r[key_name], reverse=True)[0]
-        _log_result("Best result", best)
-        write_eval_results(args.model_dir, best)
-        result["eval_results"] = eval_results
-        result["best_eval"] = best
-
-    # ---- predict --------------------------------------------------------------------------
+        result["eval_results"], result["best_eval"] = _evaluate(r, eval_model)
     if args.do_predict:
-        data.file_based_convert_examples_to_features(
-            eval_examples, label_list, args.max_seq_length, tokenize, predict_file,
-            overwrite=args.overwrite_data)
-        prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
-        if not prefix:
-            raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
-        restore_for_inference(
-            checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
-            load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
-                                      untie_r=config.untie_r))
-        dataset = records.eval_dataset(predict_file, args.max_seq_length, args.is_regression,
-                                       args.predict_batch_size)
-        all_logits = []
-        predictor = BatchPredictor(eval_model, ["logits"])
-        for batch, out in predictor.predict(numpy_batches(dataset), total=len(eval_examples)):
-            real = batch["is_real_example"]
-            for row, is_real in zip(np.reshape(out["logits"], [len(real), -1]), real):
-                if is_real:
-                    all_logits.append([float(x) for x in row.flat])
-        tsv_path = os.path.join(args.predict_dir, f"{task_name}.tsv")
-        json_path = os.path.join(args.predict_dir, f"{task_name}.logits.json")
-        atomic_write_text(tsv_path, format_predictions(
-            all_logits, label_list, args.predict_threshold))
-        atomic_write_text(json_path, json.dumps(all_logits, indent=4))
-        logging.info("Wrote %d predictions to %s and %s", len(all_logits), tsv_path, json_path)
-        result["predict_files"] = [tsv_path, json_path]
-        result["num_predictions"] = len(all_logits)
+        result["predict_files"], result["num_predictions"] = _predict(r, eval_model)
     return result
