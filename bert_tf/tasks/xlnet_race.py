@@ -350,8 +350,10 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
     """Runs XLNet's run_race: train, then evaluate (module docstring).
 
     Returns:
-      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None) and
-      ``eval`` (the :func:`evaluate` dict or None), ``eval_file`` and ``train_file`` (paths).
+      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None),
+      ``warm_start`` (the :class:`bert_tf.checkpoint_io.LoadReport` of ``--init_checkpoint``
+      when training started from it, else None), ``eval`` (the :func:`evaluate` dict or
+      None), ``eval_file`` and ``train_file`` (paths, or None).
 
     Raises:
       FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, question
@@ -407,7 +409,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
             raise FlagError(f"cannot create {folder}: {e}") from e
 
     result: Dict[str, Any] = {"train": None, "eval": None, "train_file": None,
-                              "eval_file": None}
+                              "eval_file": None, "warm_start": None}
 
     # ---- train ----------------------------------------------------------------------------
     if args.do_train:
@@ -424,6 +426,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
             report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
                                                           untie_r=config.untie_r)
             logging.info("Warm start: %s", report.summary())
+            result["warm_start"] = report
         elif init_checkpoint:
             logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
                          "(training resumes)", init_checkpoint, args.model_dir)
