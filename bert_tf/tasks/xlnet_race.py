@@ -69,7 +69,8 @@ from bert_tf.training import loop
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
-from bert_tf.training.restore import SOURCE_INITIAL, resolve_latest, restore_for_inference
+from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
+                                      restore_for_inference)
 from bert_tf.training.strategy import strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
@@ -196,6 +197,22 @@ def check_args(args: XLNetRaceArgs) -> None:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
 
 
+def check_some_examples(examples: List[data.RaceExample], args: XLNetRaceArgs,
+                        split: str) -> None:
+    """A split to train or evaluate on needs at least one question.
+
+    Raises:
+      InputDataError: names the folders read and the level flags.
+    """
+    if examples:
+        return
+    levels = [lv for lv in data.LEVELS if not ((lv == "middle" and args.high_only)
+                                                or (lv == "high" and args.middle_only))]
+    folders = ", ".join(os.path.join(args.data_dir, split, lv) for lv in levels)
+    raise InputDataError(f"no RACE questions in {folders}: nothing to "
+                         f"{'train on' if split == 'train' else 'evaluate'}")
+
+
 def check_questions_fit(examples: List[data.RaceExample], sp_model, args: XLNetRaceArgs) -> None:
     """Every question + option (its last ``--max_qa_length`` tokens) leaves room in
     ``--max_seq_length`` for the 3 symbols, checked before any file is written (only
@@ -310,6 +327,10 @@ def evaluate(model: XLNetRace, config: XLNetConfig, eval_file: str, args: XLNetR
     restored = restore_for_inference(
         checkpoint_map.xlnet_variable_map(model), args.model_dir, init_checkpoint,
         load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
+    if restored.source == SOURCE_INIT_CHECKPOINT:
+        logging.info("evaluating the weights of --init_checkpoint (no checkpoint in "
+                     "--model_dir=%s; the original reached the same values only through "
+                     "init_from_checkpoint)", args.model_dir)
     if restored.source == SOURCE_INITIAL:
         logging.warning("evaluating randomly initialized weights: the metrics mean nothing "
                         "(the original did the same without a word); train first "
@@ -389,6 +410,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
     if args.do_train:
         train_examples = data.read_race_examples(args.data_dir, "train", args.high_only,
                                                  args.middle_only)
+        check_some_examples(train_examples, args, "train")
         check_questions_fit(train_examples, sp, args)
         random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
         records.check_cached_records(train_file, "train", args.max_seq_length,
@@ -397,6 +419,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
     if args.do_eval:
         eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
                                                 args.middle_only)
+        check_some_examples(eval_examples, args, args.eval_split)
         check_questions_fit(eval_examples, sp, args)
         records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
                                      len(eval_examples), args.overwrite_data,

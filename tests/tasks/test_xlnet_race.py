@@ -280,6 +280,19 @@ def test_bad_race_file(tmp_path, race, qa_dir, spiece, content, message):
     assert not (tmp_path / "output_dir").exists() and not (tmp_path / "model_dir").exists()
 
 
+def test_a_split_without_questions(tmp_path, race, qa_dir, spiece):
+    data_dir = tmp_path / "RACE"
+    for level in ("middle", "high"):
+        (data_dir / "test" / level).mkdir(parents=True)
+    with pytest.raises(InputDataError, match=r"no RACE questions in .*test/high: nothing to "
+                                             r"evaluate"):
+        xr.run(_args(tmp_path, race, qa_dir, spiece, data_dir=str(data_dir), eval_split="test",
+                     high_only=True))
+    with pytest.raises(InputDataError, match=r"RACE folder not found"):
+        xr.run(_args(tmp_path, race, qa_dir, spiece, data_dir=str(data_dir)))
+    assert not (tmp_path / "output_dir").exists()
+
+
 def test_max_seq_length_too_small_for_a_question(tmp_path, race, qa_dir, spiece):
     with pytest.raises(InputDataError, match=r"question \d+: --max_seq_length=12 is too small"):
         xr.run(_args(tmp_path, race, qa_dir, spiece, max_seq_length=12))
