@@ -16,8 +16,8 @@ from bert_tf.data.tfrecord import decode_record
 from bert_tf.data.xlnet_race import NUM_CHOICES, record_schema
 from bert_tf.errors import FlagError
 
-# Seed of the training shuffles (examples before writing, records in the pipeline); the
-# original used Python's unseeded global random and an unseeded tf shuffle.
+# Default seed of the training shuffles (the run's --random_seed; the original used Python's
+# unseeded global random and an unseeded tf shuffle).
 TRAIN_SHUFFLE_SEED = 12345
 
 

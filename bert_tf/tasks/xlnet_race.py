@@ -31,7 +31,7 @@ Where the original breaks, bert_tf does better and says so in the log:
 
 * files are read in sorted order (the original's ``tf.gfile.ListDirectory`` order is the
   file system's), and the training examples are shuffled with a fixed seed (the original
-  used Python's unseeded ``random``);
+  used Python's unseeded ``random``), seed ``--random_seed``;
 * ``--do_eval`` restores the newest checkpoint of ``--model_dir``, else ``--init_checkpoint``
   (the original reached the same weights only through ``init_from_checkpoint``), else warns
   that it evaluates randomly initialized weights (the original did so silently);
@@ -83,7 +83,7 @@ from bert_tf.xlnet.race import XLNetRace
 class XLNetRaceArgs:
     """The flags of XLNet's original ``run_race.py`` (spec 10) with their defaults
     (:data:`bert_tf.flags.XLNET_RUN_RACE`'s: the original's), plus bert_tf's
-    ``original_context_mutation``."""
+    ``original_context_mutation`` and ``random_seed`` (the training shuffles)."""
 
     # model
     model_config_path: Optional[str]
@@ -139,6 +139,7 @@ class XLNetRaceArgs:
     high_only: bool
     middle_only: bool
     original_context_mutation: bool
+    random_seed: int
 
 
 XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetRaceArgs))
@@ -412,7 +413,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
                                                  args.middle_only)
         check_some_examples(train_examples, args, "train")
         check_questions_fit(train_examples, sp, args)
-        random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+        random.Random(args.random_seed).shuffle(train_examples)
         records.check_cached_records(train_file, "train", args.max_seq_length,
                                      len(train_examples), args.overwrite_data,
                                      sample_input_ids=sample_ids(train_examples, sp, args))
@@ -436,15 +437,15 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
 
     # ---- train ----------------------------------------------------------------------------
     if args.do_train:
-        logging.info("Num of train samples: %d (shuffled with seed %d; the original's "
-                     "shuffle was unseeded)", len(train_examples), records.TRAIN_SHUFFLE_SEED)
+        logging.info("Num of train samples: %d (shuffled with --random_seed=%d; the "
+                     "original's shuffle was unseeded)", len(train_examples), args.random_seed)
         if not _use_cache(train_file, args.overwrite_data):
             write_records(train_examples, sp, args, train_file)
         result["train_file"] = train_file
         replicas = strategy.num_replicas_in_sync
         batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
         dataset = records.train_dataset(train_file, args.max_seq_length, batch,
-                                        args.shuffle_buffer)
+                                        args.shuffle_buffer, seed=args.random_seed)
         if init_checkpoint and not existing:
             report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
                                                           untie_r=config.untie_r)
