@@ -180,6 +180,11 @@ def check_args(args: XLNetRaceArgs) -> None:
     if args.high_only and args.middle_only:
         raise FlagError("--high_only and --middle_only are both set: give at most one (the "
                         "original silently read no articles)")
+    if args.do_train and args.do_eval and args.eval_split == "train":
+        raise FlagError("--eval_split=train with --do_train: the eval records (padded to a "
+                        "multiple of --eval_batch_size) and the shuffled training records "
+                        "would share one cached file; evaluate the train split in a separate "
+                        "run with another --output_dir")
     if args.summary_type not in SUMMARY_TYPES:
         raise FlagError(f"--summary_type={args.summary_type}: expected one of "
                         f"{', '.join(SUMMARY_TYPES)}")

@@ -311,6 +311,8 @@ def test_flag_errors(tmp_path, race, qa_dir, spiece):
         xr.run(_args(tmp_path, race, qa_dir, spiece, high_only=True, middle_only=True))
     with pytest.raises(FlagError, match="At least one of `do_train`, `do_eval` must be True"):
         xr.run(_args(tmp_path, race, qa_dir, spiece, do_eval=False))
+    with pytest.raises(FlagError, match="--eval_split=train with --do_train"):
+        xr.run(_args(tmp_path, race, qa_dir, spiece, do_train=True, eval_split="train"))
     with pytest.raises(FlagError, match="--model_dir is required"):
         xr.run(_args(tmp_path, race, qa_dir, spiece, model_dir=""))
     assert not (tmp_path / "output_dir").exists()
