@@ -463,7 +463,8 @@ XLNET_RUN_RACE = dataclasses.replace(
     XLNET, script="run_race.py",
     flags=_XLNET_FINETUNE_FLAGS + (
         "data_dir", "use_summ_proj", "do_eval", "eval_split", "eval_batch_size",
-        "max_qa_length", "high_only", "middle_only", "original_context_mutation"),
+        "max_qa_length", "high_only", "middle_only", "original_context_mutation",
+        "random_seed"),
     defaults={"output_dir": "", "data_dir": "", "max_seq_length": 512, "do_train": False,
               "train_steps": 12000, "learning_rate": 2e-5, "max_save": 0,
               "train_batch_size": 8, "adam_epsilon": 1e-6, "eval_batch_size": 32,
@@ -473,7 +474,10 @@ XLNET_RUN_RACE = dataclasses.replace(
            "train_batch_size": "XLNet RACE: questions per batch (each is 4 sequences).",
            "data_dir": "XLNet RACE: the RACE folder ({train,dev,test}/{middle,high}/*.txt; "
                        "read in sorted order: the original lists folders unsorted, so its "
-                       "order depends on the file system)."},
+                       "order depends on the file system).",
+           "random_seed": "XLNet RACE: (bert_tf) seed of the training-data shuffles (the "
+                          "examples before writing, the records in the pipeline; the original "
+                          "shuffled with Python's unseeded random and an unseeded tf shuffle)."},
     refused={})
 
 # One profile per root script and family: the original scripts' own defaults live here only.

@@ -1,0 +1,496 @@
+"""XLNet fine-tuning on RACE, 4-way multiple-choice reading comprehension (original XLNet
+``run_race.py``, spec ``xlnet.md`` 3.17, 5.5, 10).
+
+The root ``run_race.py``, with the original's flags::
+
+    python run_race.py --do_train=True --do_eval=True --eval_split=dev --data_dir=RACE \
+      --output_dir=proc_data/race --model_dir=exp/race --init_checkpoint=$LARGE/xlnet_model.ckpt \
+      --model_config_path=$LARGE/xlnet_config.json --spiece_model_file=$LARGE/spiece.model \
+      --max_seq_length=512 --max_qa_length=128 --uncased=False --train_batch_size=8 \
+      --train_steps=12000 --warmup_steps=1000 --learning_rate=2e-5 --eval_batch_size=32
+
+What it reads and writes, as the original:
+
+* ``--data_dir``: ``<split>/{middle,high}/*`` JSON articles (``article``, ``questions``,
+  ``options``, ``answers``), one example per question (:mod:`bert_tf.data.xlnet_race`);
+  ``--high_only`` / ``--middle_only`` keep one level;
+* ``--output_dir``: the TFRecords ``[high.|middle.]{spm}.len-{S}.{split}.tf_record``
+  (reused when they exist, unless ``--overwrite_data``); the eval file is padded with
+  padding examples to a multiple of ``--eval_batch_size`` ("Num of eval samples" is logged
+  before the padding);
+* ``--model_dir``: ``model.ckpt-N`` in the original layout (``model/transformer/...``,
+  ``model/sequnece_summary/summary/*``, ``logits/dense/*``, TF1 Adam slots, ``global_step``);
+  training (the original optimizer, :func:`bert_tf.training.xlnet_optimization.
+  create_xlnet_optimizer`) resumes from the newest one;
+* ``--do_eval``: ``eval_accuracy`` and ``eval_loss`` (weighted by ``is_real_example``), the
+  Estimator's ``loss`` (mean of the batch losses, padding included) and ``global_step``,
+  logged as ``Eval | ...`` and written to ``<model_dir>/eval_results.txt`` (``key = value``,
+  as XLNet's run_classifier path here).
+
+Where the original breaks, bert_tf does better and says so in the log:
+
+* files are read in sorted order (the original's ``tf.gfile.ListDirectory`` order is the
+  file system's), and the training examples are shuffled with a fixed seed (the original
+  used Python's unseeded ``random``), seed ``--random_seed``;
+* ``--do_eval`` restores the newest checkpoint of ``--model_dir``, else ``--init_checkpoint``
+  (the original reached the same weights only through ``init_from_checkpoint``), else warns
+  that it evaluates randomly initialized weights (the original did so silently);
+* ``--original_context_mutation=False`` builds every choice from the clean context (the
+  original appends each choice to the context list in place, golden README surprise 7; the
+  default keeps it so that published numbers reproduce); its records are cached under
+  ``...{split}.clean_context.tf_record`` so that the two layouts never mix;
+* a training file is named with the ``high.``/``middle.`` prefix too (the original prefixed
+  only the eval file, so a ``--high_only`` run reused the full training file);
+* bad input fails before any file is written, in one line: a RACE file that is not JSON,
+  lacks ``answers``/``options``/``questions``/``article``, has a question without 4 options
+  or an answer letter outside A-D; ``--max_seq_length`` too small for a question; a BERT
+  checkpoint; both ``--high_only`` and ``--middle_only``; a cached TFRecord that does not fit
+  the run.
+"""
+
+import dataclasses
+import functools
+import os
+import random
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import flags as bert_flags
+from bert_tf.data import xlnet_race as data
+from bert_tf.data import xlnet_race_records as records
+from bert_tf.errors import FlagError, InputDataError
+from bert_tf.tasks.run_checks import require_one_mode
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
+from bert_tf.training import loop
+from bert_tf.training import metrics
+from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
+                                      restore_for_inference)
+from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
+from bert_tf.xlnet import checkpoint_map
+from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
+from bert_tf.xlnet.layers import SUMMARY_TYPES
+from bert_tf.xlnet.race import XLNetRace
+
+
+@bert_flags.args_class(bert_flags.XLNET_RUN_RACE)
+class XLNetRaceArgs:
+    """The flags of XLNet's original ``run_race.py`` (spec 10) with their defaults
+    (:data:`bert_tf.flags.XLNET_RUN_RACE`'s: the original's), plus bert_tf's
+    ``original_context_mutation`` and ``random_seed`` (the training shuffles)."""
+
+    # model
+    model_config_path: Optional[str]
+    dropout: float
+    dropatt: float
+    clamp_len: int
+    summary_type: str
+    use_summ_proj: bool
+    use_bfloat16: bool
+    init: str
+    init_std: float
+    init_range: float
+    # I/O
+    overwrite_data: bool
+    init_checkpoint: Optional[str]
+    output_dir: str
+    spiece_model_file: str
+    model_dir: str
+    data_dir: str
+    # machines
+    use_tpu: bool
+    num_hosts: int
+    num_core_per_host: int
+    tpu_job_name: Optional[str]
+    tpu: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    iterations: int
+    # training
+    do_train: bool
+    train_steps: int
+    warmup_steps: int
+    learning_rate: float
+    lr_layer_decay_rate: float
+    min_lr_ratio: float
+    clip: float
+    max_save: int
+    save_steps: Optional[int]
+    train_batch_size: int
+    weight_decay: float
+    adam_epsilon: float
+    decay_method: str
+    # evaluation
+    do_eval: bool
+    eval_split: str
+    eval_batch_size: int
+    # data
+    max_seq_length: int
+    max_qa_length: int
+    shuffle_buffer: int
+    uncased: bool
+    high_only: bool
+    middle_only: bool
+    original_context_mutation: bool
+    random_seed: int
+
+
+XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetRaceArgs))
+
+# The order of the original's "Eval | ..." line (Estimator.evaluate's dict).
+EVAL_KEYS = ("eval_accuracy", "eval_loss", "loss", "global_step")
+
+
+def run_from_flags(flags_obj) -> Dict[str, Any]:
+    """run_race from absl ``FLAGS``: :func:`run` on the :class:`XLNetRaceArgs` read by
+    :func:`bert_tf.flags.args_from_flags`; prints where training ended and the eval result.
+    Returns :func:`run`'s dict."""
+    result = run(bert_flags.args_from_flags(XLNetRaceArgs, flags_obj))
+    if result["train"] is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if result["eval"] is not None:
+        print("eval: " + ", ".join(f"{k} = {result['eval'][k]}" for k in EVAL_KEYS))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks (before anything is written)
+# ---------------------------------------------------------------------------------------------
+
+def check_args(args: XLNetRaceArgs) -> None:
+    """Flag checks of the original (one mode) plus bert_tf's (required paths, positive sizes,
+    one level filter at most).
+
+    Raises:
+      FlagError: naming the flag.
+    """
+    require_one_mode(do_train=args.do_train, do_eval=args.do_eval)
+    for name in ("model_config_path", "spiece_model_file", "data_dir", "output_dir",
+                 "model_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required by run_race")
+    if args.high_only and args.middle_only:
+        raise FlagError("--high_only and --middle_only are both set: give at most one (the "
+                        "original silently read no articles)")
+    if args.do_train and args.do_eval and args.eval_split == "train":
+        raise FlagError("--eval_split=train with --do_train: the eval records (padded to a "
+                        "multiple of --eval_batch_size) and the shuffled training records "
+                        "would share one cached file; evaluate the train split in a separate "
+                        "run with another --output_dir")
+    if args.summary_type not in SUMMARY_TYPES:
+        raise FlagError(f"--summary_type={args.summary_type}: expected one of "
+                        f"{', '.join(SUMMARY_TYPES)}")
+    if args.max_seq_length < 4:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 4 "
+                        "(<sep> qa <sep> <cls>)")
+    for name in ("max_qa_length", "train_batch_size", "eval_batch_size", "iterations",
+                 "shuffle_buffer", "num_core_per_host"):
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
+    if args.do_train and args.train_steps < 1:
+        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
+    if args.save_steps is not None and args.save_steps < 1:
+        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    if args.max_save < 0:
+        raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
+
+
+def check_some_examples(examples: List[data.RaceExample], args: XLNetRaceArgs,
+                        split: str) -> None:
+    """A split to train or evaluate on needs at least one question.
+
+    Raises:
+      InputDataError: names the folders read and the level flags.
+    """
+    if examples:
+        return
+    levels = [lv for lv in data.LEVELS if not ((lv == "middle" and args.high_only)
+                                                or (lv == "high" and args.middle_only))]
+    folders = ", ".join(os.path.join(args.data_dir, split, lv) for lv in levels)
+    raise InputDataError(f"no RACE questions in {folders}: nothing to "
+                         f"{'train on' if split == 'train' else 'evaluate'}")
+
+
+def check_questions_fit(examples: List[data.RaceExample], sp_model, args: XLNetRaceArgs) -> None:
+    """Every question + option (its last ``--max_qa_length`` tokens) leaves room in
+    ``--max_seq_length`` for the 3 symbols, checked before any file is written (only
+    tokenized when ``max_seq_length - 3 < max_qa_length``, else it always fits).
+
+    Raises:
+      InputDataError: names the file, the question and the flag.
+    """
+    room = args.max_seq_length - 3
+    if room >= args.max_qa_length:
+        return
+    for ex in examples:
+        for qa in ex.qa_list:
+            n = min(len(tokenize_fn(sp_model, qa, args.uncased)), args.max_qa_length)
+            if n > room:
+                raise InputDataError(f"{ex.path}: question {ex.question_index}: "
+                                     f"--max_seq_length={args.max_seq_length} is too small for "
+                                     f"its {n} question tokens plus 3 symbols")
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, records, metrics
+# ---------------------------------------------------------------------------------------------
+
+def build_race_model(config: XLNetConfig, args: XLNetRaceArgs, is_training: bool) -> XLNetRace:
+    """An :class:`bert_tf.xlnet.race.XLNetRace` with the fine-tuning run config of ``args``
+    (no memory), built on a ``[1, 4 * max_seq_length]`` dummy batch. Call under the strategy
+    scope."""
+    model = XLNetRace(config, create_run_config(is_training, True, args),
+                      summary_type=args.summary_type, use_summ_proj=args.use_summ_proj)
+    n = data.NUM_CHOICES * args.max_seq_length
+    model({"input_ids": tf.zeros([1, n], tf.int32), "segment_ids": tf.zeros([1, n], tf.int32),
+           "input_mask": tf.ones([1, n], tf.float32)}, training=False)
+    return model
+
+
+def record_path(args: XLNetRaceArgs, split: str) -> str:
+    """``<output_dir>/[high.|middle.]{spm}.len-{S}.{split}.tf_record``
+    (:func:`bert_tf.data.xlnet_race.record_file_name`); ``.clean_context.tf_record`` with
+    ``--original_context_mutation=False``."""
+    name = data.record_file_name(os.path.basename(args.spiece_model_file), args.max_seq_length,
+                                 split, args.high_only, args.middle_only)
+    if not args.original_context_mutation:
+        name = name[:-len(".tf_record")] + ".clean_context.tf_record"
+    return os.path.join(args.output_dir, name)
+
+
+def convert(example: data.RaceExample, sp_model, args: XLNetRaceArgs) -> Dict[str, list]:
+    """:func:`bert_tf.data.xlnet_race.convert_example` with the run's flags: ``input_ids``,
+    ``segment_ids``, ``input_mask`` lists of ``4 * max_seq_length``, ``label_id``,
+    ``is_real_example``."""
+    return data.convert_example(example, sp_model, args.max_seq_length, args.max_qa_length,
+                                args.uncased, mutate_context=args.original_context_mutation)
+
+
+def write_records(examples: List[data.RaceExample], sp_model, args: XLNetRaceArgs, path: str,
+                  num_padding: int = 0) -> int:
+    """Converts ``examples`` (then ``num_padding`` padding features) and writes them to
+    ``path`` atomically (original ``file_based_convert_examples_to_features``); returns the
+    record count."""
+    logging.info("Start writing tfrecord %s.", path)
+
+    def features():
+        for i, example in enumerate(examples):
+            if i % 10000 == 0:
+                logging.info("Writing example %d of %d", i, len(examples) + num_padding)
+            yield convert(example, sp_model, args)
+        for _ in range(num_padding):
+            yield data.padding_feature(args.max_seq_length)
+
+    return data.write_feature_records(features(), path)
+
+
+def sample_ids(examples: List[data.RaceExample], sp_model, args: XLNetRaceArgs) -> List[list]:
+    """``input_ids`` of the first and the last example (for the cached-file check)."""
+    picked = examples[:1] + examples[-1:] if len(examples) > 1 else examples
+    return [convert(e, sp_model, args)["input_ids"] for e in picked]
+
+
+def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.ndarray,
+                 weights: np.ndarray) -> Dict[str, float]:
+    """The original ``metric_fn`` of run_race, weighted by ``is_real_example``.
+
+    Args:
+      per_example_loss: float32 ``[N]``; logits: float32 ``[N, 4]``; labels: int ``[N]``
+      (0-3); weights: ``[N]`` is_real_example.
+
+    Returns:
+      ``eval_accuracy`` (argmax == label) and ``eval_loss``, Python floats.
+    """
+    return {"eval_accuracy": metrics.accuracy(logits, labels, weights),
+            "eval_loss": metrics.weighted_mean(per_example_loss, weights)}
+
+
+def evaluate(model: XLNetRace, config: XLNetConfig, eval_file: str, args: XLNetRaceArgs,
+             init_checkpoint: Optional[str]) -> Dict[str, Any]:
+    """Restores and evaluates (the original's ``estimator.evaluate``).
+
+    Weights: the newest ``model.ckpt-N`` of ``--model_dir``, else ``init_checkpoint``, else
+    the initial ones with a warning (:func:`bert_tf.training.restore.restore_for_inference`).
+    Batches of ``--eval_batch_size`` (the last partial one dropped, as the original) run
+    through :class:`bert_tf.training.predict.BatchPredictor` with the per-example loss
+    computed in the same step.
+
+    Returns:
+      dict: ``eval_accuracy``, ``eval_loss`` (:func:`eval_metrics`), ``loss`` (mean of the
+      batch losses, padding included, as the Estimator reports it), ``global_step``.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit the model (names variable / shapes).
+    """
+    restored = restore_for_inference(
+        checkpoint_map.xlnet_variable_map(model), args.model_dir, init_checkpoint,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
+    if restored.source == SOURCE_INIT_CHECKPOINT:
+        logging.info("evaluating the weights of --init_checkpoint (no checkpoint in "
+                     "--model_dir=%s; the original reached the same values only through "
+                     "init_from_checkpoint)", args.model_dir)
+    if restored.source == SOURCE_INITIAL:
+        logging.warning("evaluating randomly initialized weights: the metrics mean nothing "
+                        "(the original did the same without a word); train first "
+                        "(--do_train) or give --init_checkpoint")
+    predictor = BatchPredictor(model, ["logits"], per_example_loss_fn=lambda out, labels:
+                               model.task_loss(out["logits"], labels)[0])
+    dataset = records.eval_dataset(eval_file, args.max_seq_length, args.eval_batch_size)
+    logits, losses, labels, weights, totals = [], [], [], [], []
+    for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
+        logits.append(out["logits"])
+        losses.append(out["per_example_loss"])
+        labels.append(batch["label_ids"])
+        weights.append(batch["is_real_example"])
+        totals.append(float(tf.reduce_mean(out["per_example_loss"]).numpy()))
+    if not totals:
+        raise InputDataError(f"{eval_file}: fewer records than --eval_batch_size="
+                             f"{args.eval_batch_size}: nothing to evaluate")
+    result = eval_metrics(np.concatenate(losses), np.concatenate(logits),
+                          np.concatenate(labels), np.concatenate(weights))
+    result["loss"] = float(np.mean(totals))
+    result["global_step"] = restored.global_step
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+def _use_cache(path: str, overwrite: bool) -> bool:
+    if tf.io.gfile.exists(path) and not overwrite:
+        logging.info("Reusing the cached %s (--overwrite_data=True rewrites it)", path)
+        return True
+    return False
+
+
+def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
+        ) -> Dict[str, Any]:
+    """Runs XLNet's run_race: train, then evaluate (module docstring).
+
+    Returns:
+      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None),
+      ``warm_start`` (the :class:`bert_tf.checkpoint_io.LoadReport` of ``--init_checkpoint``
+      when training started from it, else None), ``eval`` (the :func:`evaluate` dict or
+      None), ``eval_file`` and ``train_file`` (paths, or None).
+
+    Raises:
+      FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, question
+      or variable; raised before anything is written when the cause is in the flags, config,
+      SentencePiece model, checkpoints or data.
+    """
+    check_args(args)
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
+    if args.use_bfloat16:
+        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
+    if not args.original_context_mutation:
+        logging.info("--original_context_mutation=False: every choice from the clean context "
+                     "(the original's in-place mutation is off; numbers differ from its)")
+
+    # Checkpoints are checked against the model before any file is written.
+    strategy = strategy or strategy_from_flags(args)
+    with strategy.scope():
+        model = build_race_model(config, args, is_training=True)
+    name_map = checkpoint_map.xlnet_variable_map(model)
+    existing = checkpoint_io.existing_checkpoints(args.model_dir)
+    if existing:
+        checkpoint_map.check_checkpoint_fits(name_map, existing[-1], config.untie_r,
+                                             require_all=True)
+    elif init_checkpoint:
+        checkpoint_map.check_checkpoint_fits(name_map, init_checkpoint, config.untie_r)
+
+    # Examples are read, checked and cached TFRecords checked before any file is written.
+    train_file, eval_file = record_path(args, "train"), record_path(args, args.eval_split)
+    train_examples = eval_examples = None
+    if args.do_train:
+        train_examples = data.read_race_examples(args.data_dir, "train", args.high_only,
+                                                 args.middle_only)
+        check_some_examples(train_examples, args, "train")
+        check_questions_fit(train_examples, sp, args)
+        random.Random(args.random_seed).shuffle(train_examples)
+        records.check_cached_records(train_file, "train", args.max_seq_length,
+                                     len(train_examples), args.overwrite_data,
+                                     sample_input_ids=sample_ids(train_examples, sp, args))
+    if args.do_eval:
+        eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
+                                                args.middle_only)
+        check_some_examples(eval_examples, args, args.eval_split)
+        check_questions_fit(eval_examples, sp, args)
+        records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
+                                     len(eval_examples), args.overwrite_data,
+                                     eval_batch_size=args.eval_batch_size,
+                                     sample_input_ids=sample_ids(eval_examples, sp, args))
+    for folder in (args.output_dir, args.model_dir):
+        try:
+            tf.io.gfile.makedirs(folder)
+        except Exception as e:
+            raise FlagError(f"cannot create {folder}: {e}") from e
+
+    result: Dict[str, Any] = {"train": None, "eval": None, "train_file": None,
+                              "eval_file": None, "warm_start": None}
+
+    # ---- train ----------------------------------------------------------------------------
+    if args.do_train:
+        logging.info("Num of train samples: %d (shuffled with --random_seed=%d; the "
+                     "original's shuffle was unseeded)", len(train_examples), args.random_seed)
+        if not _use_cache(train_file, args.overwrite_data):
+            write_records(train_examples, sp, args, train_file)
+        result["train_file"] = train_file
+        replicas = strategy.num_replicas_in_sync
+        batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+        dataset = records.train_dataset(train_file, args.max_seq_length, batch,
+                                        args.shuffle_buffer, seed=args.random_seed)
+        if init_checkpoint and not existing:
+            report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
+                                                          untie_r=config.untie_r)
+            logging.info("Warm start: %s", report.summary())
+            result["warm_start"] = report
+        elif init_checkpoint:
+            logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
+                         "(training resumes)", init_checkpoint, args.model_dir)
+        with strategy.scope():
+            optimizer, _ = create_xlnet_optimizer(
+                args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
+                args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
+                args.lr_layer_decay_rate, variable_names=name_map)
+        steps_per_loop = args.iterations if args.save_steps is None else min(
+            args.iterations, args.save_steps)
+
+        def loss_fn(m, features, labels):
+            return m.task_loss(m(features, training=True)["logits"], labels)[1]
+
+        result["train"] = loop.train(
+            model, loss_fn, dataset, name_map, loop.TrainConfig(
+                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            strategy=strategy, optimizer=optimizer)
+
+    # ---- eval -----------------------------------------------------------------------------
+    if args.do_eval:
+        logging.info("Num of eval samples: %d", len(eval_examples))
+        num_padding = -len(eval_examples) % args.eval_batch_size
+        if not _use_cache(eval_file, args.overwrite_data):
+            write_records(eval_examples, sp, args, eval_file, num_padding)
+        result["eval_file"] = eval_file
+        with tf.distribute.get_strategy().scope():
+            eval_model = build_race_model(config, args, is_training=False)
+        ret = evaluate(eval_model, config, eval_file, args, init_checkpoint)
+        logging.info("=" * 80)
+        logging.info("Eval | %s", "".join(f"{k} {ret[k]} | " for k in EVAL_KEYS))
+        logging.info("=" * 80)
+        path = write_eval_results(args.model_dir, ret)
+        logging.info("Wrote %s", path)
+        result["eval"] = ret
+    return result
