@@ -13,7 +13,7 @@ file has answers, eval_results.json (official metrics) to --output_dir. See
 `bert_tf.tasks.squad`.
 
 With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --predict_dir...;
-the original XLNet run_squad.py: --do_prepro, SQuAD 2.0 with the beam heads and the automatic
+the original XLNet run_squad.py, with --do_prepro, SQuAD 2.0 beam heads and the automatic
 null-threshold search) it runs XLNet instead: see bert_tf/tasks/xlnet_squad.py.
 """
 
@@ -26,7 +26,15 @@ from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS, run_from_flags
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1): a shared flag is registered with BERT's default; the XLNet path reads
 # XLNet's unless the flag is given.
-bert_flags.define_profiles((bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
+BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "predict_file",
+              "init_checkpoint", "do_lower_case", "max_seq_length", "doc_stride",
+              "max_query_length", "do_train", "do_predict", "train_batch_size",
+              "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
+              "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
+              "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
+              "num_tpu_cores", "verbose_logging", "version_2_with_negative",
+              "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
+bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
                            (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS))
 FLAGS = bert_flags.FLAGS
 
