@@ -314,3 +314,42 @@ def test_v2_predict_file_without_is_impossible(predict_case):
     with pytest.raises(InputDataError, match="has no answers and no is_impossible"):
         xsq.run(args)
     assert _written(case) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Flags: run_squad.py's two profiles
+# ---------------------------------------------------------------------------------------------
+
+def _squad_flag_values(argv):
+    """run_squad.py's two profiles declared on a fresh FlagValues, then parsed."""
+    from absl import flags as absl_flags
+
+    from bert_tf import flags as bert_flags
+    from bert_tf.tasks.squad import SquadArgs
+
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles((bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
+                               (bert_flags.XLNET_RUN_SQUAD, xsq.XLNET_SQUAD_FLAGS),
+                               flag_values=fv)
+    fv(["prog"] + argv)
+    return fv
+
+
+def test_xlnet_flags_select_the_xlnet_path_with_its_defaults():
+    """Spec 9.1 defaults in the XLNet path (do_train True, max_seq_length 512, lr 3e-5,
+    lr_layer_decay_rate 0.75, doc_stride 128, predict_batch_size 32); BERT's in the BERT path
+    (max_seq_length 384, do_train False)."""
+    from bert_tf import flags as bert_flags
+    from bert_tf.tasks.squad import SquadArgs
+
+    fv = _squad_flag_values(["--spiece_model_file=s.model"])
+    assert bert_flags.is_xlnet_invocation(fv)
+    args = bert_flags.args_from_flags(xsq.XLNetSquadArgs, fv)
+    assert (args.do_train, args.max_seq_length, args.learning_rate, args.lr_layer_decay_rate,
+            args.doc_stride, args.predict_batch_size, args.train_batch_size,
+            args.train_steps) == (True, 512, 3e-5, 0.75, 128, 32, 48, 8000)
+    bert = bert_flags.args_from_flags(SquadArgs, _squad_flag_values([]))
+    assert (bert.do_train, bert.max_seq_length) == (False, 384)
+    with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
+        xsq.run_from_flags(_squad_flag_values(["--spiece_model_file=s.model",
+                                               "--vocab_file=v.txt"]))
