@@ -172,6 +172,10 @@ def test_predict_from_init_checkpoint_with_empty_model_dir(golden, shared_data_d
     overwrite = args_from_command_line(golden_predict_flags(golden), case, doc_stride=32,
                                        overwrite_data=True)
     assert xsq.cached_eval_features(overwrite, xsq.cache_settings(overwrite)) is None
+    # Records without our features cache (e.g. the original's, next to its .pkl): rebuilt.
+    os.remove(cache_path)
+    assert os.path.exists(record_path)
+    assert xsq.cached_eval_features(args, xsq.cache_settings(args)) is None
 
 
 # ---------------------------------------------------------------------------------------------
