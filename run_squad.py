@@ -11,27 +11,39 @@ Writes model.ckpt-N (original layout), train.tf_record, eval.tf_record, predicti
 nbest_predictions.json, null_odds.json (with --version_2_with_negative) and, when the predict
 file has answers, eval_results.json (official metrics) to --output_dir. See
 `bert_tf.tasks.squad`.
+
+With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --predict_dir...;
+the original XLNet run_squad.py, with --do_prepro, SQuAD 2.0 beam heads and the automatic
+null-threshold search) it runs XLNet instead: see bert_tf/tasks/xlnet_squad.py.
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.tasks.squad import SquadArgs, run
+from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS, run_from_flags
 
-bert_flags.define(
-    "bert_config_file", "vocab_file", "output_dir", "train_file", "predict_file",
-    "init_checkpoint", "do_lower_case", "max_seq_length", "doc_stride", "max_query_length",
-    "do_train", "do_predict", "train_batch_size", "predict_batch_size", "learning_rate",
-    "num_train_epochs", "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop",
-    "n_best_size", "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project",
-    "master", "num_tpu_cores", "verbose_logging", "version_2_with_negative",
-    "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps",
-    profile=bert_flags.RUN_SQUAD)  # the original's defaults: max_seq_length 384
+# BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
+# (spec xlnet.md 9.1): a shared flag is registered with BERT's default; the XLNet path reads
+# XLNet's unless the flag is given.
+BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "predict_file",
+              "init_checkpoint", "do_lower_case", "max_seq_length", "doc_stride",
+              "max_query_length", "do_train", "do_predict", "train_batch_size",
+              "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
+              "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
+              "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
+              "num_tpu_cores", "verbose_logging", "version_2_with_negative",
+              "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
+bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
+                           (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
+    if bert_flags.is_xlnet_invocation(FLAGS):
+        run_from_flags(FLAGS)
+        return
     summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
         print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")

@@ -263,6 +263,8 @@ def test_root_scripts_define_their_args_fields_with_their_profile(script, args_c
                            "train_steps": "1000", "num_core_per_host": "8"}),
     ("extract_features.py", {"layers": "-1,-2,-3,-4", "batch_size": "32", "clamp_len": "-1",
                              "spiece_model_file": ""}),
+    ("run_squad.py", {"max_seq_length": "384", "do_train": "false", "doc_stride": "128",
+                      "predict_dir": "", "start_n_top": "5", "lr_layer_decay_rate": "0.75"}),
 ])
 def test_helpfull_of_a_two_profile_script_lists_each_flag_once(script, defaults):
     proc = subprocess.run([sys.executable, os.path.join(REPO, script), "--helpfull"],
