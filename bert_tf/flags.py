@@ -390,8 +390,8 @@ XLNET_CREATE_PRETRAINING_DATA = dataclasses.replace(
 # XLNet's train.py / train_gpu.py, run as run_pretraining.py when --record_info_dir is given
 # (spec 7.1; train_gpu.py's use_tpu=False, since a TPU run names its TPU anyway).
 _XLNET_PRETRAIN_FLAGS = tuple(_XLNET_PRETRAIN_SPECS) + (
-    "master", "tpu", "gcp_project", "tpu_zone", "use_tpu", "num_hosts", "num_core_per_host",
-    "num_passes", "model_dir", "init_checkpoint", "model_config_path", "learning_rate", "clip",
+    "master", "tpu", "gcp_project", "tpu_zone", "tpu_job_name", "use_tpu", "num_hosts",
+    "num_core_per_host", "num_passes", "model_dir", "init_checkpoint", "model_config_path", "learning_rate", "clip",
     "min_lr_ratio", "warmup_steps", "adam_epsilon", "decay_method", "weight_decay",
     "train_batch_size", "train_steps", "iterations", "save_steps", "max_save", "seq_len",
     "reuse_len", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "dropout",
@@ -572,7 +572,26 @@ def _define_one(name: str, default: Any, help_text: str, module: Optional[str],
 
 # ---- argument classes and the one reader ---------------------------------------------------------
 
-def args_class(profile: Profile):
+_KIND_TYPES = {"string": str, "bool": bool, "integer": int, "float": float}
+
+# Flag groups that several XLNet tasks' argument classes share (``args_class(profile, *groups)``).
+XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "use_bfloat16",
+                     "init", "init_std", "init_range")
+XLNET_MACHINE_FLAGS = _XLNET_MACHINE_FLAGS
+XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
+                         "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
+                         "adam_epsilon", "decay_method")
+
+
+def flag_type(name: str, profile: Profile):
+    """The Python type of flag ``name`` in ``profile``: ``str``, ``bool``, ``int``, ``float``
+    (enums: ``str``), ``Optional[...]`` where the profile's default is None."""
+    kind = FLAG_SPECS[name][0]
+    base = _KIND_TYPES.get(kind, str)
+    return Optional[base] if profile.default(name) is None else base
+
+
+def args_class(profile: Profile, *flag_groups: Sequence[str]):
     """Class decorator: a task's argument dataclass whose fields are flags of ``profile``.
 
     The class body declares each field by name and type only; its default is the profile's
@@ -585,7 +604,9 @@ def args_class(profile: Profile):
             ...
 
     The result is a plain dataclass (``dataclasses.fields(...)[i].default`` is the default)
-    with ``flag_profile`` set to ``profile`` for :func:`args_from_flags`.
+    with ``flag_profile`` set to ``profile`` for :func:`args_from_flags`. Each of
+    ``flag_groups`` (flag names, e.g. :data:`XLNET_MACHINE_FLAGS`) adds those fields first,
+    typed by :func:`flag_type`, so tasks sharing flags do not restate them.
 
     Raises:
       KeyError: a field is not a flag of the profile.
@@ -593,7 +614,11 @@ def args_class(profile: Profile):
     """
 
     def wrap(cls):
-        for name in cls.__dict__.get("__annotations__", {}):
+        annotations = {name: flag_type(name, profile) for group in flag_groups
+                       for name in group}
+        annotations.update(cls.__dict__.get("__annotations__", {}))
+        cls.__annotations__ = annotations
+        for name in annotations:
             if name in cls.__dict__:
                 raise TypeError(f"{cls.__name__}.{name}: give no default in the class body; "
                                 f"it comes from the {profile.name} profile (bert_tf/flags.py)")

@@ -88,22 +88,17 @@ from bert_tf.xlnet.model import XLNetClassifier
 
 
 
-@bert_flags.args_class(bert_flags.XLNET_RUN_CLASSIFIER)
+@bert_flags.args_class(bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.XLNET_MODEL_FLAGS,
+                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
 class XLNetClassifierArgs:
     """The flags of XLNet's original ``run_classifier.py`` (spec 8.1) with their defaults
-    (:data:`bert_tf.flags.XLNET_RUN_CLASSIFIER`'s: the original's)."""
+    (:data:`bert_tf.flags.XLNET_RUN_CLASSIFIER`'s: the original's).
+    The model, machine and optimizer flags come from the shared groups of
+    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
 
     # model
-    model_config_path: Optional[str]
-    dropout: float
-    dropatt: float
-    clamp_len: int
     summary_type: str
     use_summ_proj: bool
-    use_bfloat16: bool
-    init: str
-    init_std: float
-    init_range: float
     # I/O
     overwrite_data: bool
     init_checkpoint: Optional[str]
@@ -111,30 +106,9 @@ class XLNetClassifierArgs:
     spiece_model_file: str
     model_dir: str
     data_dir: str
-    # machines
-    use_tpu: bool
-    num_hosts: int
-    num_core_per_host: int
-    tpu_job_name: Optional[str]
-    tpu: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    iterations: int
     # training
     do_train: bool
-    train_steps: int
-    warmup_steps: int
-    learning_rate: float
     lr_layer_decay_rate: float
-    min_lr_ratio: float
-    clip: float
-    max_save: int
-    save_steps: Optional[int]
-    train_batch_size: int
-    weight_decay: float
-    adam_epsilon: float
-    decay_method: str
     # evaluation
     do_eval: bool
     do_predict: bool

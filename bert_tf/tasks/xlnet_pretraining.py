@@ -38,15 +38,17 @@ from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.model import XLNetPretrainingModel
 
 
-@bert_flags.args_class(bert_flags.XLNET_RUN_PRETRAINING)
+@bert_flags.args_class(bert_flags.XLNET_RUN_PRETRAINING, bert_flags.XLNET_MODEL_FLAGS,
+                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
 class XLNetPretrainingArgs:
     """The train.py / train_gpu.py flags (spec 7.1); defaults from
-    :data:`bert_tf.flags.XLNET_RUN_PRETRAINING`."""
+    :data:`bert_tf.flags.XLNET_RUN_PRETRAINING`.
+    The model, machine and optimizer flags come from the shared groups of
+    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
 
     record_info_dir: Optional[str]
     model_dir: Optional[str]
     init_checkpoint: Optional[str]
-    model_config_path: Optional[str]
     num_passes: int
     # data
     seq_len: int
@@ -60,7 +62,6 @@ class XLNetPretrainingArgs:
     # model
     mem_len: int
     same_length: bool
-    clamp_len: int
     n_token: int
     n_layer: int
     d_model: int
@@ -70,36 +71,8 @@ class XLNetPretrainingArgs:
     d_inner: int
     untie_r: bool
     ff_activation: str
-    dropout: float
-    dropatt: float
     summary_type: str
-    use_bfloat16: bool
-    init: str
-    init_std: float
-    init_range: float
     track_mean: bool
-    # optimisation
-    learning_rate: float
-    clip: float
-    min_lr_ratio: float
-    warmup_steps: int
-    adam_epsilon: float
-    decay_method: str
-    weight_decay: float
-    # training
-    train_batch_size: int
-    train_steps: int
-    iterations: int
-    save_steps: Optional[int]
-    max_save: int
-    # machines
-    use_tpu: bool
-    tpu: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_hosts: int
-    num_core_per_host: int
 
 
 XLNET_PRETRAINING_FLAGS = tuple(XLNetPretrainingArgs.__dataclass_fields__)

@@ -79,23 +79,18 @@ from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.race import XLNetRace
 
 
-@bert_flags.args_class(bert_flags.XLNET_RUN_RACE)
+@bert_flags.args_class(bert_flags.XLNET_RUN_RACE, bert_flags.XLNET_MODEL_FLAGS,
+                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
 class XLNetRaceArgs:
     """The flags of XLNet's original ``run_race.py`` (spec 10) with their defaults
     (:data:`bert_tf.flags.XLNET_RUN_RACE`'s: the original's), plus bert_tf's
-    ``original_context_mutation`` and ``random_seed`` (the training shuffles)."""
+    ``original_context_mutation`` and ``random_seed`` (the training shuffles).
+    The model, machine and optimizer flags come from the shared groups of
+    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
 
     # model
-    model_config_path: Optional[str]
-    dropout: float
-    dropatt: float
-    clamp_len: int
     summary_type: str
     use_summ_proj: bool
-    use_bfloat16: bool
-    init: str
-    init_std: float
-    init_range: float
     # I/O
     overwrite_data: bool
     init_checkpoint: Optional[str]
@@ -103,30 +98,9 @@ class XLNetRaceArgs:
     spiece_model_file: str
     model_dir: str
     data_dir: str
-    # machines
-    use_tpu: bool
-    num_hosts: int
-    num_core_per_host: int
-    tpu_job_name: Optional[str]
-    tpu: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    iterations: int
     # training
     do_train: bool
-    train_steps: int
-    warmup_steps: int
-    learning_rate: float
     lr_layer_decay_rate: float
-    min_lr_ratio: float
-    clip: float
-    max_save: int
-    save_steps: Optional[int]
-    train_batch_size: int
-    weight_decay: float
-    adam_epsilon: float
-    decay_method: str
     # evaluation
     do_eval: bool
     eval_split: str

@@ -100,25 +100,20 @@ RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "e
                "cls_logits")
 
 
-@bert_flags.args_class(bert_flags.XLNET_RUN_SQUAD)
+@bert_flags.args_class(bert_flags.XLNET_RUN_SQUAD, bert_flags.XLNET_MODEL_FLAGS,
+                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
 class XLNetSquadArgs:
     """The flags of XLNet's original ``run_squad.py`` (spec 9.1) with their defaults
-    (:data:`bert_tf.flags.XLNET_RUN_SQUAD`'s: the original's), plus ``random_seed``."""
+    (:data:`bert_tf.flags.XLNET_RUN_SQUAD`'s: the original's), plus ``random_seed``.
+    The model, machine and optimizer flags come from the shared groups of
+    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
 
     # preprocessing
     do_prepro: bool
     num_proc: int
     proc_id: int
     # model
-    model_config_path: Optional[str]
-    dropout: float
-    dropatt: float
-    clamp_len: int
     summary_type: str
-    use_bfloat16: bool
-    init: str
-    init_std: float
-    init_range: float
     # I/O
     overwrite_data: bool
     init_checkpoint: Optional[str]
@@ -135,30 +130,9 @@ class XLNetSquadArgs:
     doc_stride: int
     max_answer_length: int
     uncased: bool
-    # machines
-    use_tpu: bool
-    num_hosts: int
-    num_core_per_host: int
-    tpu_job_name: Optional[str]
-    tpu: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    iterations: int
     # training
     do_train: bool
-    train_batch_size: int
-    train_steps: int
-    warmup_steps: int
-    save_steps: Optional[int]
-    max_save: int
     shuffle_buffer: int
-    learning_rate: float
-    min_lr_ratio: float
-    clip: float
-    weight_decay: float
-    adam_epsilon: float
-    decay_method: str
     lr_layer_decay_rate: float
     random_seed: int
     # prediction
