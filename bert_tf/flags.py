@@ -697,9 +697,9 @@ def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
     given = [n for n in profile.refused if flag_given(flag_values, n)]
     if given:
         hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
-        selected_by = ("--sp_path" if "sp_path" in profile.flags
-                       else "--record_info_dir" if "record_info_dir" in profile.flags
-                       else "--model_config_path/--spiece_model_file")
+        selected_by = {"create_pretraining_data.py": "--sp_path",
+                       "run_pretraining.py": "--record_info_dir"}.get(
+                           profile.script, "--model_config_path/--spiece_model_file")
         raise FlagError(f"BERT flag(s) given with XLNet's {selected_by}: {hints}")
 
 

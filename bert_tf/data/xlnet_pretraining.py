@@ -531,9 +531,13 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")
-    tf.io.gfile.makedirs(os.path.join(args.save_dir, "tfrecords"))
-    if args.task == 0:
+    try:
+        tf.io.gfile.makedirs(os.path.join(args.save_dir, "tfrecords"))
+    except (OSError, tf.errors.OpError) as e:
+        raise FlagError(f"--save_dir={args.save_dir}: cannot create it ({e})") from e
+    infos = [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
+             for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
+    if args.task == 0:  # written last, so a failed run leaves no corpus_info.json behind
         atomic_write_text(os.path.join(args.save_dir, "corpus_info.json"),
                           json.dumps(corpus_info(args, num_core)))
-    return [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
-            for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
+    return infos

@@ -158,6 +158,10 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
                 names = names[:kept]
             info["num_batch"] += num_batch
             info["filenames"] += [os.path.join(record_dir, os.path.basename(n)) for n in names]
+    missing = [f for f in info["filenames"] if not tf.io.gfile.exists(f)]
+    if missing:
+        raise InputDataError(f"{missing[0]}: record file listed in its record_info JSON is "
+                             f"missing ({len(missing)} of {len(info['filenames'])} missing)")
     if not info["filenames"]:
         raise InputDataError(
             f"no record_info file matches {' or '.join(globs)}: the data must be made by "

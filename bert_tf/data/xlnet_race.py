@@ -79,6 +79,9 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
             except (KeyError, TypeError) as e:
                 raise InputDataError(f"{path}: a RACE file needs answers, options, questions and "
                                      f"article (missing {e})") from e
+            if not len(answers) == len(options) == len(questions):
+                raise InputDataError(f"{path}: {len(questions)} questions, {len(options)} option "
+                                     f"lists and {len(answers)} answers: they must be as many")
             for i, answer in enumerate(answers):
                 if answer not in ("A", "B", "C", "D"):
                     raise InputDataError(f"{path}: question {i}: answer {answer!r} is not one of "

@@ -95,9 +95,9 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
         raise InputDataError(f"{input_file}: not a SQuAD JSON file ({e})") from e
     examples = []
     for entry in data:
-        for paragraph in entry["paragraphs"]:
-            paragraph_text = paragraph["context"]
-            for qa in paragraph["qas"]:
+        for paragraph in _get(entry, "paragraphs", list, input_file, "an article"):
+            paragraph_text = _get(paragraph, "context", str, input_file, "a paragraph")
+            for qa in _get(paragraph, "qas", list, input_file, "a paragraph"):
                 try:
                     example = XLNetSquadExample(qas_id=qa["id"], question_text=qa["question"],
                                                 paragraph_text=paragraph_text)
@@ -113,11 +113,27 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
                             answer = qa["answers"][0]
                             example.orig_answer_text = answer["text"]
                             example.start_position = answer["answer_start"]
+                            start, text = example.start_position, example.orig_answer_text
+                            if (not isinstance(start, int) or not isinstance(text, str)
+                                    or not text or start < 0
+                                    or start + len(text) > len(paragraph_text)):
+                                raise InputDataError(
+                                    f"{input_file}: question {qa['id']}: answer_start {start!r} "
+                                    f"with text {text!r} is not inside its context "
+                                    f"({len(paragraph_text)} characters)")
                 except KeyError as e:
                     raise InputDataError(f"{input_file}: question {qa.get('id', '?')} lacks "
                                          f"{e}") from e
                 examples.append(example)
     return examples
+
+
+def _get(obj, key: str, kind, input_file: str, where: str):
+    """``obj[key]`` of the given type, else InputDataError naming the file and the place."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, kind):
+        raise InputDataError(f"{input_file}: {where} lacks {key!r} (a {kind.__name__})")
+    return value
 
 
 def convert_index(index: Sequence[Optional[int]], pos: int, M: Optional[int] = None,

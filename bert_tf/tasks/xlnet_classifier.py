@@ -447,6 +447,9 @@ def _train(r: _Run, model, name_map, resume: bool):
     elif r.init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
                      "(training resumes)", r.init_checkpoint, args.model_dir)
+    elif not resume:
+        logging.warning("no --init_checkpoint and no checkpoint in --model_dir=%s: training "
+                        "from randomly initialized weights", args.model_dir)
     with r.strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,

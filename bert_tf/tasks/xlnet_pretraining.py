@@ -20,7 +20,6 @@ after a resume) and are never reset. (``train.py`` on a TPU resets them every
 ``--iterations`` steps, a limit of its on-device loop, not a modelling choice.)
 """
 
-import os
 from typing import Any, Dict, List, Optional
 
 import tensorflow as tf
@@ -29,7 +28,8 @@ from absl import logging
 from bert_tf import flags as bert_flags
 from bert_tf.data.xlnet_pretraining_input import (dataset_fn_builder, find_record_info,
                                                   make_parser)
-from bert_tf.errors import FlagError
+from bert_tf import checkpoint_io
+from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
 from bert_tf.training.strategy import strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
@@ -223,6 +223,12 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
             args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
             variable_names=name_map)
         memory = Memory(config.n_layer, bsz_per_core, args.mem_len, config.d_model)
+    resume = checkpoint_io.existing_checkpoints(args.model_dir) if tf.io.gfile.isdir(
+        args.model_dir) else []
+    if args.init_checkpoint and not resume:  # before any training: never random weights
+        checkpoint_map.check_checkpoint_fits(name_map, args.init_checkpoint, config.untie_r)
+    elif not args.init_checkpoint and not resume:
+        logging.info("No --init_checkpoint: pretraining from randomly initialized weights")
     steps_per_loop = max(1, min(args.iterations, args.save_steps or args.iterations))
     train_config = loop.TrainConfig(
         args.model_dir, args.train_steps, init_checkpoint=args.init_checkpoint,
@@ -230,8 +236,14 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
         keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
         summary_dir=args.model_dir, loss_summary="train/total_loss")
-    result = loop.train(model, pretraining_loss_fn(memory), dataset_fn, name_map, train_config,
-                        strategy=strategy, optimizer=optimizer)
+    try:
+        result = loop.train(model, pretraining_loss_fn(memory), dataset_fn, name_map,
+                            train_config, strategy=strategy, optimizer=optimizer)
+    except tf.errors.DataLossError as e:
+        first_line = (e.message or str(e)).strip().splitlines()[0]
+        raise InputDataError(f"{', '.join(info['filenames'])}: a record file is truncated or "
+                             f"corrupt ({first_line}); the checkpoints written so far are "
+                             f"complete; recreate the records") from e
     return {"train": result, "record_info": info}
 
 
@@ -245,5 +257,8 @@ def run_from_flags(flag_values) -> Dict[str, Any]:
     bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_PRETRAINING)
     args = bert_flags.args_from_flags(XLNetPretrainingArgs, flag_values)
     if args.model_dir:
-        os.makedirs(args.model_dir, exist_ok=True)
+        try:
+            tf.io.gfile.makedirs(args.model_dir)
+        except (OSError, tf.errors.OpError) as e:
+            raise FlagError(f"--model_dir={args.model_dir}: cannot create it ({e})") from e
     return run(args)

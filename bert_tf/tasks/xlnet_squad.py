@@ -715,6 +715,9 @@ def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, arg
     elif init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints (training "
                      "resumes)", init_checkpoint, args.model_dir)
+    elif not existing:
+        logging.warning("no --init_checkpoint and no checkpoint in --model_dir=%s: training "
+                        "from randomly initialized weights", args.model_dir)
     with strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
@@ -732,9 +735,15 @@ def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, arg
         return qa_loss(out, labels["start_positions"], labels["end_positions"],
                        labels["is_impossible"])
 
-    return loop.train(
-        model, loss_fn, dataset, name_map, loop.TrainConfig(
-            args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
-        strategy=strategy, optimizer=optimizer)
+    try:
+        return loop.train(
+            model, loss_fn, dataset, name_map, loop.TrainConfig(
+                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            strategy=strategy, optimizer=optimizer)
+    except tf.errors.DataLossError as e:
+        first_line = (e.message or str(e)).strip().splitlines()[0]
+        raise InputDataError(f"{', '.join(train_files)}: a training record file is truncated "
+                             f"or corrupt ({first_line}); recreate it (--do_prepro or "
+                             "--overwrite_data)") from e

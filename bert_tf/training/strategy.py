@@ -89,7 +89,7 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
                 tpu=tpu, zone=tpu_zone, project=gcp_project)
             tf.config.experimental_connect_to_cluster(resolver)
             tf.tpu.experimental.initialize_tpu_system(resolver)
-        except (ValueError, tf.errors.OpError) as e:
+        except (ValueError, OSError, tf.errors.OpError) as e:  # OSError: URLError, DNS
             raise FlagError(f"--use_tpu: cannot reach TPU {tpu!r} (--tpu_name/--master, "
                             f"--tpu_zone={tpu_zone}, --gcp_project={gcp_project}): {e}") from e
         strategy = tf.distribute.TPUStrategy(resolver)

@@ -163,3 +163,14 @@ def test_tfrecord_equals_the_original(race, sp_model, tmp_path):
     ours = sorted(map(key, read_examples(str(tmp_path / name))))
     theirs = sorted(map(key, read_examples(os.path.join(race, "output_dir", name))))
     assert ours == theirs
+
+
+def test_lists_of_different_lengths_are_refused(tmp_path):
+    """Fresh-user finding: 2 questions, 1 option list, 1 answer was read silently."""
+    for level in xr.LEVELS:
+        (tmp_path / "dev" / level).mkdir(parents=True)
+    (tmp_path / "dev" / "high" / "1.txt").write_text(json.dumps(
+        {"answers": ["A"], "options": [["a", "b", "c", "d"]], "questions": ["q?", "r?"],
+         "article": "x"}))
+    with pytest.raises(InputDataError, match="2 questions, 1 option lists and 1 answers"):
+        xr.read_race_examples(str(tmp_path), "dev")

@@ -187,3 +187,18 @@ def test_tfrecords_equal_the_originals(golden, sp_model, tmp_path, mode):
     ours = list(read_examples(str(tmp_path / name)))
     theirs = list(read_examples(os.path.join(golden, "output_dir", name)))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("paragraph,message", [
+    ({"qas": []}, "a paragraph lacks 'context'"),
+    ({"context": "abc", "qas": [{"id": "q9", "question": "?", "is_impossible": False,
+                                 "answers": [{"text": "bc", "answer_start": 7}]}]},
+     "question q9: answer_start 7 with text 'bc' is not inside its context"),
+])
+def test_malformed_training_files(tmp_path, paragraph, message):
+    """Fresh-user findings: a missing context (KeyError) and an answer beyond the context
+    (IndexError later) are one clear error naming the file."""
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [paragraph]}]}))
+    with pytest.raises(InputDataError, match=message):
+        xs.read_squad_examples(str(path), is_training=True)

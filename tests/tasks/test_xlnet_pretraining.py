@@ -106,3 +106,22 @@ def test_bad_flags(tmp_path, golden_dir):
     with pytest.raises(FlagError, match="--reuse_len=128 must be below --seq_len=128"):
         xpt.run(tiny_args(records, model_dir, reuse_len=128))
     assert not os.path.exists(model_dir) or not os.listdir(model_dir)
+
+
+def test_bert_checkpoint_and_missing_records_fail_before_training(tmp_path, golden_dir,
+                                                                 shared_data_dir):
+    """Fresh-user findings: a BERT --init_checkpoint (loads nothing) and a record file that
+    its record_info lists but that is gone are one clear error each, before any training."""
+    from bert_tf.errors import CheckpointError
+
+    records = golden_records_dir(tmp_path, golden_dir)
+    bert = os.path.join(shared_data_dir, "checkpoints", "bert_toy_pretraining", "bert_model.ckpt")
+    model_dir = str(tmp_path / "m")
+    with pytest.raises(CheckpointError, match="looks like a BERT checkpoint"):
+        xpt.run(tiny_args(records, model_dir, init_checkpoint=bert))
+    assert not glob.glob(os.path.join(model_dir, "model.ckpt-*"))
+    for path in glob.glob(os.path.join(records, "*.tfrecords")):
+        os.remove(path)
+    with pytest.raises(InputDataError, match="record file listed in its record_info JSON is "
+                                             "missing"):
+        xpt.run(tiny_args(records, model_dir))
