@@ -69,6 +69,7 @@ def test_record_info_is_rerooted_and_several_dirs_add_up(tmp_path, golden):
         (tmp_path / d).mkdir()
         (tmp_path / d / name).write_text(json.dumps(
             {"filenames": ["/elsewhere/x.tfrecords"], "num_batch": 5}))
+        (tmp_path / d / "x.tfrecords").write_bytes(b"")  # the files must exist where re-rooted
     info = xpi.find_record_info(f"{tmp_path / 'a'},{tmp_path / 'b'}", "train", 4, 128, 64,
                                 True, 6, 1, False, 21)
     assert info == {"num_batch": 10, "filenames": [str(tmp_path / "a" / "x.tfrecords"),
