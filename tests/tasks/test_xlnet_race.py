@@ -220,6 +220,7 @@ def test_empty_model_dir_and_no_init_checkpoint_is_a_warning(tmp_path, race, qa_
 # Training
 # ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # about 20 s: a real training run
 def test_short_training_run_writes_original_names_and_resumes(tmp_path, race, qa_dir, spiece):
     data_dir = tmp_path / "RACE"
     shutil.copytree(os.path.join(race, "RACE", "dev"), data_dir / "train")

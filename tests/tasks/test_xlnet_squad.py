@@ -200,6 +200,7 @@ def test_prepro_gives_the_golden_train_records(golden, shared_data_dir, tmp_path
     assert len(ours) == 192 and ours == theirs
 
 
+@pytest.mark.slow  # about 20 s: a real training run
 def test_short_training_writes_original_names_and_resumes(golden, shared_data_dir, tmp_path):
     """No cached records: they are built from --train_file; 2 steps from the golden
     checkpoint write model.ckpt-2 with the original names (the 42 run_squad variables of
