@@ -56,6 +56,22 @@ def require_one_mode(**modes: bool) -> None:
         raise FlagError(f"At least one of {names} must be True.")
 
 
+def require_positive_steps(args, names) -> None:
+    """The XLNet fine-tuning scripts' number checks: each flag of ``names`` >= 1,
+    ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1.
+
+    Raises:
+      FlagError: naming the flag and its value.
+    """
+    for name in names:
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
+    if args.do_train and args.train_steps < 1:
+        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
+    if args.save_steps is not None and args.save_steps < 1:
+        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+
+
 def make_output_dir(output_dir: str) -> str:
     """Creates ``output_dir`` and checks it is writable (bert_tf: fail before any work).
 

@@ -71,7 +71,7 @@ from bert_tf.data.classifier import PaddingInputExample
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
-from bert_tf.tasks.run_checks import require_one_mode
+from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
@@ -176,14 +176,9 @@ def check_args(args: XLNetClassifierArgs) -> None:
     if args.max_seq_length < 3:
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
                         "(<sep> <sep> <cls>)")
-    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size", "iterations",
-                 "num_passes", "shuffle_buffer", "num_core_per_host"):
-        if getattr(args, name) < 1:
-            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
-    if args.do_train and args.train_steps < 1:
-        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
-    if args.save_steps is not None and args.save_steps < 1:
-        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    require_positive_steps(args, ("train_batch_size", "eval_batch_size", "predict_batch_size",
+                                  "iterations", "num_passes", "shuffle_buffer",
+                                  "num_core_per_host"))
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
     if args.eval_split not in ("dev", "test"):

@@ -63,7 +63,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.data import xlnet_race as data
 from bert_tf.data import xlnet_race_records as records
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.tasks.run_checks import require_one_mode
+from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import loop
 from bert_tf.training import metrics
@@ -165,14 +165,8 @@ def check_args(args: XLNetRaceArgs) -> None:
     if args.max_seq_length < 4:
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 4 "
                         "(<sep> qa <sep> <cls>)")
-    for name in ("max_qa_length", "train_batch_size", "eval_batch_size", "iterations",
-                 "shuffle_buffer", "num_core_per_host"):
-        if getattr(args, name) < 1:
-            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
-    if args.do_train and args.train_steps < 1:
-        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
-    if args.save_steps is not None and args.save_steps < 1:
-        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    require_positive_steps(args, ("max_qa_length", "train_batch_size", "eval_batch_size",
+                                  "iterations", "shuffle_buffer", "num_core_per_host"))
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
 

@@ -76,7 +76,7 @@ from bert_tf.data import xlnet_squad as data
 from bert_tf.data import xlnet_squad_postprocess as postprocess
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.tasks.run_checks import require_one_mode
+from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
@@ -232,13 +232,7 @@ def check_args(args: XLNetSquadArgs) -> None:
     positive = ["n_best_size", "start_n_top", "end_n_top", "max_answer_length",
                 "predict_batch_size", "train_batch_size", "iterations", "shuffle_buffer",
                 "num_core_per_host"]
-    for name in positive:
-        if getattr(args, name) < 1:
-            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
-    if args.do_train and args.train_steps < 1:
-        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
-    if args.save_steps is not None and args.save_steps < 1:
-        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    require_positive_steps(args, positive)
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
     if args.do_predict and not tf.io.gfile.exists(args.predict_file):
