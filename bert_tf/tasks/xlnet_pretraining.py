@@ -170,6 +170,19 @@ class Memory:
             var.assign(tf.stop_gradient(tf.cast(new, var.dtype)))
 
 
+def dummy_features(batch: int, seq_len: int, num_predict: Optional[int]) -> Dict[str, tf.Tensor]:
+    """Zero features of the parser's shapes (``bert_tf.data.xlnet_pretraining_input``), to
+    create the model's weights without reading the records."""
+    p = num_predict or seq_len
+    out = {"input_k": tf.zeros([batch, seq_len], tf.int32),
+           "seg_id": tf.zeros([batch, seq_len], tf.int32),
+           "input_q": tf.zeros([batch, seq_len]), "perm_mask": tf.zeros([batch, seq_len, seq_len]),
+           "target": tf.zeros([batch, p], tf.int32), "target_mask": tf.zeros([batch, p])}
+    if num_predict:
+        out["target_mapping"] = tf.zeros([batch, num_predict, seq_len])
+    return out
+
+
 def pretraining_loss_fn(memory: Memory):
     """``loss_fn(model, features, labels)`` for :func:`bert_tf.training.loop.train`: the
     two-stream LM loss of the replica's batch with its memory carried over (spec 3.13)."""
@@ -215,8 +228,9 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     dataset_fn = dataset_fn_builder(info["filenames"], bsz_per_core, parser)
     with strategy.scope():
         model = XLNetPretrainingModel(config, run_config(args))
-        model(next(iter(dataset_fn().take(1))), mems=None if args.mem_len <= 0 else [
-            tf.zeros([bsz_per_core, args.mem_len, config.d_model])] * config.n_layer)
+        model(dummy_features(bsz_per_core, args.seq_len, args.num_predict),
+              mems=None if args.mem_len <= 0 else [
+                  tf.zeros([bsz_per_core, args.mem_len, config.d_model])] * config.n_layer)
         name_map = checkpoint_map.xlnet_variable_map(model)
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
