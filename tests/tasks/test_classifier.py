@@ -112,6 +112,7 @@ def test_feature_files_are_the_originals(golden_run, golden_clf):
         assert len(ours) == len(gold) and ours == gold, name
 
 
+@pytest.mark.slow  # heavy (tens of seconds); run with -m slow
 def test_tpu_padding_and_one_hot_lookup_give_the_same_results(head_ckpt_dir, golden_clf,
                                                                tmp_path):
     # use_tpu pads eval/predict to a multiple of the batch with is_real_example=0 records,

@@ -122,6 +122,7 @@ def test_bad_checkpoints_and_models_write_nothing(golden, tmp_path, shared_data_
     assert [f for f in os.listdir(tmp_path) if f.startswith(".tmp")] == []
 
 
+@pytest.mark.slow  # heavy (tens of seconds); run with -m slow
 def test_root_script_runs_the_xlnet_path(golden, tmp_path):
     """extract_features.py with XLNet's flags (a BERT-only flag next to them is an error)."""
     input_file = tmp_path / "in.txt"

@@ -63,6 +63,7 @@ def _worker_env(tf_config):
     return env
 
 
+@pytest.mark.slow  # heavy (tens of seconds); run with -m slow
 def test_two_workers_train_one_checkpoint_same_weights(uncased_vocab_file, tmp_path):
     model_dir = tmp_path / "tiny"
     model_dir.mkdir()

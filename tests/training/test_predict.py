@@ -81,6 +81,7 @@ def test_missing_output_or_input_is_named():
         BatchPredictor(model, ["logits"]).predict_batch(batch)
 
 
+@pytest.mark.slow  # heavy (tens of seconds); run with -m slow
 def test_mirrored_two_replicas_match_one_device(tmp_path):
     # Two logical CPUs must be configured before TF starts: run in a fresh process.
     code = textwrap.dedent(f"""
