@@ -293,6 +293,7 @@ def test_training_file_with_several_answers(predict_case):
                          "For training, each question should have exactly 1 answer")
 
 
+@pytest.mark.slow
 def test_training_file_with_several_answers_in_do_train(predict_case):
     """The same file given to --do_train (which builds its records when none is cached)."""
     case, args = predict_case
@@ -335,6 +336,7 @@ def test_bert_checkpoint(predict_case):
     assert_fails_cleanly(case, args, CheckpointError, "looks like a BERT checkpoint")
 
 
+@pytest.mark.slow
 def test_bert_checkpoint_to_train_from(predict_case, shared_data_dir):
     """A real BERT checkpoint as --init_checkpoint of --do_train: refused before the training
     records are written."""
