@@ -44,8 +44,8 @@ Where the original breaks, bert_tf does better and says so in the log:
 * bad input fails before any file is written, in one line: a RACE file that is not JSON,
   lacks ``answers``/``options``/``questions``/``article``, has a question without 4 options
   or an answer letter outside A-D; ``--max_seq_length`` too small for a question; a BERT
-  checkpoint; both ``--high_only`` and ``--middle_only``; a cached TFRecord that does not fit
-  the run.
+  checkpoint; both ``--high_only`` and ``--middle_only``; ``--train_steps`` not above
+  ``--warmup_steps``; a cached TFRecord that does not fit the run.
 """
 
 import dataclasses

@@ -49,8 +49,8 @@ Beyond the original (each said in the log when it applies):
   (``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``);
 * bad input fails before any file is written, with one line naming the flag, file, question or
   variable: malformed JSON, several answers to a training question, a window too small for the
-  question or a stride larger than the window, a BERT checkpoint, a predict question without
-  answers and without ``is_impossible``;
+  question or a stride larger than the window, ``--train_steps`` not above ``--warmup_steps``,
+  a BERT checkpoint, a predict question without answers and without ``is_impossible``;
 * every output is written atomically.
 """
 
