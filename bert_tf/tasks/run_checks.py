@@ -15,6 +15,7 @@ from absl import logging
 
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint, vocab_looks_cased)
+from bert_tf.training.xlnet_optimization import XLNetLearningRate
 
 
 def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
@@ -58,7 +59,11 @@ def require_one_mode(**modes: bool) -> None:
 
 def require_positive_steps(args, names) -> None:
     """The XLNet fine-tuning scripts' number checks: each flag of ``names`` >= 1,
-    ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1.
+    ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1, and with
+    ``--do_train`` the learning-rate schedule's own checks
+    (:class:`bert_tf.training.xlnet_optimization.XLNetLearningRate`: ``--decay_method``,
+    ``--warmup_steps`` >= 0 and below ``--train_steps``), so that they fail before any record
+    is written rather than when the optimizer is built.
 
     Raises:
       FlagError: naming the flag and its value.
@@ -70,6 +75,9 @@ def require_positive_steps(args, names) -> None:
         raise FlagError(f"--train_steps={args.train_steps}: must be positive")
     if args.save_steps is not None and args.save_steps < 1:
         raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    if args.do_train:
+        XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
+                          args.decay_method, args.min_lr_ratio)
 
 
 def make_output_dir(output_dir: str) -> str:

@@ -44,8 +44,8 @@ Where the original breaks, bert_tf does better and says so in the log:
 * bad input fails before any file is written, in one line: a RACE file that is not JSON,
   lacks ``answers``/``options``/``questions``/``article``, has a question without 4 options
   or an answer letter outside A-D; ``--max_seq_length`` too small for a question; a BERT
-  checkpoint; both ``--high_only`` and ``--middle_only``; a cached TFRecord that does not fit
-  the run.
+  checkpoint; both ``--high_only`` and ``--middle_only``; ``--train_steps`` not above
+  ``--warmup_steps``; a cached TFRecord that does not fit the run.
 """
 
 import dataclasses
@@ -340,6 +340,160 @@ def _use_cache(path: str, overwrite: bool) -> bool:
     return False
 
 
+@dataclasses.dataclass
+class _Run:
+    """What the steps of :func:`run` share: the flags, model files, model and examples."""
+
+    args: XLNetRaceArgs
+    config: XLNetConfig
+    sp: Any
+    init_checkpoint: Optional[str]
+    strategy: tf.distribute.Strategy
+    model: XLNetRace
+    name_map: Any
+    train_file: str
+    eval_file: str
+    existing: List[str] = dataclasses.field(default_factory=list)
+    train_examples: Optional[List[data.RaceExample]] = None
+    eval_examples: Optional[List[data.RaceExample]] = None
+
+
+def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
+    """Flags, config, SentencePiece model against it, ``--init_checkpoint``, strategy, the
+    training model and the record file names, checked; no file written."""
+    check_args(args)
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
+    if args.use_bfloat16:
+        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
+    if not args.original_context_mutation:
+        logging.info("--original_context_mutation=False: every choice from the clean context "
+                     "(the original's in-place mutation is off; numbers differ from its)")
+    strategy = strategy or strategy_from_flags(args)
+    with strategy.scope():
+        model = build_race_model(config, args, is_training=True)
+    return _Run(args=args, config=config, sp=sp, init_checkpoint=init_checkpoint,
+                strategy=strategy, model=model,
+                name_map=checkpoint_map.xlnet_variable_map(model),
+                train_file=record_path(args, "train"),
+                eval_file=record_path(args, args.eval_split))
+
+
+def _check_checkpoints(r: _Run) -> None:
+    """The newest checkpoint of ``--model_dir`` (else ``--init_checkpoint``) against the
+    model, before any file is written.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit (names variable / shapes), a BERT one.
+    """
+    r.existing = checkpoint_io.existing_checkpoints(r.args.model_dir)
+    if r.existing:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.existing[-1], r.config.untie_r,
+                                             require_all=True)
+    elif r.init_checkpoint:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.init_checkpoint, r.config.untie_r)
+
+
+def _read_examples(r: _Run) -> None:
+    """Reads and checks the examples of each split the run uses (the training ones shuffled
+    with ``--random_seed``) and the cached TFRecords, then creates the output folders.
+
+    Raises:
+      InputDataError: bad RACE files, no question, a question too long for
+        ``--max_seq_length``; FlagError: a cached TFRecord that does not fit the run, a folder
+        that cannot be created.
+    """
+    args, sp = r.args, r.sp
+    train_file, eval_file = r.train_file, r.eval_file
+    if args.do_train:
+        train_examples = data.read_race_examples(args.data_dir, "train", args.high_only,
+                                                 args.middle_only)
+        check_some_examples(train_examples, args, "train")
+        check_questions_fit(train_examples, sp, args)
+        random.Random(args.random_seed).shuffle(train_examples)
+        records.check_cached_records(train_file, "train", args.max_seq_length,
+                                     len(train_examples), args.overwrite_data,
+                                     sample_input_ids=sample_ids(train_examples, sp, args))
+        r.train_examples = train_examples
+    if args.do_eval:
+        eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
+                                                args.middle_only)
+        check_some_examples(eval_examples, args, args.eval_split)
+        check_questions_fit(eval_examples, sp, args)
+        records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
+                                     len(eval_examples), args.overwrite_data,
+                                     eval_batch_size=args.eval_batch_size,
+                                     sample_input_ids=sample_ids(eval_examples, sp, args))
+        r.eval_examples = eval_examples
+    for folder in (args.output_dir, args.model_dir):
+        try:
+            tf.io.gfile.makedirs(folder)
+        except Exception as e:
+            raise FlagError(f"cannot create {folder}: {e}") from e
+
+
+def _train(r: _Run, result: Dict[str, Any]) -> None:
+    """Writes the training TFRecord (unless cached), warm-starts from ``--init_checkpoint``
+    (or resumes) and trains with the original optimizer."""
+    args, train_file = r.args, r.train_file
+    logging.info("Num of train samples: %d (shuffled with --random_seed=%d; the "
+                 "original's shuffle was unseeded)", len(r.train_examples), args.random_seed)
+    if not _use_cache(train_file, args.overwrite_data):
+        write_records(r.train_examples, r.sp, args, train_file)
+    result["train_file"] = train_file
+    replicas = r.strategy.num_replicas_in_sync
+    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+    dataset = records.train_dataset(train_file, args.max_seq_length, batch,
+                                    args.shuffle_buffer, seed=args.random_seed)
+    if r.init_checkpoint and not r.existing:
+        report = checkpoint_map.load_xlnet_checkpoint(r.name_map, r.init_checkpoint,
+                                                      untie_r=r.config.untie_r)
+        logging.info("Warm start: %s", report.summary())
+        result["warm_start"] = report
+    elif r.init_checkpoint:
+        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
+                     "(training resumes)", r.init_checkpoint, args.model_dir)
+    with r.strategy.scope():
+        optimizer, _ = create_xlnet_optimizer(
+            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
+            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
+            args.lr_layer_decay_rate, variable_names=r.name_map)
+    steps_per_loop = args.iterations if args.save_steps is None else min(
+        args.iterations, args.save_steps)
+
+    def loss_fn(m, features, labels):
+        return m.task_loss(m(features, training=True)["logits"], labels)[1]
+
+    result["train"] = loop.train(
+        r.model, loss_fn, dataset, r.name_map, loop.TrainConfig(
+            args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+        strategy=r.strategy, optimizer=optimizer)
+
+
+def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:
+    """Writes the padded eval TFRecord (unless cached), evaluates (:func:`evaluate`), logs
+    ``Eval | ...`` and writes ``<model_dir>/eval_results.txt``."""
+    args, eval_file = r.args, r.eval_file
+    logging.info("Num of eval samples: %d", len(r.eval_examples))
+    num_padding = -len(r.eval_examples) % args.eval_batch_size
+    if not _use_cache(eval_file, args.overwrite_data):
+        write_records(r.eval_examples, r.sp, args, eval_file, num_padding)
+    result["eval_file"] = eval_file
+    with tf.distribute.get_strategy().scope():
+        eval_model = build_race_model(r.config, args, is_training=False)
+    ret = evaluate(eval_model, r.config, eval_file, args, r.init_checkpoint)
+    logging.info("=" * 80)
+    logging.info("Eval | %s", "".join(f"{k} {ret[k]} | " for k in EVAL_KEYS))
+    logging.info("=" * 80)
+    path = write_eval_results(args.model_dir, ret)
+    logging.info("Wrote %s", path)
+    result["eval"] = ret
+
+
 def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
         ) -> Dict[str, Any]:
     """Runs XLNet's run_race: train, then evaluate (module docstring).
@@ -355,110 +509,13 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
       or variable; raised before anything is written when the cause is in the flags, config,
       SentencePiece model, checkpoints or data.
     """
-    check_args(args)
-    config = XLNetConfig.from_json_file(args.model_config_path)
-    sp = load_sp_model(args.spiece_model_file)
-    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
-    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
-    if not args.original_context_mutation:
-        logging.info("--original_context_mutation=False: every choice from the clean context "
-                     "(the original's in-place mutation is off; numbers differ from its)")
-
-    # Checkpoints are checked against the model before any file is written.
-    strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_race_model(config, args, is_training=True)
-    name_map = checkpoint_map.xlnet_variable_map(model)
-    existing = checkpoint_io.existing_checkpoints(args.model_dir)
-    if existing:
-        checkpoint_map.check_checkpoint_fits(name_map, existing[-1], config.untie_r,
-                                             require_all=True)
-    elif init_checkpoint:
-        checkpoint_map.check_checkpoint_fits(name_map, init_checkpoint, config.untie_r)
-
-    # Examples are read, checked and cached TFRecords checked before any file is written.
-    train_file, eval_file = record_path(args, "train"), record_path(args, args.eval_split)
-    train_examples = eval_examples = None
-    if args.do_train:
-        train_examples = data.read_race_examples(args.data_dir, "train", args.high_only,
-                                                 args.middle_only)
-        check_some_examples(train_examples, args, "train")
-        check_questions_fit(train_examples, sp, args)
-        random.Random(args.random_seed).shuffle(train_examples)
-        records.check_cached_records(train_file, "train", args.max_seq_length,
-                                     len(train_examples), args.overwrite_data,
-                                     sample_input_ids=sample_ids(train_examples, sp, args))
-    if args.do_eval:
-        eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
-                                                args.middle_only)
-        check_some_examples(eval_examples, args, args.eval_split)
-        check_questions_fit(eval_examples, sp, args)
-        records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
-                                     len(eval_examples), args.overwrite_data,
-                                     eval_batch_size=args.eval_batch_size,
-                                     sample_input_ids=sample_ids(eval_examples, sp, args))
-    for folder in (args.output_dir, args.model_dir):
-        try:
-            tf.io.gfile.makedirs(folder)
-        except Exception as e:
-            raise FlagError(f"cannot create {folder}: {e}") from e
-
+    r = _prepare(args, strategy)
+    _check_checkpoints(r)
+    _read_examples(r)
     result: Dict[str, Any] = {"train": None, "eval": None, "train_file": None,
                               "eval_file": None, "warm_start": None}
-
-    # ---- train ----------------------------------------------------------------------------
     if args.do_train:
-        logging.info("Num of train samples: %d (shuffled with --random_seed=%d; the "
-                     "original's shuffle was unseeded)", len(train_examples), args.random_seed)
-        if not _use_cache(train_file, args.overwrite_data):
-            write_records(train_examples, sp, args, train_file)
-        result["train_file"] = train_file
-        replicas = strategy.num_replicas_in_sync
-        batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
-        dataset = records.train_dataset(train_file, args.max_seq_length, batch,
-                                        args.shuffle_buffer, seed=args.random_seed)
-        if init_checkpoint and not existing:
-            report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
-                                                          untie_r=config.untie_r)
-            logging.info("Warm start: %s", report.summary())
-            result["warm_start"] = report
-        elif init_checkpoint:
-            logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
-                         "(training resumes)", init_checkpoint, args.model_dir)
-        with strategy.scope():
-            optimizer, _ = create_xlnet_optimizer(
-                args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
-                args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
-                args.lr_layer_decay_rate, variable_names=name_map)
-        steps_per_loop = args.iterations if args.save_steps is None else min(
-            args.iterations, args.save_steps)
-
-        def loss_fn(m, features, labels):
-            return m.task_loss(m(features, training=True)["logits"], labels)[1]
-
-        result["train"] = loop.train(
-            model, loss_fn, dataset, name_map, loop.TrainConfig(
-                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
-            strategy=strategy, optimizer=optimizer)
-
-    # ---- eval -----------------------------------------------------------------------------
+        _train(r, result)
     if args.do_eval:
-        logging.info("Num of eval samples: %d", len(eval_examples))
-        num_padding = -len(eval_examples) % args.eval_batch_size
-        if not _use_cache(eval_file, args.overwrite_data):
-            write_records(eval_examples, sp, args, eval_file, num_padding)
-        result["eval_file"] = eval_file
-        with tf.distribute.get_strategy().scope():
-            eval_model = build_race_model(config, args, is_training=False)
-        ret = evaluate(eval_model, config, eval_file, args, init_checkpoint)
-        logging.info("=" * 80)
-        logging.info("Eval | %s", "".join(f"{k} {ret[k]} | " for k in EVAL_KEYS))
-        logging.info("=" * 80)
-        path = write_eval_results(args.model_dir, ret)
-        logging.info("Wrote %s", path)
-        result["eval"] = ret
+        _evaluate_split(r, result)
     return result

@@ -49,8 +49,8 @@ Beyond the original (each said in the log when it applies):
   (``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``);
 * bad input fails before any file is written, with one line naming the flag, file, question or
   variable: malformed JSON, several answers to a training question, a window too small for the
-  question or a stride larger than the window, a BERT checkpoint, a predict question without
-  answers and without ``is_impossible``;
+  question or a stride larger than the window, ``--train_steps`` not above ``--warmup_steps``,
+  a BERT checkpoint, a predict question without answers and without ``is_impossible``;
 * every output is written atomically.
 """
 
@@ -560,6 +560,177 @@ def _make_dirs(*folders: str) -> None:
             raise FlagError(f"cannot create {folder}: {e}") from e
 
 
+@dataclasses.dataclass
+class _Run:
+    """What the steps of :func:`run` share: the flags, model files, model and what was read."""
+
+    args: XLNetSquadArgs
+    sp: Any
+    config: XLNetConfig
+    init_checkpoint: Optional[str]
+    strategy: tf.distribute.Strategy
+    model: XLNetSquad
+    name_map: Any
+    load_fn: Any
+    existing: List[str] = dataclasses.field(default_factory=list)
+    train_files: List[str] = dataclasses.field(default_factory=list)
+    eval_examples: Optional[List[data.XLNetSquadExample]] = None
+    dataset: Optional[List[Dict[str, Any]]] = None
+    scorable: bool = False
+
+
+def _empty_result() -> Dict[str, Any]:
+    return {"prepro_file": None, "num_train_features": 0, "train": None, "weights_from": None,
+            "num_predict_examples": 0, "num_predict_features": 0, "predictions_file": None,
+            "nbest_file": None, "null_odds_file": None, "eval_results": None,
+            "eval_results_file": None}
+
+
+def _prepro(args: XLNetSquadArgs, sp, result: Dict[str, Any]) -> None:
+    """``--do_prepro``: the train TFRecord of ``--proc_id`` (returns before the model flags
+    matter, as the original)."""
+    train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
+                                              args.max_seq_length, args.max_query_length,
+                                              args.proc_id)
+    path = os.path.join(args.output_dir, train_name)
+    _, result["num_train_features"] = write_train_records(args, sp, path, args.proc_id,
+                                                          args.num_proc)
+    result["prepro_file"] = path
+
+
+def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
+    """Config, SentencePiece model against it, ``--init_checkpoint``, strategy and the model
+    (training heads with ``--do_train``), checked; no file written."""
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
+    if args.use_bfloat16:
+        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
+    strategy = strategy or strategy_from_flags(args)
+    with strategy.scope():
+        model = build_squad_model(config, args, is_training=args.do_train)
+    return _Run(args=args, sp=sp, config=config, init_checkpoint=init_checkpoint,
+                strategy=strategy, model=model,
+                name_map=checkpoint_map.xlnet_variable_map(model),
+                load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                          untie_r=config.untie_r))
+
+
+def _check_inputs(r: _Run) -> None:
+    """Checks every input before any file is written (the checkpoints against the model, the
+    cached training records or ``--train_file``, the predict file), then creates the output
+    folders.
+
+    Raises:
+      CheckpointError, FlagError, InputDataError: naming the checkpoint, flag or file.
+    """
+    args = r.args
+    r.existing = (checkpoint_io.existing_checkpoints(args.model_dir)
+                  if tf.io.gfile.isdir(args.model_dir) else [])
+    if r.existing:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.existing[-1], r.config.untie_r,
+                                             require_all=True)
+    elif r.init_checkpoint:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.init_checkpoint, r.config.untie_r)
+    elif args.do_predict and not args.do_train:
+        raise CheckpointError(
+            f"--model_dir={args.model_dir} holds no checkpoint and no --init_checkpoint is "
+            "given: nothing to predict with (the original silently predicts with fresh random "
+            "weights here)")
+    if args.do_train:
+        r.train_files = sorted(glob.glob(train_record_glob(args)))
+        if r.train_files:
+            check_cached_train_records(r.train_files, args.max_seq_length)
+        elif not args.train_file:
+            raise FlagError(f"no cached training records {train_record_glob(args)}: run "
+                            "--do_prepro first or give --train_file")
+        else:
+            read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
+    if args.do_predict:
+        r.dataset = load_dataset(args.predict_file)
+        r.scorable = scoring_mode(r.dataset, args.predict_file)
+        r.eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
+        if not r.eval_examples:
+            raise InputDataError(f"--predict_file={args.predict_file}: no question")
+    _make_dirs(args.output_dir, args.model_dir, *([args.predict_dir] if args.do_predict else []))
+
+
+def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:
+    """``--do_train``: the cached training records, else writes them from ``--train_file``
+    (the original needs ``--do_prepro`` first), then trains (:func:`_train`)."""
+    args = r.args
+    if not r.train_files:
+        train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
+                                                  args.max_seq_length, args.max_query_length, 0)
+        path = os.path.join(args.output_dir, train_name)
+        logging.info("No cached training records %s (the original needs --do_prepro "
+                     "first): writing %s from --train_file=%s now",
+                     train_record_glob(args), path, args.train_file)
+        _, result["num_train_features"] = write_train_records(args, r.sp, path)
+        r.train_files = [path]
+    logging.info("Training on %s", ", ".join(r.train_files))
+    result["train"] = _train(r.model, r.name_map, r.load_fn, r.init_checkpoint, r.existing,
+                             r.train_files, args, r.strategy)
+
+
+def _eval_features(r: _Run) -> List[data.XLNetSquadFeatures]:
+    """The eval features: the cache of ``--output_dir`` when it fits, else converted and
+    written (eval TFRecord and features cache)."""
+    args = r.args
+    record_path, cache_path = eval_cache_paths(args)
+    settings = cache_settings(args)
+    features = cached_eval_features(args, settings)
+    if features is None:
+        features = list(data.convert_examples_to_features(
+            r.eval_examples, r.sp, args.max_seq_length, args.doc_stride, args.max_query_length,
+            is_training=False, uncased=args.uncased, on_mismatch=_on_mismatch))
+        data.write_feature_records(features, record_path, is_training=False)
+        write_features_cache(cache_path, settings, features)
+        logging.info("Wrote %d eval features to %s (and %s)", len(features), record_path,
+                     cache_path)
+    logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))
+    logging.info("Num of eval samples: %d", len(r.eval_examples))
+    return features
+
+
+def _predict(r: _Run, result: Dict[str, Any]) -> None:
+    """``--do_predict``: restores (newest checkpoint of ``--model_dir``, else
+    ``--init_checkpoint``), runs the beam heads, writes the three prediction files and, when
+    the predict file has answers, ``eval_results.json``."""
+    args = r.args
+    model, name_map = r.model, r.name_map
+    if args.do_train:
+        with r.strategy.scope():
+            model = build_squad_model(r.config, args, is_training=False)
+        name_map = checkpoint_map.xlnet_variable_map(model)
+    if not r.existing and not args.do_train:
+        logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
+                     "(the original ignores --init_checkpoint here and predicts with fresh "
+                     "random weights)", args.model_dir, r.init_checkpoint)
+    restored = restore_for_inference(name_map, args.model_dir, r.init_checkpoint,
+                                     load_fn=r.load_fn)
+    result["weights_from"] = restored.prefix
+
+    features = _eval_features(r)
+    results = predict_raw_results(model, eval_cache_paths(args)[0], args, total=len(features))
+    preds = postprocess.compute_predictions(r.eval_examples, features, results,
+                                            args.n_best_size, args.max_answer_length,
+                                            args.start_n_top, args.end_n_top)
+    paths = [os.path.join(args.predict_dir, name)
+             for name in (PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE)]
+    postprocess.write_predictions(preds, *paths)
+    result.update(num_predict_examples=len(r.eval_examples), num_predict_features=len(features),
+                  predictions_file=paths[0], nbest_file=paths[1], null_odds_file=paths[2])
+    if r.scorable:
+        metrics = evaluate_predictions(r.dataset, preds)
+        logging.info("Result | %s", "".join(f"{k} {v} | " for k, v in metrics.items()))
+        eval_path = os.path.join(args.predict_dir, EVAL_RESULTS_FILE)
+        atomic_write_text(eval_path, json.dumps(metrics, indent=4) + "\n")
+        result.update(eval_results=metrics, eval_results_file=eval_path)
+    else:
+        logging.info("%s has no gold answers: no %s", args.predict_file, EVAL_RESULTS_FILE)
+
+
 def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
         ) -> Dict[str, Any]:
     """Runs XLNet's run_squad: prepro, or train and/or predict (module docstring).
@@ -577,128 +748,17 @@ def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
       input files, the config, the SentencePiece model or the checkpoints.
     """
     check_args(args)
-    result: Dict[str, Any] = {"prepro_file": None, "num_train_features": 0, "train": None,
-                              "weights_from": None, "num_predict_examples": 0,
-                              "num_predict_features": 0, "predictions_file": None,
-                              "nbest_file": None, "null_odds_file": None,
-                              "eval_results": None, "eval_results_file": None}
+    result = _empty_result()
     sp = load_sp_model(args.spiece_model_file)
-    spm_basename = os.path.basename(args.spiece_model_file)
-
-    # ---- prepro (returns before the model flags matter, as the original) --------------------
     if args.do_prepro:
-        train_name, _, _ = data.record_file_names(spm_basename, args.max_seq_length,
-                                                  args.max_query_length, args.proc_id)
-        path = os.path.join(args.output_dir, train_name)
-        _, result["num_train_features"] = write_train_records(args, sp, path, args.proc_id,
-                                                              args.num_proc)
-        result["prepro_file"] = path
+        _prepro(args, sp, result)
         return result
-
-    config = XLNetConfig.from_json_file(args.model_config_path)
-    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
-    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
-    strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_squad_model(config, args, is_training=args.do_train)
-    name_map = checkpoint_map.xlnet_variable_map(model)
-    load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)
-
-    # Checks of every input before any file is written.
-    existing = (checkpoint_io.existing_checkpoints(args.model_dir)
-                if tf.io.gfile.isdir(args.model_dir) else [])
-    if existing:
-        checkpoint_map.check_checkpoint_fits(name_map, existing[-1], config.untie_r,
-                                             require_all=True)
-    elif init_checkpoint:
-        checkpoint_map.check_checkpoint_fits(name_map, init_checkpoint, config.untie_r)
-    elif args.do_predict and not args.do_train:
-        raise CheckpointError(
-            f"--model_dir={args.model_dir} holds no checkpoint and no --init_checkpoint is "
-            "given: nothing to predict with (the original silently predicts with fresh random "
-            "weights here)")
-    train_files = []
+    r = _prepare(args, sp, strategy)
+    _check_inputs(r)
     if args.do_train:
-        train_files = sorted(glob.glob(train_record_glob(args)))
-        if train_files:
-            check_cached_train_records(train_files, args.max_seq_length)
-        elif not args.train_file:
-            raise FlagError(f"no cached training records {train_record_glob(args)}: run "
-                            "--do_prepro first or give --train_file")
-        else:
-            read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
-    eval_examples, dataset, scorable = None, None, False
+        _train_on_records(r, result)
     if args.do_predict:
-        dataset = load_dataset(args.predict_file)
-        scorable = scoring_mode(dataset, args.predict_file)
-        eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
-        if not eval_examples:
-            raise InputDataError(f"--predict_file={args.predict_file}: no question")
-    _make_dirs(args.output_dir, args.model_dir, *([args.predict_dir] if args.do_predict else []))
-
-    # ---- train ----------------------------------------------------------------------------
-    if args.do_train:
-        if not train_files:
-            train_name, _, _ = data.record_file_names(spm_basename, args.max_seq_length,
-                                                      args.max_query_length, 0)
-            path = os.path.join(args.output_dir, train_name)
-            logging.info("No cached training records %s (the original needs --do_prepro "
-                         "first): writing %s from --train_file=%s now",
-                         train_record_glob(args), path, args.train_file)
-            _, result["num_train_features"] = write_train_records(args, sp, path)
-            train_files = [path]
-        logging.info("Training on %s", ", ".join(train_files))
-        result["train"] = _train(model, name_map, load_fn, init_checkpoint, existing,
-                                 train_files, args, strategy)
-
-    if not args.do_predict:
-        return result
-
-    # ---- predict --------------------------------------------------------------------------
-    if args.do_train:
-        with strategy.scope():
-            model = build_squad_model(config, args, is_training=False)
-        name_map = checkpoint_map.xlnet_variable_map(model)
-    if not existing and not args.do_train:
-        logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
-                     "(the original ignores --init_checkpoint here and predicts with fresh "
-                     "random weights)", args.model_dir, init_checkpoint)
-    restored = restore_for_inference(name_map, args.model_dir, init_checkpoint, load_fn=load_fn)
-    result["weights_from"] = restored.prefix
-
-    record_path, cache_path = eval_cache_paths(args)
-    settings = cache_settings(args)
-    features = cached_eval_features(args, settings)
-    if features is None:
-        features = list(data.convert_examples_to_features(
-            eval_examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
-            is_training=False, uncased=args.uncased, on_mismatch=_on_mismatch))
-        data.write_feature_records(features, record_path, is_training=False)
-        write_features_cache(cache_path, settings, features)
-        logging.info("Wrote %d eval features to %s (and %s)", len(features), record_path,
-                     cache_path)
-    logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))
-    logging.info("Num of eval samples: %d", len(eval_examples))
-
-    results = predict_raw_results(model, record_path, args, total=len(features))
-    preds = postprocess.compute_predictions(eval_examples, features, results, args.n_best_size,
-                                            args.max_answer_length, args.start_n_top,
-                                            args.end_n_top)
-    paths = [os.path.join(args.predict_dir, name)
-             for name in (PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE)]
-    postprocess.write_predictions(preds, *paths)
-    result.update(num_predict_examples=len(eval_examples), num_predict_features=len(features),
-                  predictions_file=paths[0], nbest_file=paths[1], null_odds_file=paths[2])
-    if scorable:
-        metrics = evaluate_predictions(dataset, preds)
-        logging.info("Result | %s", "".join(f"{k} {v} | " for k, v in metrics.items()))
-        eval_path = os.path.join(args.predict_dir, EVAL_RESULTS_FILE)
-        atomic_write_text(eval_path, json.dumps(metrics, indent=4) + "\n")
-        result.update(eval_results=metrics, eval_results_file=eval_path)
-    else:
-        logging.info("%s has no gold answers: no %s", args.predict_file, EVAL_RESULTS_FILE)
+        _predict(r, result)
     return result
 
 

@@ -319,3 +319,16 @@ def test_flag_errors(tmp_path, race, qa_dir, spiece):
     with pytest.raises(FlagError, match="--model_dir is required"):
         xr.run(_args(tmp_path, race, qa_dir, spiece, model_dir=""))
     assert not (tmp_path / "output_dir").exists()
+
+
+def test_train_steps_not_above_warmup_steps_before_any_record(tmp_path, race, qa_dir, spiece):
+    """The schedule's check (train_steps - warmup_steps decay steps) fails at start-up, not
+    after the training records are written."""
+    data_dir = tmp_path / "RACE"
+    shutil.copytree(os.path.join(race, "RACE", "dev"), data_dir / "train")
+    with pytest.raises(FlagError, match="--train_steps=4 must be larger than "
+                                        "--warmup_steps=20") as e:
+        xr.run(_args(tmp_path, race, qa_dir, spiece, data_dir=str(data_dir), do_train=True,
+                     do_eval=False, train_steps=4, warmup_steps=20))
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "output_dir").exists() and not (tmp_path / "model_dir").exists()

@@ -252,36 +252,79 @@ def _written(case):
     return [n for n in ("output_dir", "predict_dir") if os.path.exists(os.path.join(case, n))]
 
 
+def assert_fails_cleanly(case, args, error, message):
+    """``run(args)`` raises ``error`` (a BertTfError: run_main prints it as one line and exits
+    1) matching ``message``, its text is one line, and neither ``--output_dir`` nor
+    ``--predict_dir`` was created; ``--model_dir`` holds what it held before."""
+    model_dir = args.model_dir or os.path.join(case, "model_dir")
+    before = sorted(os.listdir(model_dir)) if os.path.isdir(model_dir) else None
+    with pytest.raises(error, match=message) as e:
+        xsq.run(args)
+    assert "\n" not in str(e.value)
+    assert _written(case) == []
+    assert (sorted(os.listdir(model_dir)) if os.path.isdir(model_dir) else None) == before
+
+
 def test_malformed_predict_json(predict_case):
     case, args = predict_case
     with open(os.path.join(case, "bad.json"), "w") as f:
         f.write('{"data": [')
     args.predict_file = os.path.join(case, "bad.json")
-    with pytest.raises(InputDataError, match="bad.json: not a SQuAD JSON file"):
-        xsq.run(args)
-    assert _written(case) == []
+    assert_fails_cleanly(case, args, InputDataError, "bad.json: not a SQuAD JSON file")
+
+
+def test_malformed_train_json(predict_case):
+    """--do_train with a --train_file that is not JSON: refused before the records are
+    written (the original's json.load traceback)."""
+    case, args = predict_case
+    with open(os.path.join(case, "bad_train.json"), "w") as f:
+        f.write('{"version": "v2.0", "data": [{"title": "x", ')
+    args.do_train, args.do_predict = True, False
+    args.train_file = os.path.join(case, "bad_train.json")
+    args.train_steps, args.warmup_steps = 2, 0
+    assert_fails_cleanly(case, args, InputDataError, "bad_train.json: not a SQuAD JSON file")
 
 
 def test_training_file_with_several_answers(predict_case):
     """README surprise 3: the original's ValueError on the dev file, here one message."""
     case, _ = predict_case
-    with pytest.raises(InputDataError, match="For training, each question should have "
-                                             "exactly 1 answer"):
-        xsq.run(prepro_args(case, train_file=os.path.join(case, "dev.json")))
-    assert _written(case) == []
+    args = prepro_args(case, train_file=os.path.join(case, "dev.json"))
+    assert_fails_cleanly(case, args, InputDataError,
+                         "For training, each question should have exactly 1 answer")
+
+
+@pytest.mark.slow
+def test_training_file_with_several_answers_in_do_train(predict_case):
+    """The same file given to --do_train (which builds its records when none is cached)."""
+    case, args = predict_case
+    args.do_train, args.do_predict = True, False
+    args.train_file, args.train_steps, args.warmup_steps = args.predict_file, 2, 0
+    assert_fails_cleanly(case, args, InputDataError,
+                         "For training, each question should have exactly 1 answer")
 
 
 @pytest.mark.parametrize("overrides, message", [
+    # 192 - 64 - 3 = 125 paragraph pieces per window (squad/flags.txt: max_query_length=64).
     (dict(max_seq_length=60), "--max_seq_length=60 is too small for the question"),
+    (dict(max_seq_length=67), "--max_seq_length=67 is too small for the question"),
     (dict(doc_stride=200), "--doc_stride=200 is larger than the paragraph window of 125"),
+    (dict(doc_stride=126), "--doc_stride=126 is larger than the paragraph window of 125"),
+    (dict(do_train=True, train_steps=4, warmup_steps=20),
+     "--train_steps=4 must be larger than --warmup_steps=20"),
 ])
-def test_window_flags(predict_case, overrides, message):
+def test_window_and_schedule_flags(predict_case, overrides, message):
     case, args = predict_case
+    args.train_file = os.path.join(case, "train.json")
     for name, value in overrides.items():
         setattr(args, name, value)
-    with pytest.raises(FlagError, match=message):
-        xsq.run(args)
-    assert _written(case) == []
+    assert_fails_cleanly(case, args, FlagError, message)
+
+
+def test_largest_window_flags_are_accepted():
+    """The limits by hand: max_seq_length = max_query_length + 4 leaves one paragraph piece,
+    and doc_stride may equal the window (192 - 64 - 3 = 125)."""
+    xsq.check_window_flags(68, 1, 64)
+    xsq.check_window_flags(192, 125, 64)
 
 
 def test_bert_checkpoint(predict_case):
@@ -290,18 +333,29 @@ def test_bert_checkpoint(predict_case):
     checkpoint_io.write_checkpoint(os.path.join(case, "bert", "bert_model.ckpt"), {
         "bert/embeddings/word_embeddings": np.zeros([8, 4], np.float32)})
     args.init_checkpoint = os.path.join(case, "bert", "bert_model.ckpt")
-    with pytest.raises(CheckpointError, match="looks like a BERT checkpoint"):
-        xsq.run(args)
-    assert _written(case) == []
+    assert_fails_cleanly(case, args, CheckpointError, "looks like a BERT checkpoint")
+
+
+@pytest.mark.slow
+def test_bert_checkpoint_to_train_from(predict_case, shared_data_dir):
+    """A real BERT checkpoint as --init_checkpoint of --do_train: refused before the training
+    records are written."""
+    case, args = predict_case
+    shutil.rmtree(args.model_dir)
+    args.do_train, args.do_predict = True, False
+    args.train_file, args.train_steps, args.warmup_steps = (
+        os.path.join(case, "train.json"), 2, 0)
+    args.init_checkpoint = os.path.join(shared_data_dir, "checkpoints", "bert_toy_pretraining",
+                                        "bert_model.ckpt")
+    assert_fails_cleanly(case, args, CheckpointError, r"looks like a BERT checkpoint \(it has "
+                                                      r"bert/")
 
 
 def test_no_checkpoint_at_all(predict_case):
     case, args = predict_case
     shutil.rmtree(args.model_dir)
     args.init_checkpoint = None
-    with pytest.raises(CheckpointError, match="nothing to predict with"):
-        xsq.run(args)
-    assert _written(case) == []
+    assert_fails_cleanly(case, args, CheckpointError, "nothing to predict with")
 
 
 def test_v2_predict_file_without_is_impossible(predict_case):
@@ -316,9 +370,7 @@ def test_v2_predict_file_without_is_impossible(predict_case):
     with open(os.path.join(case, "no_flag.json"), "w", encoding="utf-8") as f:
         json.dump(dataset, f)
     args.predict_file = os.path.join(case, "no_flag.json")
-    with pytest.raises(InputDataError, match="has no answers and no is_impossible"):
-        xsq.run(args)
-    assert _written(case) == []
+    assert_fails_cleanly(case, args, InputDataError, "has no answers and no is_impossible")
 
 
 # ---------------------------------------------------------------------------------------------
