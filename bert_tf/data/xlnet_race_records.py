@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import record_cache
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.data.xlnet_race import NUM_CHOICES, record_schema
 from bert_tf.errors import FlagError
@@ -84,15 +85,12 @@ def check_cached_records(path: str, split: str, max_seq_length: int, num_example
       FlagError: the file does not fit (names the file, what differs, and tells to pass
         ``--overwrite_data=True`` or another ``--output_dir``).
     """
-    if overwrite or not tf.io.gfile.exists(path):
-        return
-    fix = ("; pass --overwrite_data=True to rewrite it, or another --output_dir")
-    prefix = f"--output_dir: the cached {path} does not fit this run (it would be reused)"
+    fix = record_cache.REWRITE_HINT
     n = NUM_CHOICES * max_seq_length
-    try:
-        first = next(iter(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator()), None)
-        if first is not None:
-            feature = tf.train.Example.FromString(first).features.feature
+
+    def check(prefix):
+        feature = record_cache.first_record_features(path)
+        if feature is not None:
             if "input_ids" not in feature or "label_ids" not in feature:
                 raise FlagError(f"{prefix}: its records have no input_ids/label_ids, it is not "
                                 f"a RACE TFRecord{fix}")
@@ -116,23 +114,14 @@ def check_cached_records(path: str, split: str, max_seq_length: int, num_example
             for i, ids in enumerate(wanted):
                 if not found[i]:
                     found[i] = bool(np.any(np.all(batch["input_ids"] == ids, axis=1)))
-    except FlagError:
-        raise
-    except Exception as e:  # noqa: BLE001 - DataLossError, DecodeError, InvalidArgumentError
-        message = getattr(e, "message", None) or str(e)
-        raise FlagError(f"{prefix}: cannot read it ({type(e).__name__}: "
-                        f"{message.strip().splitlines()[0]}){fix}") from e
-    padding = f" ({real} real + {total - real} padding)" if total != real else ""
-    if real != num_examples:
-        raise FlagError(f"{prefix}: it holds {total} records{padding}, this run has "
-                        f"{num_examples} {split} examples{fix}")
-    if eval_batch_size and total % eval_batch_size:
-        raise FlagError(f"{prefix}: it holds {total} records{padding}, not a multiple of "
-                        f"--eval_batch_size={eval_batch_size} (the last batch would be "
-                        f"dropped){fix}")
-    if largest >= NUM_CHOICES:
-        raise FlagError(f"{prefix}: it holds label id {largest}, RACE has {NUM_CHOICES}{fix}")
-    if not all(found):
-        raise FlagError(f"{prefix}: it lacks the features this run gives its {split} examples "
-                        "(other data, --max_qa_length, --uncased or "
-                        f"--original_context_mutation?){fix}")
+        record_cache.check_counts(prefix, fix, total, real, num_examples, split,
+                                  eval_batch_size)
+        if largest >= NUM_CHOICES:
+            raise FlagError(f"{prefix}: it holds label id {largest}, RACE has {NUM_CHOICES}"
+                            f"{fix}")
+        if not all(found):
+            raise FlagError(f"{prefix}: it lacks the features this run gives its {split} "
+                            "examples (other data, --max_qa_length, --uncased or "
+                            f"--original_context_mutation?){fix}")
+
+    record_cache.check_cached_file(path, overwrite, check, fix)
