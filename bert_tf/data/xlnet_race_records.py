@@ -7,7 +7,7 @@ the original, :func:`check_cached_records`: a cached file the run would reuse mu
 written for this run.
 """
 
-from typing import Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -56,10 +56,32 @@ def eval_dataset(input_file: str, max_seq_length: int, batch_size: int,
                                                             drop_remainder=drop_remainder)
 
 
+def cache_fingerprint(args, examples, split: str) -> Dict[str, Any]:
+    """What a RACE record file is made from (:func:`bert_tf.data.record_cache.fingerprint`):
+    the examples (in the order written: the train shuffle included), the SentencePiece model
+    and the flags that shape the records (``args``: the run's flags, any object with
+    ``max_seq_length``, ``max_qa_length``, ``uncased``, ``original_context_mutation``,
+    ``random_seed``, ``eval_batch_size``, ``spiece_model_file``)."""
+    settings = {"split": split, "max_seq_length": args.max_seq_length,
+                "max_qa_length": args.max_qa_length, "uncased": bool(args.uncased),
+                "original_context_mutation": bool(args.original_context_mutation)}
+    if split == "train":
+        settings["random_seed"] = args.random_seed
+    else:
+        settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
+    return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
+
+
 def check_cached_records(path: str, split: str, max_seq_length: int, num_examples: int,
                          overwrite: bool = False, eval_batch_size: Optional[int] = None,
-                         sample_input_ids: Sequence[Sequence[int]] = ()) -> None:
+                         sample_input_ids: Sequence[Sequence[int]] = (),
+                         fingerprint: Optional[Mapping[str, Any]] = None) -> None:
     """Checks that a cached RACE TFRecord the run would reuse was written for this run.
+
+    With ``fingerprint`` (:func:`cache_fingerprint`), a file whose stored fingerprint differs
+    is removed, to be written again (:func:`bert_tf.data.record_cache.reuse_cached`, one
+    warning line), and one with the same fingerprint is reused unchecked; the checks below
+    are for a file without one (the original's, or an older bert_tf's).
 
     The original reuses ``{spm}.len-{S}.{split}.tf_record`` in ``--output_dir`` whenever it
     exists (unless ``--overwrite_data``), so a file of other data, another
@@ -85,6 +107,10 @@ def check_cached_records(path: str, split: str, max_seq_length: int, num_example
       FlagError: the file does not fit (names the file, what differs, and tells to pass
         ``--overwrite_data=True`` or another ``--output_dir``).
     """
+    if fingerprint is not None and (overwrite or not record_cache.reuse_cached(
+            path, fingerprint, overwrite)
+            or tf.io.gfile.exists(record_cache.fingerprint_path(path))):
+        return
     fix = record_cache.REWRITE_HINT
     n = NUM_CHOICES * max_seq_length
 

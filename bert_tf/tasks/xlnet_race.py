@@ -60,6 +60,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
+from bert_tf.data import record_cache
 from bert_tf.data import xlnet_race as data
 from bert_tf.data import xlnet_race_records as records
 from bert_tf.errors import FlagError, InputDataError
@@ -387,18 +388,22 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
         check_some_examples(train_examples, args, "train")
         check_questions_fit(train_examples, sp, args)
         random.Random(args.random_seed).shuffle(train_examples)
+        train_fingerprint = records.cache_fingerprint(args, train_examples, "train")
         records.check_cached_records(train_file, "train", args.max_seq_length,
                                      len(train_examples), args.overwrite_data,
-                                     sample_input_ids=sample_ids(train_examples, sp, args))
+                                     sample_input_ids=sample_ids(train_examples, sp, args),
+                                     fingerprint=train_fingerprint)
     if args.do_eval:
         eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
                                                 args.middle_only)
         check_some_examples(eval_examples, args, args.eval_split)
         check_questions_fit(eval_examples, sp, args)
+        eval_fingerprint = records.cache_fingerprint(args, eval_examples, args.eval_split)
         records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
                                      len(eval_examples), args.overwrite_data,
                                      eval_batch_size=args.eval_batch_size,
-                                     sample_input_ids=sample_ids(eval_examples, sp, args))
+                                     sample_input_ids=sample_ids(eval_examples, sp, args),
+                                     fingerprint=eval_fingerprint)
     for folder in (args.output_dir, args.model_dir):
         try:
             tf.io.gfile.makedirs(folder)
@@ -414,6 +419,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
                      "original's shuffle was unseeded)", len(train_examples), args.random_seed)
         if not _use_cache(train_file, args.overwrite_data):
             write_records(train_examples, sp, args, train_file)
+            record_cache.write_fingerprint(train_file, train_fingerprint)
         result["train_file"] = train_file
         replicas = strategy.num_replicas_in_sync
         batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
@@ -451,6 +457,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
         num_padding = -len(eval_examples) % args.eval_batch_size
         if not _use_cache(eval_file, args.overwrite_data):
             write_records(eval_examples, sp, args, eval_file, num_padding)
+            record_cache.write_fingerprint(eval_file, eval_fingerprint)
         result["eval_file"] = eval_file
         with tf.distribute.get_strategy().scope():
             eval_model = build_race_model(config, args, is_training=False)

@@ -61,3 +61,24 @@ def test_file_without_fingerprint_is_checked_then_reused(tmp_path):
         f.write(b"x")
     assert record_cache.reuse_cached(record, record_cache.fingerprint({}, []), False)
     assert os.path.exists(record)
+
+
+def test_race_check_uses_the_fingerprint(tmp_path):
+    import types
+    from bert_tf.data import xlnet_race_records
+    spm = tmp_path / "spiece.model"
+    spm.write_bytes(b"m")
+    args = types.SimpleNamespace(max_seq_length=8, max_qa_length=4, uncased=False,
+                                 original_context_mutation=True, random_seed=1,
+                                 eval_batch_size=2, spiece_model_file=str(spm))
+    record = str(tmp_path / "spiece.model.len-8.train.tf_record")
+    with open(record, "wb") as f:
+        f.write(b"not even records: the fingerprint decides")
+    same = xlnet_race_records.cache_fingerprint(args, [{"id": "high/1.txt"}], "train")
+    record_cache.write_fingerprint(record, same)
+    xlnet_race_records.check_cached_records(record, "train", 8, 1, fingerprint=same)
+    assert os.path.exists(record)  # reused
+    args.uncased = True
+    other = xlnet_race_records.cache_fingerprint(args, [{"id": "high/1.txt"}], "train")
+    xlnet_race_records.check_cached_records(record, "train", 8, 1, fingerprint=other)
+    assert not os.path.exists(record)  # stale: removed, to be written again
