@@ -711,6 +711,9 @@ def run_main(main: Callable[[Any], Any]) -> None:
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
 
+    * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
+      (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
+
     Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
     """
 
@@ -728,4 +731,24 @@ def run_main(main: Callable[[Any], Any]) -> None:
             print("interrupted", file=sys.stderr)
             sys.exit(130)
 
-    app.run(_wrapped)
+    try:
+        app.run(_wrapped)
+    except SystemExit as e:
+        if e.code == 1 and asks_for_help(sys.argv):
+            sys.exit(0)
+        raise
+
+
+HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
+
+
+def asks_for_help(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (program name first) holds ``--help``, ``--helpshort``,
+    ``--helpfull`` or ``-?`` (one or two dashes, ``=true`` allowed) before a ``--``."""
+    for arg in argv[1:]:
+        if arg == "--":
+            return False
+        name, _, value = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name in HELP_FLAGS and value.lower() in ("", "true", "1"):
+            return True
+    return False
