@@ -77,7 +77,8 @@ from bert_tf.data import xlnet_squad as data
 from bert_tf.data import xlnet_squad_postprocess as postprocess
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
+from bert_tf.tasks.run_checks import (require_input_file, require_one_mode,
+                                      require_positive_steps)
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
@@ -236,8 +237,8 @@ def check_args(args: XLNetSquadArgs) -> None:
     require_positive_steps(args, positive)
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
-    if args.do_predict and not tf.io.gfile.exists(args.predict_file):
-        raise InputDataError(f"--predict_file={args.predict_file}: file not found")
+    if args.do_predict:
+        require_input_file("predict_file", args.predict_file)
 
 
 def load_dataset(path: str) -> List[Dict[str, Any]]:
