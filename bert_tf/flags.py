@@ -706,6 +706,8 @@ def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
 def run_main(main: Callable[[Any], Any]) -> None:
     """Runs ``main`` under absl, with one-line endings for errors and interruptions.
 
+    * a positional argument (the scripts take flags only) is a :class:`FlagError`
+      (:func:`check_no_positional_arguments`);
     * a :class:`BertTfError` prints ``error: <message>`` and exits 1;
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
@@ -723,6 +725,7 @@ def run_main(main: Callable[[Any], Any]) -> None:
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
         try:
+            check_no_positional_arguments(argv)
             return main(argv)
         except BertTfError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -740,6 +743,21 @@ def run_main(main: Callable[[Any], Any]) -> None:
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
+
+
+def check_no_positional_arguments(argv: Sequence[str]) -> None:
+    """The scripts take flags only; the original ignored anything else, so a stray word (a
+    value after a space, ``--output_dir /tmp/x``, or a line break lost in a copied command)
+    silently changed nothing.
+
+    Raises:
+      FlagError: names the first stray argument.
+    """
+    stray = list(argv[1:])
+    if stray:
+        raise FlagError(f"unexpected argument {stray[0]!r}"
+                        f"{f' (and {len(stray) - 1} more)' if len(stray) > 1 else ''}: the "
+                        f"scripts take flags only, as --name=value")
 
 
 def asks_for_help(argv: Sequence[str]) -> bool:

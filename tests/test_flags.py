@@ -319,3 +319,13 @@ def test_tf_cpp_log_is_quiet_unless_the_user_sets_its_level(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, cwd=str(tmp_path), env=env)
     assert proc.stdout == "1\n"  # the user's level wins
+
+
+def test_stray_positional_argument_is_one_error_line(monkeypatch, capsys):
+    # issue 15 item 10: "--output_dir /tmp/x" left /tmp/x as an ignored argument.
+    monkeypatch.setattr(sys, "argv", ["run_something.py", "/tmp/x", "more"])
+    with pytest.raises(SystemExit) as e:
+        bert_flags.run_main(lambda argv: pytest.fail("main ran"))
+    assert e.value.code == 1
+    assert capsys.readouterr().err == ("error: unexpected argument '/tmp/x' (and 1 more): the "
+                                       "scripts take flags only, as --name=value\n")
