@@ -379,6 +379,18 @@ class QqpProcessor(DataProcessor):
         return examples
 
 
+STSB_SCORE_RANGE = (0.0, 5.0)
+
+
+def warn_stsb_score_outside_range(score: float, path: str, line: int) -> None:
+    """One warning line for an STS-B score outside 0..5 (GLUE's range): the score is kept as
+    it is (the originals train on it), but it is most likely a wrong column or a typo."""
+    low, high = STSB_SCORE_RANGE
+    if not low <= score <= high:
+        logging.warning("%s line %d: STS-B score %s is outside %g-%g (kept as it is; another "
+                        "column or a typo?)", path, line, score, low, high)
+
+
 class StsbProcessor(DataProcessor):
     """(bert_tf) STS-B (GLUE), a REGRESSION task: sentence1/sentence2 = cols 7/8, label = the
     last col (``score``, 0..5) as a float; test (9 cols) gets 0.0. guid ``<set>-<col 0>``.
@@ -404,6 +416,7 @@ class StsbProcessor(DataProcessor):
                 except ValueError:
                     raise InputDataError(f"{path} line {line}: label {row[-1]!r} is not a number "
                                          "(STS-B scores are floats)") from None
+                warn_stsb_score_outside_range(label, path, line)
             examples.append(InputExample("%s-%s" % (set_type, row[0]), row[7], row[8], label))
         return examples
 
