@@ -268,3 +268,20 @@ def test_stsb_score_outside_0_5_is_kept_with_a_warning(tmp_path, caplog):
     said = [r.getMessage() for r in caplog.records if "outside" in r.getMessage()]
     assert said == [f"{path} line 3: STS-B score 7.5 is outside 0-5 (kept as it is; another "
                     "column or a typo?)"] * 2
+
+
+def test_truncated_examples_are_counted_in_one_line(tokenizer, tmp_path, caplog):
+    # issue 15 item 10: lines cut to --max_seq_length silently.
+    import logging
+    examples = [classifier.InputExample("a", "the cat sat", None, "0"),      # 3 + 2 = 5 > 4
+                classifier.InputExample("b", "the cat", "on the mat", "1"),  # 2 + 3 + 3 = 8
+                classifier.InputExample("c", "hi", None, "0")]               # 1 + 2 = 3
+    out = str(tmp_path / "train.tf_record")
+    with caplog.at_level(logging.INFO):
+        classifier.file_based_convert_examples_to_features(examples, ["0", "1"], 4, tokenizer,
+                                                           out)
+    said = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
+    assert said == ["train.tf_record: 2 of 3 examples were truncated to --max_seq_length=4 "
+                    "(the longest had 8 tokens with [CLS]/[SEP])"]
+    # the records are the original's: [CLS] the cat [SEP] ... cut as before
+    assert [r["input_ids"] for r in tfrecord.read_examples(out)][2] == [101, 7632, 102, 0]
