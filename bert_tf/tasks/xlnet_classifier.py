@@ -468,9 +468,7 @@ def _train(r: _Run, model, name_map, resume: bool):
     elif r.init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
                      "(training resumes)", r.init_checkpoint, args.model_dir)
-    elif not resume:
-        logging.warning("no --init_checkpoint and no checkpoint in --model_dir=%s: training "
-                        "from randomly initialized weights", args.model_dir)
+    # else: loop.train says it trains from scratch (one warning line for every task)
     with r.strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
@@ -487,7 +485,8 @@ def _train(r: _Run, model, name_map, resume: bool):
         model, loss_fn, dataset, name_map, loop.TrainConfig(
             args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
             keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+            warm_started=bool(r.init_checkpoint)),
         strategy=r.strategy, optimizer=optimizer)
 
 

@@ -448,7 +448,8 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
             model, loss_fn, dataset, name_map, loop.TrainConfig(
                 args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
                 keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+                warm_started=bool(init_checkpoint)),
             strategy=strategy, optimizer=optimizer)
 
     # ---- eval -----------------------------------------------------------------------------

@@ -161,3 +161,7 @@ def test_fresh_start_says_it_trains_from_scratch(tmp_path, caplog):
         restore_or_warm_start(state(), str(tmp_path / "missing"))
     lines = [r.getMessage() for r in caplog.records if "from scratch" in r.getMessage()]
     assert len(lines) == 1 and lines[0].startswith("no checkpoint in")
+    caplog.clear()
+    with caplog.at_level(logging.INFO):  # the XLNet tasks load --init_checkpoint themselves
+        restore_or_warm_start(state(), str(tmp_path / "missing"), warm_started=True)
+    assert "from scratch" not in caplog.text
