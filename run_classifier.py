@@ -18,6 +18,8 @@ the original XLNet run_classifier.py) it fine-tunes an XLNet model instead: see
 bert_tf/tasks/xlnet_classifier.py.
 """
 
+import os
+
 from absl import logging
 
 from bert_tf import flags as bert_flags
@@ -44,7 +46,7 @@ def main(_):
         print("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in items))
     if result.predictions is not None:
         print(f"wrote {result.num_predict_examples} predictions to "
-              f"{args.output_dir}/test_results.tsv")
+              f"{os.path.join(args.output_dir, 'test_results.tsv')}")
     if result.export_path:
         print(f"exported the SavedModel to {result.export_path}")
 

@@ -177,6 +177,8 @@ class LoadReport:
       missing: names the model has but the checkpoint lacks (left at their initial values).
       unused: checkpoint names the model has no variable for (optimizer entries excluded).
       skipped: optimizer slots and ``global_step`` found in the checkpoint and not loaded.
+      renamed: the note of a common prefix mapped (:func:`map_names`, logged once as a
+        warning), else empty.
     """
 
     prefix: str
@@ -184,6 +186,7 @@ class LoadReport:
     missing: List[str] = field(default_factory=list)
     unused: List[str] = field(default_factory=list)
     skipped: List[str] = field(default_factory=list)
+    renamed: str = ""
 
     def summary(self) -> str:
         """One line: counts, then the missing and unused names."""
@@ -196,6 +199,95 @@ class LoadReport:
         return s
 
 
+@dataclass(frozen=True)
+class NameMapping:
+    """How model names find their checkpoint names (:func:`map_names`).
+
+    Attributes:
+      source: model name -> checkpoint name (only the names the checkpoint holds).
+      note: empty when the names are used as they are; else one sentence saying which
+        common prefix was stripped from the checkpoint's names or added to the model's.
+    """
+
+    source: Dict[str, str]
+    note: str = ""
+
+
+def _prefix_candidates(name: str) -> List[str]:
+    """The ``/``-ended leading parts of ``name``: ``a/b/c`` -> ``a/``, ``a/b/``."""
+    parts = name.split("/")
+    return ["/".join(parts[:i]) + "/" for i in range(1, len(parts))]
+
+
+def map_names(model_names: Iterable[str], stored_names: Iterable[str], prefix: str = ""
+              ) -> NameMapping:
+    """Matches model variable names to checkpoint names, allowing ONE common prefix.
+
+    When any model name is in the checkpoint as it is, the names are used as they are (the
+    original's ``init_from_checkpoint`` assignment map, spec `bert.md` 2.13). When none is,
+    the original silently loads nothing (google-research/bert#394, #997: TF-Hub exports
+    name every variable ``module/bert/...``); here a single prefix ``P`` is looked for such
+    that the checkpoint's names are ``P + <model name>`` (``module/``), or the model's are
+    ``P + <checkpoint name>`` (a checkpoint saved without the ``bert/`` scope). The prefix
+    that matches the most names wins; ties (two different prefixes matching as many names)
+    give no mapping. Optimizer entries never choose the prefix (they follow it).
+
+    Args:
+      model_names: the model's original names; stored_names: the checkpoint's names;
+      prefix: the checkpoint prefix, for the note.
+
+    Returns:
+      a :class:`NameMapping` (empty ``source`` when nothing matches at all).
+    """
+    model_names = list(model_names)
+    stored_all = set(stored_names)
+    direct = {n: n for n in model_names if n in stored_all}
+    stored = {n for n in stored_all if not is_optimizer_entry(n)}
+    if direct or not model_names or not stored:
+        return NameMapping(direct)
+    model_set = set(model_names)
+    counts = {}
+    for s in stored:  # checkpoint = P + model name
+        for p in _prefix_candidates(s):
+            if s[len(p):] in model_set:
+                counts[("strip", p)] = counts.get(("strip", p), 0) + 1
+    for m in model_names:  # model name = P + checkpoint name
+        for p in _prefix_candidates(m):
+            if m[len(p):] in stored:
+                counts[("add", p)] = counts.get(("add", p), 0) + 1
+    if not counts:
+        return NameMapping({})
+    best = max(counts.values())
+    winners = [k for k, c in counts.items() if c == best]
+    if len(winners) > 1:
+        return NameMapping({})
+    how, p = winners[0]
+    if how == "strip":
+        source = {m: p + m for m in model_names if p + m in stored_all}
+        example = next(iter(source.items()))
+        note = (f"the checkpoint's names carry the prefix '{p}' that the model's do not; "
+                f"mapped {len(source)} names ({example[1]} -> {example[0]})")
+    else:
+        source = {m: m[len(p):] for m in model_names
+                  if m.startswith(p) and m[len(p):] in stored_all}
+        example = next(iter(source.items()))
+        note = (f"the model's names carry the prefix '{p}' that the checkpoint's do not; "
+                f"mapped {len(source)} names ({example[1]} -> {example[0]})")
+    return NameMapping(source, f"{prefix}: {note}" if prefix else note)
+
+
+def nothing_matches_message(prefix: str, model_names: Sequence[str],
+                            stored_names: Iterable[str]) -> str:
+    """The one line for a checkpoint that holds none of the model's variables: the first
+    names on both sides."""
+    stored = sorted(n for n in stored_names if not is_optimizer_entry(n))
+    return (f"{prefix}: none of the model's {len(model_names)} variables is in this checkpoint, "
+            f"not even after removing or adding one common prefix (the model has "
+            f"{_name_list(list(model_names), 3)}; the checkpoint has "
+            f"{_name_list(stored, 3) if stored else 'no model variables'}); it would train or "
+            f"predict from random weights: is this a checkpoint of this model?")
+
+
 def _name_list(names: List[str], most: int = 8) -> str:
     """``a, b, c`` or, for long lists, the first ``most`` names and ``... (N in all)``."""
     if len(names) <= most:
@@ -204,15 +296,17 @@ def _name_list(names: List[str], most: int = 8) -> str:
 
 
 def _check_shapes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]],
-                  name_to_variable: Mapping[str, "tf.Variable"]) -> None:
+                  name_to_variable: Mapping[str, "tf.Variable"],
+                  source: Optional[Mapping[str, str]] = None) -> None:
     for name, var in name_to_variable.items():
-        if name not in stored:
+        src = source.get(name) if source is not None else name
+        if src not in stored:
             continue
-        ckpt_shape = tuple(stored[name][0])
+        ckpt_shape = tuple(stored[src][0])
         model_shape = tuple(var.shape)
         if ckpt_shape != model_shape:
             raise CheckpointError(
-                f"{prefix}: variable {name} has shape {list(ckpt_shape)} in the checkpoint but "
+                f"{prefix}: variable {src} has shape {list(ckpt_shape)} in the checkpoint but "
                 f"{list(model_shape)} in the model built from the config; the config does not "
                 f"match this checkpoint")
 
@@ -232,13 +326,17 @@ def check_fits(name_to_variable: Mapping[str, "tf.Variable"], path: str,
       the checkpoint prefix.
 
     Raises:
-      CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable
-        and both shapes); with ``require_all``, missing variables (names them).
+      CheckpointError: unreadable checkpoint; none of the model's variables in it (even
+        with one common prefix mapped, :func:`map_names`); a shape that does not fit (names
+        the variable and both shapes); with ``require_all``, missing variables (names them).
     """
     prefix = resolve_prefix(path)
     stored = list_checkpoint(prefix)
-    _check_shapes(prefix, stored, name_to_variable)
-    missing = [n for n in name_to_variable if n not in stored]
+    mapping = map_names(name_to_variable, stored, prefix)
+    if name_to_variable and not mapping.source:
+        raise CheckpointError(nothing_matches_message(prefix, list(name_to_variable), stored))
+    _check_shapes(prefix, stored, name_to_variable, mapping.source)
+    missing = [n for n in name_to_variable if n not in mapping.source]
     if require_all and missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
                               f"{_name_list(missing)}; {missing_hint}")
@@ -252,7 +350,11 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     Mirrors ``tf.train.init_from_checkpoint`` with the original's assignment map (spec
     `bert.md` 2.13, 3.4): every model variable whose name is in the checkpoint is assigned;
     the others keep their initial values; extra checkpoint entries are ignored; optimizer
-    slots and ``global_step`` are never loaded.
+    slots and ``global_step`` are never loaded. Where the original breaks: a checkpoint
+    holding NONE of the model's names loads nothing there and trains from random weights
+    with no error; here one common prefix (``module/`` of TF-Hub exports) is mapped
+    (:func:`map_names`, logged once, ``report.renamed``), and when even that finds nothing
+    a CheckpointError names the first names on both sides.
 
     Args:
       name_to_variable: original name -> Keras/TF variable (a family's checkpoint map).
@@ -263,23 +365,36 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
       A :class:`LoadReport`.
 
     Raises:
-      CheckpointError: unreadable checkpoint; a shape that does not fit (names the variable,
-        the checkpoint shape and the model shape); missing variables with ``require_all``.
+      CheckpointError: unreadable checkpoint (also a truncated data file); none of the
+        model's variables in it; a shape that does not fit (names the variable, the
+        checkpoint shape and the model shape); missing variables with ``require_all``.
     """
     prefix = resolve_prefix(path)
     stored = list_checkpoint(prefix)
     report = LoadReport(prefix=prefix)
     report.skipped = [n for n in stored if is_optimizer_entry(n)]
+    mapping = map_names(name_to_variable, stored, prefix)
+    if name_to_variable and not mapping.source:
+        raise CheckpointError(nothing_matches_message(prefix, list(name_to_variable), stored))
+    if mapping.note:
+        logging.warning("%s", mapping.note)
+        report.renamed = mapping.note
     # Check every shape before assigning anything, so a wrong config changes nothing.
-    _check_shapes(prefix, stored, name_to_variable)
-    reader = tf.train.load_checkpoint(prefix)
+    _check_shapes(prefix, stored, name_to_variable, mapping.source)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        values = {name: reader.get_tensor(src) for name, src in mapping.source.items()}
+    except Exception as e:  # a truncated .data file: IndexError "Read less bytes than requested"
+        raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged or "
+                              f"truncated ({type(e).__name__}: {e})") from e
     for name, var in name_to_variable.items():
-        if name in stored:
-            var.assign(reader.get_tensor(name).astype(np.dtype(var.dtype)))
+        if name in values:
+            var.assign(values[name].astype(np.dtype(var.dtype)))
             report.loaded.append(name)
         else:
             report.missing.append(name)
-    report.unused = [n for n in stored if n not in name_to_variable and not is_optimizer_entry(n)]
+    used = set(mapping.source.values())
+    report.unused = [n for n in stored if n not in used and not is_optimizer_entry(n)]
     if require_all and report.missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
                               f"{_name_list(report.missing)}; does the config match it?")

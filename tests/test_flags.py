@@ -268,9 +268,13 @@ def test_root_scripts_define_their_args_fields_with_their_profile(script, args_c
                       "predict_dir": "", "start_n_top": "5", "lr_layer_decay_rate": "0.75"}),
 ])
 def test_helpfull_of_a_two_profile_script_lists_each_flag_once(script, defaults):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "BERT_TF_QUIET_TF_CPP")}
     proc = subprocess.run([sys.executable, os.path.join(REPO, script), "--helpfull"],
-                          capture_output=True, text=True, timeout=300, cwd=REPO)
+                          capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
     text = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-2000:]  # issue 15: absl exits 1 after help
+    assert "InitializeLog" not in proc.stderr  # TF's import banner is muted
     section = text.split(f"{script}:", 1)[1].split("\n\n", 1)[0]
     listed = [line.split(":", 1)[0].strip().removeprefix("--").removeprefix("[no]")
               for line in section.splitlines() if line.startswith("  --")]
@@ -281,3 +285,47 @@ def test_helpfull_of_a_two_profile_script_lists_each_flag_once(script, defaults)
     if script == "run_classifier.py":
         block = section.split("learning_rate:", 1)[1].split("\n  --", 1)[0]
         assert "XLNet: default 1e-05 unless the flag is given" in " ".join(block.split())
+
+
+@pytest.mark.parametrize("argv,asks", [
+    (["p", "--help"], True), (["p", "-helpshort"], True), (["p", "--helpfull"], True),
+    (["p", "-?"], True), (["p", "--help=true"], True), (["p", "--help=false"], False),
+    (["p", "--do_train", "--", "--help"], False), (["p", "--helper=1"], False)])
+def test_asks_for_help(argv, asks):
+    assert bert_flags.asks_for_help(argv) is asks
+
+
+@pytest.mark.parametrize("flag", ["--help", "--helpshort"])
+def test_help_exits_0(flag, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["run_something.py", flag])
+    with pytest.raises(SystemExit) as e:
+        bert_flags.run_main(lambda argv: pytest.fail("main ran"))
+    assert e.value.code == 0
+    assert "--helpfull" in capsys.readouterr().out  # absl's usage was printed
+
+
+@pytest.mark.slow  # two TensorFlow imports (~10 s each on a shared machine)
+def test_tf_cpp_log_is_quiet_unless_the_user_sets_its_level(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TF_CPP_MIN_LOG_LEVEL", "BERT_TF_QUIET_TF_CPP")}
+    env["PYTHONPATH"] = REPO
+    code = ("import bert_tf, os, tensorflow as tf; tf.constant(1.0) + 1; "
+            "print(os.environ['TF_CPP_MIN_LOG_LEVEL'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.returncode == 0 and proc.stdout == "3\n"
+    assert proc.stderr == ""  # no banner, no cuInit line
+    env["TF_CPP_MIN_LOG_LEVEL"] = "1"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.stdout == "1\n"  # the user's level wins
+
+
+def test_stray_positional_argument_is_one_error_line(monkeypatch, capsys):
+    # issue 15 item 10: "--output_dir /tmp/x" left /tmp/x as an ignored argument.
+    monkeypatch.setattr(sys, "argv", ["run_something.py", "/tmp/x", "more"])
+    with pytest.raises(SystemExit) as e:
+        bert_flags.run_main(lambda argv: pytest.fail("main ran"))
+    assert e.value.code == 1
+    assert capsys.readouterr().err == ("error: unexpected argument '/tmp/x' (and 1 more): the "
+                                       "scripts take flags only, as --name=value\n")

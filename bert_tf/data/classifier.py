@@ -25,7 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import tfrecord
-from bert_tf.data.sequence_pairs import build_bert_inputs, truncate_seq_pair
+from bert_tf.data.sequence_pairs import TruncationCount, build_bert_inputs, truncate_seq_pair
 from bert_tf.errors import FlagError, InputDataError
 
 # Examples logged in full by convert_single_example (original: ex_index < 5).
@@ -379,6 +379,18 @@ class QqpProcessor(DataProcessor):
         return examples
 
 
+STSB_SCORE_RANGE = (0.0, 5.0)
+
+
+def warn_stsb_score_outside_range(score: float, path: str, line: int) -> None:
+    """One warning line for an STS-B score outside 0..5 (GLUE's range): the score is kept as
+    it is (the originals train on it), but it is most likely a wrong column or a typo."""
+    low, high = STSB_SCORE_RANGE
+    if not low <= score <= high:
+        logging.warning("%s line %d: STS-B score %s is outside %g-%g (kept as it is; another "
+                        "column or a typo?)", path, line, score, low, high)
+
+
 class StsbProcessor(DataProcessor):
     """(bert_tf) STS-B (GLUE), a REGRESSION task: sentence1/sentence2 = cols 7/8, label = the
     last col (``score``, 0..5) as a float; test (9 cols) gets 0.0. guid ``<set>-<col 0>``.
@@ -404,6 +416,7 @@ class StsbProcessor(DataProcessor):
                 except ValueError:
                     raise InputDataError(f"{path} line {line}: label {row[-1]!r} is not a number "
                                          "(STS-B scores are floats)") from None
+                warn_stsb_score_outside_range(label, path, line)
             examples.append(InputExample("%s-%s" % (set_type, row[0]), row[7], row[8], label))
         return examples
 
@@ -458,7 +471,8 @@ def _label_id(example, label_list):
 
 
 def convert_single_example(ex_index: int, example, label_list: Optional[Sequence[str]],
-                           max_seq_length: int, tokenizer) -> InputFeatures:
+                           max_seq_length: int, tokenizer,
+                           truncation: Optional[TruncationCount] = None) -> InputFeatures:
     """Converts one example into :class:`InputFeatures` (original ``convert_single_example``).
 
     Spec 8.4: ``[CLS] A [SEP]`` (+ ``B [SEP]`` when B gives tokens), segment ids 0 up to and
@@ -470,6 +484,7 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
 
     Args:
       label_list: the labels (id = index), or None for regression (label id = float(label)).
+      truncation: (bert_tf) counts the examples cut to ``max_seq_length``.
 
     Raises:
       InputDataError: the label is not in ``label_list`` (names the guid and the valid labels).
@@ -482,6 +497,8 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     label_id = _label_id(example, label_list)
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+    if truncation is not None:
+        truncation.add(tokens_a, tokens_b)
     tokens, input_ids, input_mask, segment_ids = build_bert_inputs(
         tokens_a, tokens_b, max_seq_length, tokenizer)
 
@@ -505,11 +522,14 @@ def convert_examples_to_features(examples, label_list, max_seq_length: int, toke
     The original logs ``Writing example <i> of <n>`` every 10000 examples.
     """
     features = []
+    truncation = TruncationCount(max_seq_length)
     for (ex_index, example) in enumerate(examples):
         if ex_index % 10000 == 0:
             logging.info("Writing example %d of %d", ex_index, len(examples))
         features.append(convert_single_example(ex_index, example, label_list, max_seq_length,
-                                               tokenizer))
+                                               tokenizer, truncation))
+    if truncation.summary():
+        logging.warning("%s", truncation.summary())
     return features
 
 
@@ -539,16 +559,22 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
     float list when ``label_list`` is None, i.e. regression). Written atomically; logs
     ``Writing example <i> of <n>`` every 10000 examples. Returns the number of records.
 
+    bert_tf: one warning line counts the examples truncated to ``max_seq_length`` (with the
+    longest length), which the original cut silently.
+
     Raises:
       InputDataError: see :func:`convert_single_example`.
     """
+    truncation = TruncationCount(max_seq_length)
     with tfrecord.AtomicTFRecordWriter(output_file) as writer:
         for (ex_index, example) in enumerate(examples):
             if ex_index % 10000 == 0:
                 logging.info("Writing example %d of %d", ex_index, len(examples))
             feature = convert_single_example(ex_index, example, label_list, max_seq_length,
-                                             tokenizer)
+                                             tokenizer, truncation)
             writer.write(feature_to_example(feature, regression=label_list is None))
+    if truncation.summary():
+        logging.warning("%s: %s", os.path.basename(output_file), truncation.summary())
     return len(examples)
 
 

@@ -146,10 +146,24 @@ def check_input_records(input_files: Sequence[str], max_seq_length: int,
                 if problem:
                     raise InputDataError(problem)
         except tf.errors.OpError as e:
-            raise InputDataError(f"{path}: cannot read it as a TFRecord file "
-                                 f"({e.message.strip()})") from e
+            raise InputDataError(f"{path}: {_damage(e)}") from e
     if total == 0:
         raise InputDataError(f"the input files hold no records: {', '.join(input_files)}")
+
+
+def _damage(error: tf.errors.OpError) -> str:
+    """What is wrong with a TFRecord file that TF could not read, in one line (TF's message
+    without its ``{{function_node ...}}`` and ``[[{{node ...}}]]`` decorations)."""
+    message = " ".join((error.message or "").split())
+    message = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", message)
+    message = re.sub(r"\s*\[\[\{\{node [^}]*\}\}\]\].*$", "", message)
+    message = re.sub(r"\s*\[Op:[^\]]*\].*$", "", message)
+    truncated = re.search(r"truncated record at (\d+)", message)
+    if truncated:
+        return (f"truncated TFRecord file (truncated record at byte {truncated.group(1)}, "
+                f"the file ends inside it); the run that wrote it was probably interrupted: "
+                f"write it again")
+    return f"cannot read it as a TFRecord file ({message})"
 
 
 def _vocab_mismatch(path: str, largest: int, feature: str, index: int, vocab_size: int,
@@ -255,8 +269,7 @@ def explain_parse_error(error: tf.errors.OpError, input_files: Sequence[str],
                 if problem:
                     return InputDataError(problem)
         except tf.errors.OpError as e:
-            return InputDataError(f"{path}: cannot read it as a TFRecord file "
-                                  f"({e.message.strip()})")
+            return InputDataError(f"{path}: {_damage(e)}")
     return InputDataError(f"cannot parse the pre-training records of {', '.join(input_files)} "
                           f"with --max_seq_length={max_seq_length} --max_predictions_per_seq="
                           f"{max_predictions_per_seq}: {error.message.strip()}")
@@ -268,7 +281,8 @@ def is_parse_error(error: tf.errors.OpError) -> bool:
     message = error.message or ""
     return any(s in message for s in ("parse serialized Example", "Data types don't match",
                                       "is required but could not be found",
-                                      "corrupted record", "DataLossError"))
+                                      "corrupted record", "truncated record",
+                                      "DataLossError"))
 
 
 def input_fn_builder(input_files: Sequence[str], max_seq_length: int,

@@ -77,3 +77,33 @@ def build_bert_inputs(tokens_a: Sequence[str], tokens_b: Optional[Sequence[str]]
         input_mask = input_mask + [0] * padding
         segment_ids = segment_ids + [0] * padding
     return BertInputs(tokens, input_ids, input_mask, segment_ids)
+
+
+class TruncationCount:
+    """Counts the examples :func:`build_bert_inputs` cuts to ``max_seq_length``, for one
+    summary line (the original truncated silently; issue 15).
+
+    ``add(tokens_a, tokens_b)`` before the cut; :meth:`summary` is "" when nothing was cut.
+    """
+
+    def __init__(self, max_seq_length: int):
+        self.max_seq_length = max_seq_length
+        self.total = 0
+        self.truncated = 0
+        self.longest = 0
+
+    def add(self, tokens_a: Sequence[str], tokens_b: Optional[Sequence[str]]) -> None:
+        """Counts one example: its length with ``[CLS]``/``[SEP]`` before truncation."""
+        length = len(tokens_a) + 2 + (len(tokens_b) + 1 if tokens_b else 0)
+        self.total += 1
+        if length > self.max_seq_length:
+            self.truncated += 1
+            self.longest = max(self.longest, length)
+
+    def summary(self, what: str = "examples") -> str:
+        """``3 of 40 examples were truncated to --max_seq_length=128 (the longest had 211
+        tokens)``, or "" when none was."""
+        if not self.truncated:
+            return ""
+        return (f"{self.truncated} of {self.total} {what} were truncated to --max_seq_length="
+                f"{self.max_seq_length} (the longest had {self.longest} tokens with [CLS]/[SEP])")

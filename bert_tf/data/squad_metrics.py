@@ -190,8 +190,8 @@ def find_best_thresh_v2(preds: Mapping[str, str], scores: Mapping[str, float],
                         qid_to_has_ans: Mapping[str, bool]) -> Tuple[float, float, float]:
     """Best null threshold for one metric (XLNet ``find_best_thresh_v2``).
 
-    Start from "every question predicted unanswerable" (running score = number of no-answer
-    questions), then walk the questions by ascending ``na_probs`` (stable: ties keep the order
+    Start from "every question predicted unanswerable" (running score = number of scored
+    no-answer questions; the original counted those of the whole data set, issue 15), then walk the questions by ascending ``na_probs`` (stable: ties keep the order
     of ``na_probs``), switching each to its prediction: an answerable question adds its score,
     an unanswerable one adds -1 if its prediction is non-empty (0 otherwise). Keep the best
     running score (strictly greater) and the ``na_probs`` value where it occurred.
@@ -207,7 +207,11 @@ def find_best_thresh_v2(preds: Mapping[str, str], scores: Mapping[str, float],
       scored questions; best_thresh = 0.0 if no switch improves on all-null; has_ans_score =
       mean raw score over answerable questions (a fraction, 0.0 if there is none).
     """
-    num_no_ans = sum(1 for k in qid_to_has_ans if not qid_to_has_ans[k])
+    # The original counts the no-answer questions of the whole data set but divides by the
+    # scored ones: a prediction file covering some questions gave best_exact > 100 (5 right
+    # out of 208 scored: 2340.0). Counting the scored ones gives the same numbers when every
+    # question is scored, and a percentage otherwise.
+    num_no_ans = sum(1 for k in scores if not qid_to_has_ans[k])
     cur_score = num_no_ans
     best_score = cur_score
     best_thresh = 0.0

@@ -168,10 +168,12 @@ class StsbProcessor(XLNetGlueProcessor):
 
     def _label(self, value, path, line):
         try:
-            return float(value)
+            score = float(value)
         except ValueError:
             raise InputDataError(f"{path} line {line}: score {value!r} is not a number "
                                  "(STS-B labels are floats)") from None
+        bert_classifier.warn_stsb_score_outside_range(score, path, line)
+        return score
 
 
 class ImdbProcessor(DataProcessor):

@@ -14,6 +14,7 @@ from typing import Tuple
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import record_cache
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.data.xlnet_classifier import record_schema
 from bert_tf.errors import FlagError
@@ -71,16 +72,13 @@ def check_cached_records(path: str, kind: str, args, num_examples: int, n_class:
       FlagError: the file does not fit (names the file, what differs, and tells to pass
         ``--overwrite_data=True`` or another ``--output_dir``).
     """
-    if args.overwrite_data or not tf.io.gfile.exists(path):
-        return
     task = args.task_name.lower()
     fix = ("; it was written for another task or data set: pass --overwrite_data=True to "
            "rewrite it, or another --output_dir")
-    prefix = f"--output_dir: the cached {path} does not fit this run (it would be reused)"
-    try:
-        first = next(iter(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator()), None)
-        if first is not None:
-            feature = tf.train.Example.FromString(first).features.feature
+
+    def check(prefix):
+        feature = record_cache.first_record_features(path)
+        if feature is not None:
             label_kind = (feature["label_ids"].WhichOneof("kind") if "label_ids" in feature
                           else None)
             if label_kind is None or "input_ids" not in feature:
@@ -93,32 +91,21 @@ def check_cached_records(path: str, kind: str, args, num_examples: int, n_class:
                 raise FlagError(f"{prefix}: it holds float labels (a regression task's) but "
                                 f"--task_name={task} is a classification task{fix}")
         total, real, largest = _count_cached_records(path, args.is_regression)
-    except FlagError:
-        raise
-    except Exception as e:  # noqa: BLE001 - DataLossError, DecodeError, InvalidArgumentError
-        message = getattr(e, "message", None) or str(e)
-        raise FlagError(f"{prefix}: cannot read it ({type(e).__name__}: "
-                        f"{message.strip().splitlines()[0]}){fix}") from e
-    if kind == "train":
-        expected = num_examples * args.num_passes
-        if total != expected:
-            passes = (f" x --num_passes={args.num_passes} = {expected} records"
-                      if args.num_passes != 1 else "")
-            raise FlagError(f"{prefix}: it holds {total} records, this run has {num_examples} "
-                            f"{split} examples{passes}{fix}")
-    else:
-        padding = f" ({real} real + {total - real} padding)" if total != real else ""
-        if real != num_examples:
-            raise FlagError(f"{prefix}: it holds {total} records{padding}, this run has "
-                            f"{num_examples} {split} examples{fix}")
-        if kind == "eval" and total % args.eval_batch_size:
-            raise FlagError(f"{prefix}: it holds {total} records{padding}, not a multiple of "
-                            f"--eval_batch_size={args.eval_batch_size} (the last batch would "
-                            f"be dropped); pass --overwrite_data=True to rewrite it with this "
-                            f"padding, or another --output_dir")
-    if not args.is_regression and total and largest >= n_class:
-        raise FlagError(f"{prefix}: it holds label id {int(largest)} but --task_name={task} has "
-                        f"{n_class} labels{fix}")
+        if kind == "train":
+            expected = num_examples * args.num_passes
+            if total != expected:
+                passes = (f" x --num_passes={args.num_passes} = {expected} records"
+                          if args.num_passes != 1 else "")
+                raise FlagError(f"{prefix}: it holds {total} records, this run has "
+                                f"{num_examples} {split} examples{passes}{fix}")
+        else:
+            record_cache.check_counts(prefix, fix, total, real, num_examples, split,
+                                      args.eval_batch_size if kind == "eval" else None)
+        if not args.is_regression and total and largest >= n_class:
+            raise FlagError(f"{prefix}: it holds label id {int(largest)} but --task_name={task} "
+                            f"has {n_class} labels{fix}")
+
+    record_cache.check_cached_file(path, args.overwrite_data, check, fix)
 
 
 def _split_features(record):

@@ -7,11 +7,12 @@ the original, :func:`check_cached_records`: a cached file the run would reuse mu
 written for this run.
 """
 
-from typing import Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.data import record_cache
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.data.xlnet_race import NUM_CHOICES, record_schema
 from bert_tf.errors import FlagError
@@ -55,10 +56,32 @@ def eval_dataset(input_file: str, max_seq_length: int, batch_size: int,
                                                             drop_remainder=drop_remainder)
 
 
+def cache_fingerprint(args, examples, split: str) -> Dict[str, Any]:
+    """What a RACE record file is made from (:func:`bert_tf.data.record_cache.fingerprint`):
+    the examples (in the order written: the train shuffle included), the SentencePiece model
+    and the flags that shape the records (``args``: the run's flags, any object with
+    ``max_seq_length``, ``max_qa_length``, ``uncased``, ``original_context_mutation``,
+    ``random_seed``, ``eval_batch_size``, ``spiece_model_file``)."""
+    settings = {"split": split, "max_seq_length": args.max_seq_length,
+                "max_qa_length": args.max_qa_length, "uncased": bool(args.uncased),
+                "original_context_mutation": bool(args.original_context_mutation)}
+    if split == "train":
+        settings["random_seed"] = args.random_seed
+    else:
+        settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
+    return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
+
+
 def check_cached_records(path: str, split: str, max_seq_length: int, num_examples: int,
                          overwrite: bool = False, eval_batch_size: Optional[int] = None,
-                         sample_input_ids: Sequence[Sequence[int]] = ()) -> None:
+                         sample_input_ids: Sequence[Sequence[int]] = (),
+                         fingerprint: Optional[Mapping[str, Any]] = None) -> None:
     """Checks that a cached RACE TFRecord the run would reuse was written for this run.
+
+    With ``fingerprint`` (:func:`cache_fingerprint`), a file whose stored fingerprint differs
+    is removed, to be written again (:func:`bert_tf.data.record_cache.reuse_cached`, one
+    warning line), and one with the same fingerprint is reused unchecked; the checks below
+    are for a file without one (the original's, or an older bert_tf's).
 
     The original reuses ``{spm}.len-{S}.{split}.tf_record`` in ``--output_dir`` whenever it
     exists (unless ``--overwrite_data``), so a file of other data, another
@@ -84,15 +107,16 @@ def check_cached_records(path: str, split: str, max_seq_length: int, num_example
       FlagError: the file does not fit (names the file, what differs, and tells to pass
         ``--overwrite_data=True`` or another ``--output_dir``).
     """
-    if overwrite or not tf.io.gfile.exists(path):
+    if fingerprint is not None and (overwrite or not record_cache.reuse_cached(
+            path, fingerprint, overwrite)
+            or tf.io.gfile.exists(record_cache.fingerprint_path(path))):
         return
-    fix = ("; pass --overwrite_data=True to rewrite it, or another --output_dir")
-    prefix = f"--output_dir: the cached {path} does not fit this run (it would be reused)"
+    fix = record_cache.REWRITE_HINT
     n = NUM_CHOICES * max_seq_length
-    try:
-        first = next(iter(tf.data.TFRecordDataset(path).take(1).as_numpy_iterator()), None)
-        if first is not None:
-            feature = tf.train.Example.FromString(first).features.feature
+
+    def check(prefix):
+        feature = record_cache.first_record_features(path)
+        if feature is not None:
             if "input_ids" not in feature or "label_ids" not in feature:
                 raise FlagError(f"{prefix}: its records have no input_ids/label_ids, it is not "
                                 f"a RACE TFRecord{fix}")
@@ -116,23 +140,14 @@ def check_cached_records(path: str, split: str, max_seq_length: int, num_example
             for i, ids in enumerate(wanted):
                 if not found[i]:
                     found[i] = bool(np.any(np.all(batch["input_ids"] == ids, axis=1)))
-    except FlagError:
-        raise
-    except Exception as e:  # noqa: BLE001 - DataLossError, DecodeError, InvalidArgumentError
-        message = getattr(e, "message", None) or str(e)
-        raise FlagError(f"{prefix}: cannot read it ({type(e).__name__}: "
-                        f"{message.strip().splitlines()[0]}){fix}") from e
-    padding = f" ({real} real + {total - real} padding)" if total != real else ""
-    if real != num_examples:
-        raise FlagError(f"{prefix}: it holds {total} records{padding}, this run has "
-                        f"{num_examples} {split} examples{fix}")
-    if eval_batch_size and total % eval_batch_size:
-        raise FlagError(f"{prefix}: it holds {total} records{padding}, not a multiple of "
-                        f"--eval_batch_size={eval_batch_size} (the last batch would be "
-                        f"dropped){fix}")
-    if largest >= NUM_CHOICES:
-        raise FlagError(f"{prefix}: it holds label id {largest}, RACE has {NUM_CHOICES}{fix}")
-    if not all(found):
-        raise FlagError(f"{prefix}: it lacks the features this run gives its {split} examples "
-                        "(other data, --max_qa_length, --uncased or "
-                        f"--original_context_mutation?){fix}")
+        record_cache.check_counts(prefix, fix, total, real, num_examples, split,
+                                  eval_batch_size)
+        if largest >= NUM_CHOICES:
+            raise FlagError(f"{prefix}: it holds label id {largest}, RACE has {NUM_CHOICES}"
+                            f"{fix}")
+        if not all(found):
+            raise FlagError(f"{prefix}: it lacks the features this run gives its {split} "
+                            "examples (other data, --max_qa_length, --uncased or "
+                            f"--original_context_mutation?){fix}")
+
+    record_cache.check_cached_file(path, overwrite, check, fix)

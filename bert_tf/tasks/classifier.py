@@ -51,6 +51,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import checkpoint_io
 from bert_tf import defaults
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
@@ -362,6 +363,24 @@ def _predict_all(predictor, input_file, args, batch_size, regression, name, tota
             batch_losses)
 
 
+def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:
+    """Checks the checkpoint the run will read against the model before any file is written
+    (the original, and bert_tf before issue 15, wrote ``train.tf_record`` first): the newest
+    ``model.ckpt-N`` of ``--output_dir`` (every variable), else ``--init_checkpoint`` (the
+    variables it has, :func:`bert_tf.checkpoint_io.check_fits`).
+
+    Raises:
+      CheckpointError: a shape that does not fit (names the variable and both shapes), none
+        of the model's variables in ``--init_checkpoint``, or a variable missing from the
+        ``--output_dir`` checkpoint.
+    """
+    existing = checkpoint_io.existing_checkpoints(args.output_dir)
+    if existing:
+        checkpoint_io.check_fits(name_map, existing[-1], require_all=True)
+    elif args.init_checkpoint:
+        checkpoint_io.check_fits(name_map, args.init_checkpoint)
+
+
 def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         stop_at_step: Optional[int] = None) -> ClassifierResult:
     """Runs training, evaluation, prediction and export as the flags say (spec 8.7).
@@ -392,6 +411,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
                         dtype=args.dtype)
     result = ClassifierResult(model=model)
+    check_checkpoints_fit(model.name_map(), args)
 
     if args.do_train:
         train_examples = examples["train"]

@@ -259,8 +259,10 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         check_output_path(args.output_file + ".embeddings.jsonl")
     check_input_file(args.input_file)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
-    # no checkpoint-name case check: the original extract_features.py has none (spec 4.6)
-    tokenizer = load_tokenizer(args.vocab_file, args.do_lower_case)
+    # The checkpoint-name case check of run_classifier / run_squad (spec 4.6); the original
+    # extract_features.py had none, so cased_L-12... with --do_lower_case=True gave features
+    # of lower-cased text silently (issue 15).
+    tokenizer = load_tokenizer(args.vocab_file, args.do_lower_case, args.init_checkpoint)
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")

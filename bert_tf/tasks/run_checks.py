@@ -10,7 +10,7 @@ import os
 import tempfile
 
 from bert_tf.bert.config import BertConfig
-from bert_tf.errors import FlagError
+from bert_tf.errors import FlagError, InputDataError
 from absl import logging
 
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
@@ -78,6 +78,22 @@ def require_positive_steps(args, names) -> None:
     if args.do_train:
         XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
                           args.decay_method, args.min_lr_ratio)
+
+
+def require_input_file(flag: str, path: str) -> None:
+    """An input file flag must name a file: one line for a missing path and one for a folder
+    (``--predict_file=<folder>`` said "file not found", issue 15).
+
+    Raises:
+      InputDataError: ``--<flag>=<path>: file not found`` or ``--<flag>=<path> is a folder,
+        not a file``.
+    """
+    import tensorflow as tf  # tf.io.gfile: local and remote (gs://) paths
+
+    if tf.io.gfile.isdir(path):
+        raise InputDataError(f"--{flag}={path} is a folder, not a file")
+    if not tf.io.gfile.exists(path):
+        raise InputDataError(f"--{flag}={path}: file not found")
 
 
 def make_output_dir(output_dir: str) -> str:

@@ -166,8 +166,8 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
             raise FlagError(f"--warmup_proportion={args.warmup_proportion} must be in [0, 1]")
     for flag, path, used in (("train_file", args.train_file, args.do_train),
                              ("predict_file", args.predict_file, args.do_predict)):
-        if used and not os.path.isfile(path):
-            raise InputDataError(f"--{flag}={path}: file not found")
+        if used:
+            run_checks.require_input_file(flag, path)
 
     try:
         tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)

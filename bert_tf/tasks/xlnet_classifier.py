@@ -65,6 +65,7 @@ from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_write_text
+from bert_tf.data import record_cache
 from bert_tf.data import xlnet_classifier as data
 from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.data.classifier import PaddingInputExample
@@ -338,6 +339,34 @@ class _Run:
     predict_file: str
     train_examples: Optional[List] = None
     eval_examples: Optional[List] = None
+    fingerprints: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def _fingerprint(r: _Run, kind: str, examples) -> Dict[str, Any]:
+    """What the ``kind`` record file is made from (:func:`bert_tf.data.record_cache.fingerprint`):
+    the examples, the SentencePiece model and the flags that shape the records."""
+    args = r.args
+    settings = {"task_name": r.task_name, "max_seq_length": args.max_seq_length,
+                "uncased": bool(args.uncased), "kind": kind,
+                "shuffle_seed": records.TRAIN_SHUFFLE_SEED}
+    if kind == "train":
+        settings["num_passes"] = args.num_passes
+    if kind == "eval":
+        settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
+    return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
+
+
+def _check_cache(r: _Run, path: str, kind: str, examples, split: str) -> None:
+    """A cached ``path`` of other data or flags is removed (written again, said in one line);
+    one without a fingerprint is checked as before (:func:`records.check_cached_records`)."""
+    r.fingerprints[path] = _fingerprint(r, kind, examples)
+    if record_cache.reuse_cached(path, r.fingerprints[path], r.args.overwrite_data):
+        records.check_cached_records(path, kind, r.args, len(examples), r.n_class, split)
+
+
+def _wrote(r: _Run, path: str, written: Optional[int]) -> None:
+    if written is not None and path in r.fingerprints:
+        record_cache.write_fingerprint(path, r.fingerprints[path])
 
 
 def _prepare(args: XLNetClassifierArgs, strategy) -> _Run:
@@ -402,17 +431,14 @@ def _read_examples(r: _Run) -> None:
     args = r.args
     if args.do_train:
         r.train_examples = r.processor.get_train_examples(args.data_dir)
-        records.check_cached_records(r.train_file, "train", args, len(r.train_examples),
-                                     r.n_class)
+        _check_cache(r, r.train_file, "train", r.train_examples, "train")
     if args.do_eval or args.do_predict:
         r.eval_examples = (r.processor.get_dev_examples(args.data_dir) if args.eval_split == "dev"
                            else r.processor.get_test_examples(args.data_dir))
         if args.do_eval:
-            records.check_cached_records(r.eval_file, "eval", args, len(r.eval_examples),
-                                         r.n_class, args.eval_split)
+            _check_cache(r, r.eval_file, "eval", r.eval_examples, args.eval_split)
         if args.do_predict:
-            records.check_cached_records(r.predict_file, "predict", args, len(r.eval_examples),
-                                         r.n_class, args.eval_split)
+            _check_cache(r, r.predict_file, "predict", r.eval_examples, args.eval_split)
     for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
                                                        else ()):
         try:
@@ -427,10 +453,10 @@ def _train(r: _Run, model, name_map, resume: bool):
     logging.info("Use tfrecord file %s", r.train_file)
     np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(r.train_examples)
     logging.info("Num of train samples: %d", len(r.train_examples))
-    data.file_based_convert_examples_to_features(
+    _wrote(r, r.train_file, data.file_based_convert_examples_to_features(
         r.train_examples, r.label_list, args.max_seq_length, r.tokenize, r.train_file,
         num_passes=args.num_passes, overwrite=args.overwrite_data,
-        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples"))
+        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples")))
     replicas = r.strategy.num_replicas_in_sync
     batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
@@ -442,9 +468,7 @@ def _train(r: _Run, model, name_map, resume: bool):
     elif r.init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
                      "(training resumes)", r.init_checkpoint, args.model_dir)
-    elif not resume:
-        logging.warning("no --init_checkpoint and no checkpoint in --model_dir=%s: training "
-                        "from randomly initialized weights", args.model_dir)
+    # else: loop.train says it trains from scratch (one warning line for every task)
     with r.strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
@@ -461,7 +485,8 @@ def _train(r: _Run, model, name_map, resume: bool):
         model, loss_fn, dataset, name_map, loop.TrainConfig(
             args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
             keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+            warm_started=bool(r.init_checkpoint)),
         strategy=r.strategy, optimizer=optimizer)
 
 
@@ -472,11 +497,11 @@ def _evaluate(r: _Run, eval_model):
     padded = list(r.eval_examples)
     while len(padded) % args.eval_batch_size != 0:
         padded.append(PaddingInputExample())
-    data.file_based_convert_examples_to_features(
+    _wrote(r, r.eval_file, data.file_based_convert_examples_to_features(
         padded, r.label_list, args.max_seq_length, r.tokenize, r.eval_file,
         overwrite=args.overwrite_data,
         symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} {args.eval_split} "
-                                                     "examples"))
+                                                     "examples")))
     steps_and_files = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
     if not steps_and_files:
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
@@ -501,9 +526,9 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
     ``<task>.tsv`` and ``<task>.logits.json`` to ``--predict_dir``; returns their paths and
     the number of predictions."""
     args = r.args
-    data.file_based_convert_examples_to_features(
+    _wrote(r, r.predict_file, data.file_based_convert_examples_to_features(
         r.eval_examples, r.label_list, args.max_seq_length, r.tokenize, r.predict_file,
-        overwrite=args.overwrite_data)
+        overwrite=args.overwrite_data))
     prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
     if not prefix:
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")

@@ -241,8 +241,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
         args.model_dir) else []
     if args.init_checkpoint and not resume:  # before any training: never random weights
         checkpoint_map.check_checkpoint_fits(name_map, args.init_checkpoint, config.untie_r)
-    elif not args.init_checkpoint and not resume:
-        logging.info("No --init_checkpoint: pretraining from randomly initialized weights")
+    # else: loop.train says it trains from scratch (one warning line for every task)
     steps_per_loop = max(1, min(args.iterations, args.save_steps or args.iterations))
     train_config = loop.TrainConfig(
         args.model_dir, args.train_steps, init_checkpoint=args.init_checkpoint,

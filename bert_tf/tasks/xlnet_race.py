@@ -60,6 +60,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
+from bert_tf.data import record_cache
 from bert_tf.data import xlnet_race as data
 from bert_tf.data import xlnet_race_records as records
 from bert_tf.errors import FlagError, InputDataError
@@ -356,6 +357,8 @@ class _Run:
     existing: List[str] = dataclasses.field(default_factory=list)
     train_examples: Optional[List[data.RaceExample]] = None
     eval_examples: Optional[List[data.RaceExample]] = None
+    train_fingerprint: Optional[Dict[str, Any]] = None
+    eval_fingerprint: Optional[Dict[str, Any]] = None
 
 
 def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
@@ -413,19 +416,23 @@ def _read_examples(r: _Run) -> None:
         check_some_examples(train_examples, args, "train")
         check_questions_fit(train_examples, sp, args)
         random.Random(args.random_seed).shuffle(train_examples)
+        r.train_fingerprint = records.cache_fingerprint(args, train_examples, "train")
         records.check_cached_records(train_file, "train", args.max_seq_length,
                                      len(train_examples), args.overwrite_data,
-                                     sample_input_ids=sample_ids(train_examples, sp, args))
+                                     sample_input_ids=sample_ids(train_examples, sp, args),
+                                     fingerprint=r.train_fingerprint)
         r.train_examples = train_examples
     if args.do_eval:
         eval_examples = data.read_race_examples(args.data_dir, args.eval_split, args.high_only,
                                                 args.middle_only)
         check_some_examples(eval_examples, args, args.eval_split)
         check_questions_fit(eval_examples, sp, args)
+        r.eval_fingerprint = records.cache_fingerprint(args, eval_examples, args.eval_split)
         records.check_cached_records(eval_file, args.eval_split, args.max_seq_length,
                                      len(eval_examples), args.overwrite_data,
                                      eval_batch_size=args.eval_batch_size,
-                                     sample_input_ids=sample_ids(eval_examples, sp, args))
+                                     sample_input_ids=sample_ids(eval_examples, sp, args),
+                                     fingerprint=r.eval_fingerprint)
         r.eval_examples = eval_examples
     for folder in (args.output_dir, args.model_dir):
         try:
@@ -442,6 +449,7 @@ def _train(r: _Run, result: Dict[str, Any]) -> None:
                  "original's shuffle was unseeded)", len(r.train_examples), args.random_seed)
     if not _use_cache(train_file, args.overwrite_data):
         write_records(r.train_examples, r.sp, args, train_file)
+        record_cache.write_fingerprint(train_file, r.train_fingerprint)
     result["train_file"] = train_file
     replicas = r.strategy.num_replicas_in_sync
     batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
@@ -470,7 +478,8 @@ def _train(r: _Run, result: Dict[str, Any]) -> None:
         r.model, loss_fn, dataset, r.name_map, loop.TrainConfig(
             args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
             keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+            warm_started=bool(r.init_checkpoint)),
         strategy=r.strategy, optimizer=optimizer)
 
 
@@ -482,6 +491,7 @@ def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:
     num_padding = -len(r.eval_examples) % args.eval_batch_size
     if not _use_cache(eval_file, args.overwrite_data):
         write_records(r.eval_examples, r.sp, args, eval_file, num_padding)
+        record_cache.write_fingerprint(eval_file, r.eval_fingerprint)
     result["eval_file"] = eval_file
     with tf.distribute.get_strategy().scope():
         eval_model = build_race_model(r.config, args, is_training=False)

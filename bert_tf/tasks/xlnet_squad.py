@@ -71,12 +71,14 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_path, atomic_write_text
+from bert_tf.data import record_cache
 from bert_tf.data import squad_metrics
 from bert_tf.data import xlnet_squad as data
 from bert_tf.data import xlnet_squad_postprocess as postprocess
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
+from bert_tf.tasks.run_checks import (require_input_file, require_one_mode,
+                                      require_positive_steps)
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
@@ -235,8 +237,8 @@ def check_args(args: XLNetSquadArgs) -> None:
     require_positive_steps(args, positive)
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
-    if args.do_predict and not tf.io.gfile.exists(args.predict_file):
-        raise InputDataError(f"--predict_file={args.predict_file}: file not found")
+    if args.do_predict:
+        require_input_file("predict_file", args.predict_file)
 
 
 def load_dataset(path: str) -> List[Dict[str, Any]]:
@@ -334,7 +336,46 @@ def write_train_records(args: XLNetSquadArgs, sp, path: str, proc_id: int = 0,
     logging.info("Total number of instances: %d = pos %d neg %d", total, counts["pos"],
                  counts["neg"])
     logging.info("Wrote %s", path)
+    record_cache.write_fingerprint(path, train_fingerprint(args, proc_id, num_proc))
     return len(examples), total
+
+
+# The flags that shape the training records besides the two lengths of their file name.
+_TRAIN_RECORD_FLAGS = ("doc_stride", "uncased", "random_seed")
+
+
+def train_fingerprint(args: XLNetSquadArgs, proc_id: int = 0, num_proc: int = 1):
+    """What a training record file is made from (:mod:`bert_tf.data.record_cache`): the
+    ``--train_file`` and SentencePiece model (hashed) and the shaping flags."""
+    settings = {k: getattr(args, k) for k in _TRAIN_RECORD_FLAGS}
+    settings.update(max_seq_length=args.max_seq_length, max_query_length=args.max_query_length,
+                    proc_id=proc_id, num_proc=num_proc)
+    return record_cache.fingerprint(settings, files=[args.train_file, args.spiece_model_file])
+
+
+def _stale_train_records(path: str, args: XLNetSquadArgs) -> str:
+    """What differs between ``path``'s stored fingerprint and this run ("" when nothing or no
+    fingerprint is stored): the shaping flags, the SentencePiece model and, when given,
+    ``--train_file``."""
+    side = record_cache.fingerprint_path(path)
+    if not tf.io.gfile.exists(side):
+        return ""
+    try:
+        with tf.io.gfile.GFile(side, "r") as f:
+            stored = json.load(f)
+        settings, files = stored["settings"], stored["files"]
+    except (ValueError, KeyError, TypeError, OSError, tf.errors.OpError):
+        return "an unreadable fingerprint"
+    differ = [f"--{k} {settings.get(k)!r} -> {getattr(args, k)!r}" for k in _TRAIN_RECORD_FLAGS
+              if settings.get(k) != getattr(args, k)]
+    spm = os.path.basename(args.spiece_model_file)
+    if files.get(spm) != record_cache.file_sha256(args.spiece_model_file):
+        differ.append(f"{spm} changed")
+    if args.train_file:
+        name = os.path.basename(args.train_file)
+        if files.get(name) != record_cache.file_sha256(args.train_file):
+            differ.append(f"--train_file={args.train_file} is not the file they were made from")
+    return ", ".join(differ)
 
 
 def train_record_glob(args: XLNetSquadArgs) -> str:
@@ -370,14 +411,37 @@ def train_dataset(files: Sequence[str], max_seq_length: int, batch_size: int,
     return d.shuffle(shuffle_buffer, seed=seed).repeat().batch(batch_size, drop_remainder=True)
 
 
-def check_cached_train_records(files: Sequence[str], max_seq_length: int) -> None:
-    """The first record of each cached training file must be an XLNet SQuAD training record of
-    ``max_seq_length`` (bert_tf; the original failed deep in TF).
+def check_cached_train_records(files: Sequence[str], args: XLNetSquadArgs) -> List[str]:
+    """Checks the cached training files the run would train on; returns those to use.
+
+    The first record of each must be an XLNet SQuAD training record of ``--max_seq_length``
+    (bert_tf; the original failed deep in TF). Files written by bert_tf's ``--do_prepro`` carry
+    a fingerprint (:func:`train_fingerprint`): when one differs from this run (another
+    ``--doc_stride``, ``--uncased``, ``--random_seed``, SentencePiece model or ``--train_file``;
+    the original trained on them silently), they are removed and written again from
+    ``--train_file`` (one warning line; the returned list is then empty), or, without
+    ``--train_file``, refused.
 
     Raises:
-      FlagError: names the file and tells to rewrite it.
+      FlagError: names the file, what differs, and the flag to pass.
     """
-    schema = data.record_schema(max_seq_length, is_training=True)
+    stale = {path: _stale_train_records(path, args) for path in files}
+    stale = {path: why for path, why in stale.items() if why}
+    if stale:
+        first, why = next(iter(stale.items()))
+        if not args.train_file:
+            raise FlagError(f"--output_dir: the cached {first} was written with other data or "
+                            f"flags ({why}); rerun --do_prepro with this run's flags, or give "
+                            f"--train_file to rewrite it")
+        logging.warning("the cached training records %s were written with other data or flags "
+                        "(%s): writing them again from --train_file=%s", ", ".join(files), why,
+                        args.train_file)
+        for path in files:
+            for name in (path, record_cache.fingerprint_path(path)):
+                if tf.io.gfile.exists(name):
+                    tf.io.gfile.remove(name)
+        return []
+    schema = data.record_schema(args.max_seq_length, is_training=True)
     for path in files:
         try:
             for raw in tf.data.TFRecordDataset(path).take(1):
@@ -385,8 +449,9 @@ def check_cached_train_records(files: Sequence[str], max_seq_length: int) -> Non
         except Exception as e:  # noqa: BLE001 - DataLossError, InvalidArgumentError
             message = (getattr(e, "message", None) or str(e)).strip().splitlines()[0]
             raise FlagError(f"--output_dir: the cached {path} is not an XLNet SQuAD training "
-                            f"TFRecord of --max_seq_length={max_seq_length} ({message}); "
+                            f"TFRecord of --max_seq_length={args.max_seq_length} ({message}); "
                             "delete it or rerun --do_prepro") from e
+    return list(files)
 
 
 def _file_sha256(path: str) -> str:
@@ -638,13 +703,12 @@ def _check_inputs(r: _Run) -> None:
             "given: nothing to predict with (the original silently predicts with fresh random "
             "weights here)")
     if args.do_train:
-        r.train_files = sorted(glob.glob(train_record_glob(args)))
-        if r.train_files:
-            check_cached_train_records(r.train_files, args.max_seq_length)
-        elif not args.train_file:
+        r.train_files = check_cached_train_records(sorted(glob.glob(train_record_glob(args))),
+                                                   args)
+        if not r.train_files and not args.train_file:
             raise FlagError(f"no cached training records {train_record_glob(args)}: run "
                             "--do_prepro first or give --train_file")
-        else:
+        elif not r.train_files:
             read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
     if args.do_predict:
         r.dataset = load_dataset(args.predict_file)
@@ -769,9 +833,7 @@ def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, arg
     elif init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints (training "
                      "resumes)", init_checkpoint, args.model_dir)
-    elif not existing:
-        logging.warning("no --init_checkpoint and no checkpoint in --model_dir=%s: training "
-                        "from randomly initialized weights", args.model_dir)
+    # else: loop.train says it trains from scratch (one warning line for every task)
     with strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
@@ -794,7 +856,8 @@ def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, arg
             model, loss_fn, dataset, name_map, loop.TrainConfig(
                 args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
                 keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop),
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+                warm_started=bool(init_checkpoint)),
             strategy=strategy, optimizer=optimizer)
     except tf.errors.DataLossError as e:
         first_line = (e.message or str(e)).strip().splitlines()[0]

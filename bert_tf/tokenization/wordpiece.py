@@ -35,7 +35,7 @@ import re
 import unicodedata
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
-from bert_tf.errors import ConfigError, FlagError
+from bert_tf.errors import ConfigError, FlagError, InputDataError
 
 __all__ = [
     "CaseMismatchError", "UnknownTokenError", "BasicTokenizer", "FullTokenizer",
@@ -79,22 +79,36 @@ class CaseMismatchError(FlagError, ValueError):
     """
 
 
-class UnknownTokenError(KeyError):
+class UnknownTokenError(KeyError, InputDataError):
     """A token (or id) is not in the vocab; ``args[0]`` is the missing item, as in the original.
 
     The original raised a bare ``KeyError(token)``; this subclass keeps that (``except KeyError``
-    still works) and adds a message that says what was missing and why.
+    still works) and adds a message that says what was missing and why, naming the vocab file
+    when a :class:`FullTokenizer` raised it. It is also an
+    :class:`bert_tf.errors.InputDataError`, so the scripts print it as one ``error:`` line.
     """
 
-    def __init__(self, item, kind: str = "token", vocab_size: int = 0):
+    def __init__(self, item, kind: str = "token", vocab_size: int = 0, vocab_file: str = ""):
         super().__init__(item)
         self.item = item
         self.kind = kind
         self.vocab_size = vocab_size
+        self.vocab_file = vocab_file
 
     def __str__(self):
+        where = f"{self.vocab_file}: " if self.vocab_file else ""
+        return where + self._what()
+
+    def _what(self) -> str:
+        if self.vocab_size == 0:
+            return f"{self.kind} {self.item!r} is not in the vocabulary: the vocab is empty"
+        if self.kind == "token" and self.item == "[UNK]":
+            return (f"token '[UNK]' is not in the vocabulary ({self.vocab_size} entries): "
+                    "tokenize() gives [UNK] for a word it cannot split, so the vocab needs an "
+                    "[UNK] line")
         return (f"{self.kind} {self.item!r} is not in the vocabulary ({self.vocab_size} entries); "
-                "conversion has no [UNK] fallback (tokenize() output is always in the vocab)")
+                "conversion has no [UNK] fallback (as in the original), so every token "
+                "converted must be a vocab line")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,8 +159,8 @@ def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
     ``load_vocab`` (spec 4.2).
 
     Raises:
-      ConfigError: the file is missing or unreadable, or a line is not valid UTF-8 (names the
-        path and the line).
+      ConfigError: the file is missing, unreadable or empty (the original failed later with a
+        bare ``KeyError: '[UNK]'``), or a line is not valid UTF-8 (names the path and the line).
     """
     try:
         data = _read_bytes(vocab_file)
@@ -167,6 +181,9 @@ def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
             raise ConfigError(
                 f"vocab file {vocab_file!r} line {index + 1} is not valid UTF-8: {e}") from e
         vocab[token.strip()] = index
+    if not vocab:
+        raise ConfigError(f"vocab file {vocab_file!r} is empty: a WordPiece vocab has one token "
+                          f"per line ([PAD], [UNK], [CLS], [SEP], [MASK], ...)")
     return vocab
 
 
@@ -447,6 +464,7 @@ class FullTokenizer:
     """
 
     def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 16):
+        self.vocab_file = vocab_file
         self.vocab = load_vocab(vocab_file)
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
@@ -488,11 +506,19 @@ class FullTokenizer:
 
     def convert_tokens_to_ids(self, tokens: Iterable[str]) -> List[int]:
         """Tokens -> ids; raises :class:`UnknownTokenError` (a KeyError) for an unknown token."""
-        return convert_tokens_to_ids(self.vocab, tokens)
+        try:
+            return convert_tokens_to_ids(self.vocab, tokens)
+        except UnknownTokenError as e:
+            e.vocab_file = self.vocab_file
+            raise
 
     def convert_ids_to_tokens(self, ids: Iterable[int]) -> List[str]:
         """Ids -> tokens; raises :class:`UnknownTokenError` (a KeyError) for an unknown id."""
-        return convert_ids_to_tokens(self.inv_vocab, ids)
+        try:
+            return convert_ids_to_tokens(self.inv_vocab, ids)
+        except UnknownTokenError as e:
+            e.vocab_file = self.vocab_file
+            raise
 
 
 # ---------------------------------------------------------------------------------------------

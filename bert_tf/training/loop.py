@@ -73,6 +73,8 @@ class TrainConfig:
         (spec 7.1) when :func:`train` is not given an optimizer.
       init_checkpoint: warm start (trainable variables only) when ``output_dir`` holds no
         checkpoint; None: none.
+      warm_started: the caller already loaded initial weights (the XLNet tasks load their
+        ``--init_checkpoint`` themselves): no "from scratch" warning.
       save_checkpoints_steps: save every this many updates (and at the end); <= 0: at the end
         only.
       keep_checkpoint_max: newest checkpoints kept (older ones are deleted).
@@ -103,6 +105,7 @@ class TrainConfig:
     num_warmup_steps: int = 0
     weight_decay_rate: float = 0.01
     init_checkpoint: Optional[str] = None
+    warm_started: bool = False
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
     log_every_n_steps: int = 100
@@ -238,7 +241,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     if chief:
         remove_stale_temp_files(config.output_dir, config.basename)
     start = restore_or_warm_start(state, config.output_dir, config.init_checkpoint,
-                                  config.basename)
+                                  config.basename, warm_started=config.warm_started)
     step, last_step = state.global_step, config.last_step
     latest, last_loss = start.resumed_from, None
     if step >= last_step:

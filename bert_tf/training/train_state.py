@@ -105,7 +105,8 @@ class StartingPoint:
 
 def restore_or_warm_start(state: TrainState, output_dir: str,
                           init_checkpoint: Optional[str] = None,
-                          basename: str = "model.ckpt") -> StartingPoint:
+                          basename: str = "model.ckpt",
+                          warm_started: bool = False) -> StartingPoint:
     """Resumes from ``output_dir``, else warm-starts from ``init_checkpoint``, else nothing.
 
     Spec 3.4, the Estimator's rules:
@@ -115,7 +116,12 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
       ``init_checkpoint`` is ignored (not even opened);
     * else, with ``init_checkpoint``: the trainable variables found in it are assigned (no
       slots, no ``global_step``; missing and unused names are reported);
-    * else the variables keep their initial values.
+    * else the variables keep their initial values (one warning line: training from
+      scratch, unless ``warm_started``: the caller loaded them, as the XLNet tasks do).
+
+    An ``init_checkpoint`` holding none of the trainable variables (not even with one common
+    prefix mapped, :func:`bert_tf.checkpoint_io.map_names`) is an error, never a silent
+    start from random weights (the original's behaviour, google-research/bert#394).
 
     Then each trainable variable is logged as ``name = <name>, shape = (..)`` with
     ``, *INIT_FROM_CKPT*`` when it was warm-started.
@@ -124,7 +130,8 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
       A :class:`StartingPoint`.
 
     Raises:
-      CheckpointError: the checkpoint is unreadable, or a variable is missing from the
+      CheckpointError: the checkpoint is unreadable, ``init_checkpoint`` holds none of the
+        model's variables, or a variable is missing from the
         ``output_dir`` checkpoint, or has another shape (names the variable and both shapes).
     """
     resumed_from, warm_start = None, None
@@ -142,6 +149,9 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
         warm_start = checkpoint_io.assign_from_checkpoint(state.trainable_by_name(),
                                                           init_checkpoint)
         logging.info("Warm start: %s", warm_start.summary())
+    elif not warm_started:
+        logging.warning("no checkpoint in %s and no --init_checkpoint: training starts from "
+                        "randomly initialized weights (from scratch)", output_dir)
     _log_trainable_variables(state, set(warm_start.loaded) if warm_start else set())
     return StartingPoint(resumed_from, warm_start)
 

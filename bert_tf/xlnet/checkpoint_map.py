@@ -226,7 +226,7 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
     stored = checkpoint_io.list_checkpoint(prefix)
     model_names = [n for n in stored if not is_optimizer_state(n)]
     xlnet_names = [n for n in model_names if n.startswith(f"{TRANSFORMER_SCOPE}/")]
-    if not xlnet_names:
+    if not xlnet_names and not checkpoint_io.map_names(name_to_variable, model_names).source:
         bert_names = [n for n in model_names if n.startswith("bert/") or n.startswith("cls/")]
         if bert_names:
             raise CheckpointError(

@@ -251,3 +251,37 @@ def test_mnli_columns(tmp_path):
     _write(tmp_path, "train.tsv", header + row)
     (ex,) = classifier.MnliProcessor().get_train_examples(str(tmp_path))
     assert (ex.guid, ex.text_a, ex.text_b, ex.label) == ("train-7", "prem", "hyp", "entailment")
+
+
+def test_stsb_score_outside_0_5_is_kept_with_a_warning(tmp_path, caplog):
+    # issue 15 item 10: a score of 7.5 (another column, a typo) was used silently.
+    import logging
+    from bert_tf.data import xlnet_classifier
+    header = (b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
+              b"sentence2\tscore\n")
+    path = _write(tmp_path, "dev.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\t3.2\n"
+                                                b"1\tg\tf\ty\t1\tn\tn\ta\tb\t7.5\n")
+    with caplog.at_level(logging.WARNING):
+        bert = classifier.StsbProcessor().get_dev_examples(str(tmp_path))
+        xlnet = xlnet_classifier.StsbProcessor().get_dev_examples(str(tmp_path))
+    assert [e.label for e in bert] == [3.2, 7.5] and [e.label for e in xlnet] == [3.2, 7.5]
+    said = [r.getMessage() for r in caplog.records if "outside" in r.getMessage()]
+    assert said == [f"{path} line 3: STS-B score 7.5 is outside 0-5 (kept as it is; another "
+                    "column or a typo?)"] * 2
+
+
+def test_truncated_examples_are_counted_in_one_line(tokenizer, tmp_path, caplog):
+    # issue 15 item 10: lines cut to --max_seq_length silently.
+    import logging
+    examples = [classifier.InputExample("a", "the cat sat", None, "0"),      # 3 + 2 = 5 > 4
+                classifier.InputExample("b", "the cat", "on the mat", "1"),  # 2 + 3 + 3 = 8
+                classifier.InputExample("c", "hi", None, "0")]               # 1 + 2 = 3
+    out = str(tmp_path / "train.tf_record")
+    with caplog.at_level(logging.INFO):
+        classifier.file_based_convert_examples_to_features(examples, ["0", "1"], 4, tokenizer,
+                                                           out)
+    said = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
+    assert said == ["train.tf_record: 2 of 3 examples were truncated to --max_seq_length=4 "
+                    "(the longest had 8 tokens with [CLS]/[SEP])"]
+    # the records are the original's: [CLS] the cat [SEP] ... cut as before
+    assert [r["input_ids"] for r in tfrecord.read_examples(out)][2] == [101, 7632, 102, 0]

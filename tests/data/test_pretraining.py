@@ -247,6 +247,43 @@ def test_truncate_seq_pair_hand_worked():
     assert rng.calls == ["random"] * 3
 
 
+def _truncate_one_token_at_a_time(tokens_a, tokens_b, max_num_tokens, rng):
+    """The original create_pretraining_data.py truncate_seq_pair, restated (quadratic)."""
+    while len(tokens_a) + len(tokens_b) > max_num_tokens:
+        trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        if rng.random() < 0.5:
+            del trunc_tokens[0]
+        else:
+            trunc_tokens.pop()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_truncate_seq_pair_equals_the_original_loop(seed):
+    r = random.Random(seed)
+    a = list(range(r.randint(0, 400)))
+    b = list(range(1000, 1000 + r.randint(1, 400)))
+    max_num_tokens = r.randint(1, 300)
+    slow_a, slow_b, slow_rng = list(a), list(b), random.Random(seed + 99)
+    _truncate_one_token_at_a_time(slow_a, slow_b, max_num_tokens, slow_rng)
+    rng = random.Random(seed + 99)
+    pretraining.truncate_seq_pair(a, b, max_num_tokens, rng)
+    assert (a, b) == (slow_a, slow_b)
+    assert rng.random() == slow_rng.random()  # as many draws
+
+
+def test_truncate_seq_pair_is_linear_in_the_length():
+    # issue 15: a one-line 10 MB document (2.6 M tokens) hung the original's loop; 400k
+    # tokens took ~35 s there (one del tokens[0] per removed token).
+    import time
+    a, b = list(range(400_000)), list(range(5))
+    start = time.process_time()
+    pretraining.truncate_seq_pair(a, b, 125, random.Random(3))
+    assert time.process_time() - start < 3.0
+    assert len(a) + len(b) == 125 and len(b) == 5
+    # kept tokens are a contiguous run of the original list
+    assert a == list(range(a[0], a[0] + 120))
+
+
 def test_masking_hand_worked_whole_word():
     tokens = ["[CLS]", "phil", "##am", "##mon", "is", "[SEP]", "##x", "here", "[SEP]"]
     vocab_words = ["v0", "v1", "v2"]

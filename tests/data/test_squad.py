@@ -591,3 +591,13 @@ def test_real_normans_article_reads_and_scores_perfect_predictions(shared_data_d
     assert (out["HasAns_total"], out["NoAns_total"]) == (96, 112)
     # Search from "all null" (112): each answerable +1, each "" prediction 0 -> 208 / 208.
     assert out["best_exact"] == 100.0 and out["best_f1"] == 100.0
+
+
+def test_threshold_search_on_a_partial_prediction_file_stays_a_percentage():
+    # issue 15 item 11: dataset a (answerable), b, c (no answer); only a is predicted and
+    # scored. The original started from 2 (b, c) and divided by 1 scored question: 300.0.
+    dataset = _dataset([_qa("a", "Paris"), _qa("b"), _qa("c")])
+    best, thresh, has_ans = m.find_best_thresh_v2(
+        {"a": "Paris"}, {"a": 1.0}, {"a": 0.5}, m.make_qid_to_has_ans(dataset))
+    # Start 0 (no scored no-answer question); a +1 -> 1 at 0.5: 100 * 1 / 1.
+    assert (best, thresh, has_ans) == (100.0, 0.5, 1.0)

@@ -473,3 +473,15 @@ def test_cola_adds_the_matthews_correlation():
     assert res["eval_mcc"] == np.float32(2 / np.sqrt(12))
     assert res["eval_accuracy"] == np.float32(0.75)
     assert "eval_mcc" not in classifier.eval_metrics(logits, labels, real, [0.0], 3)
+
+
+def test_checkpoint_that_does_not_fit_fails_before_train_tf_record(tiny_model_dir, head_ckpt_dir,
+                                                                   mrpc_copy, tmp_path):
+    # issue 15 item 11: train.tf_record was written before the checkpoint was read.
+    out = tmp_path / "out"
+    args = _tiny_args(tiny_model_dir, mrpc_copy, out, do_train=True,
+                      init_checkpoint=os.path.join(head_ckpt_dir, "bert_model.ckpt"))
+    with pytest.raises(CheckpointError, match=r"bert/embeddings/word_embeddings has shape "
+                                              r"\[30522, 384\] .* \[30522, 16\]"):
+        run(args)
+    assert not out.exists() or os.listdir(out) == []

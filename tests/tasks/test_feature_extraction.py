@@ -259,3 +259,18 @@ def test_pool_takes_the_mask_for_either_padding_side():
     np.testing.assert_array_equal(pool(xlnet, xlnet_real, "max", "last"), [3.0, 2.0])
     with pytest.raises(FlagError, match="--pooling=sum"):
         pool(bert, bert_real, "sum")
+
+
+def test_checkpoint_name_case_check_as_run_classifier(tmp_path):
+    # issue 15 item 10: the original's validate_case_matches_checkpoint, which extract_features
+    # skipped: a released cased checkpoint with the default --do_lower_case=True.
+    cased = tmp_path / "cased_L-12_H-768_A-12"
+    cased.mkdir()
+    (cased / "bert_config.json").write_text(json.dumps({"vocab_size": 8, "hidden_size": 4,
+        "num_hidden_layers": 4, "num_attention_heads": 1, "intermediate_size": 8}))
+    (cased / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
+    (tmp_path / "in.txt").write_text("The cat\n")
+    with pytest.raises(FlagError, match=r"cased_L-12_H-768_A-12.*do_lower_case"):
+        extract_features(_args(str(cased), str(tmp_path / "in.txt"), str(tmp_path / "out.jsonl"),
+                               do_lower_case=True))
+    assert not (tmp_path / "out.jsonl").exists()

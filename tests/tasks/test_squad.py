@@ -394,6 +394,8 @@ BAD_CASES = {
                              r"If `do_predict` is True, then `predict_file` must be specified"),
     "predict_file_missing": (lambda tp: dict(predict_file=str(tp / "nope.json")), InputDataError,
                              r"--predict_file=.*nope\.json: file not found"),
+    "predict_file_folder": (lambda tp: dict(predict_file=str(tp)), InputDataError,
+                            r"--predict_file=.* is a folder, not a file$"),
     "stride_too_long": (lambda tp: dict(doc_stride=128), FlagError,
                         r"--doc_stride=128 is longer than the document window of 93 pieces "
                         r"\(--max_seq_length=128 - --max_query_length=32 - 3"),

@@ -448,3 +448,32 @@ def test_root_script_dispatches_on_the_xlnet_flags(golden, tmp_path):
     proc = subprocess.run(cmd + ["--do_lower_case=False"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 1 and "--do_lower_case (use --uncased)" in proc.stderr
+
+
+def test_changed_data_with_the_same_row_count_rewrites_the_cached_records(golden, tmp_path,
+                                                                          stsb_args, caplog):
+    """issue 15 item 4: the original (and the record checks: same count, same label type)
+    reused the train records of the old text."""
+    from bert_tf.data import xlnet_classifier as xdata
+    config = _json(str(tmp_path / "c.json"), TINY_CONFIG)
+    args = _args(tmp_path, model_config_path=config, **stsb_args)
+
+    def prepared():
+        r = xc._prepare(args, tf.distribute.get_strategy())
+        xc._read_examples(r)
+        return r
+
+    r = prepared()
+    xc._wrote(r, r.train_file, xdata.file_based_convert_examples_to_features(
+        r.train_examples, r.label_list, args.max_seq_length, r.tokenize, r.train_file))
+    assert os.path.exists(r.train_file + ".fingerprint.json")
+    assert os.path.basename(r.train_file) == "spiece.model.len-16.train.tf_record"
+    prepared()  # the same data: reused
+    assert os.path.exists(r.train_file)
+    _write(str(tmp_path / "data" / "train.tsv"),
+           STSB_HEADER + "0\tg\tf\ty\to\ts\ts\tA cat.\tA dog.\t1.0\n")  # one row, as before
+    with caplog.at_level(logging.INFO):
+        prepared()
+    assert not os.path.exists(r.train_file)
+    assert (f"the cached {r.train_file} was written for other data or flags (the examples "
+            "changed (same count, 1, other content)): writing it again") in caplog.text

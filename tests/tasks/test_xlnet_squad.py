@@ -3,6 +3,7 @@ tests/golden/xlnet_squad/tiny_random_qa (squad/flags.txt), the cached records, -
 a short --do_train with resume, and bad input. Expected values come from the goldens only
 (tests/golden/xlnet_squad/squad, copied unchanged from the original's outputs)."""
 
+import dataclasses
 import json
 import os
 import shlex
@@ -410,3 +411,30 @@ def test_xlnet_flags_select_the_xlnet_path_with_its_defaults():
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
         xsq.run_from_flags(_squad_flag_values(["--spiece_model_file=s.model",
                                                "--vocab_file=v.txt"]))
+
+
+def test_cached_train_records_of_other_flags_are_rewritten_or_refused(tmp_path, caplog):
+    """issue 15 item 4: training records of another --doc_stride (or data, --uncased, ...)
+    were used silently; the file name holds only the two lengths."""
+    import logging
+    from bert_tf.data import record_cache
+    (tmp_path / "spiece.model").write_bytes(b"sp")
+    (tmp_path / "train.json").write_bytes(b"{}")
+    args = xsq.XLNetSquadArgs(
+        train_file=str(tmp_path / "train.json"), spiece_model_file=str(tmp_path / "spiece.model"),
+        output_dir=str(tmp_path), max_seq_length=16, max_query_length=8, doc_stride=4,
+        uncased=False, random_seed=1)
+    shard = str(tmp_path / "spiece.model.0.slen-16.qlen-8.train.tf_record")
+    (tmp_path / os.path.basename(shard)).write_bytes(b"records")
+    record_cache.write_fingerprint(shard, xsq.train_fingerprint(args))
+    other = dataclasses.replace(args, doc_stride=8, train_file=None)
+    with pytest.raises(FlagError, match=r"the cached .*train.tf_record was written with other "
+                                        r"data or flags \(--doc_stride 4 -> 8\); rerun "
+                                        r"--do_prepro"):
+        xsq.check_cached_train_records([shard], other)
+    assert os.path.exists(shard)
+    (tmp_path / "train.json").write_bytes(b'{"data": []}')  # another train file
+    with caplog.at_level(logging.INFO):
+        assert xsq.check_cached_train_records([shard], args) == []
+    assert not os.path.exists(shard) and not os.path.exists(shard + ".fingerprint.json")
+    assert "is not the file they were made from): writing them again" in caplog.text

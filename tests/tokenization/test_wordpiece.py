@@ -371,3 +371,26 @@ def test_original_module_name(tmp_path):
     assert isinstance(tokenizer.wordpiece_tokenizer, original_name.WordpieceTokenizer)
     assert original_name.validate_case_matches_checkpoint is package.validate_case_matches_checkpoint
     assert original_name._is_punctuation("~")
+
+
+def test_empty_vocab_file_is_one_clear_error(tmp_path):
+    # issue 15 item 3: an empty vocab failed later with a bare KeyError '[UNK]' traceback.
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(b"")
+    with pytest.raises(ConfigError, match=r"vocab\.txt' is empty"):
+        tokenization.FullTokenizer(str(path))
+
+
+def test_vocab_without_unk_says_why_not_that_tokenize_is_always_in_vocab(tmp_path):
+    from bert_tf.errors import BertTfError
+    vocab_file = _write_vocab(tmp_path, ["[CLS]", "[SEP]", "hello"])
+    tokenizer = tokenization.FullTokenizer(vocab_file)
+    tokens = tokenizer.tokenize("hello qqqq")
+    assert tokens == ["hello", "[UNK]"]
+    with pytest.raises(KeyError) as info:
+        tokenizer.convert_tokens_to_ids(tokens)
+    assert info.value.args[0] == "[UNK]"
+    assert isinstance(info.value, BertTfError)  # the scripts print one error: line
+    msg = str(info.value)
+    assert msg.startswith(vocab_file + ": token '[UNK]' is not in the vocabulary (3 entries)")
+    assert "needs an [UNK] line" in msg and "always in the vocab" not in msg

@@ -122,3 +122,46 @@ def test_build_errors():
     empty = keras.Sequential([keras.layers.Dense(2)])  # not built: no variables
     with pytest.raises(ValueError, match="no variables"):
         TrainState.build(empty, {}, create_optimizer(0.1, 10, 0)[0], strategy)
+
+
+def test_tf_hub_prefix_is_mapped_and_said(tmp_path, caplog):
+    # issue 15 item 1: TF-Hub exports name every variable module/<name>; the original's
+    # init_from_checkpoint loaded none of them and trained from random weights.
+    init = str(tmp_path / "hub" / "model.ckpt")
+    checkpoint_io.write_checkpoint(init, {
+        "module/cls/kernel": np.full([3, 2], 2.0, np.float32),
+        "module/cls/bias": np.array([0.5, -1.0], np.float32),
+        "global_step": np.int64(3)})
+    s = state()
+    with caplog.at_level(logging.INFO):
+        start = restore_or_warm_start(s, str(tmp_path / "out"), init)
+    assert start.warm_start.loaded == ["cls/kernel", "cls/bias"]
+    assert start.warm_start.unused == [] and start.warm_start.missing == []
+    np.testing.assert_array_equal(s.name_map["cls/kernel"].numpy(), np.full([3, 2], 2.0))
+    np.testing.assert_array_equal(s.name_map["cls/bias"].numpy(), [0.5, -1.0])
+    said = [r.getMessage() for r in caplog.records if "prefix 'module/'" in r.getMessage()]
+    assert len(said) == 1 and "mapped 2 names" in said[0]
+
+
+def test_init_checkpoint_with_none_of_the_variables_refuses_to_train(tmp_path):
+    init = str(tmp_path / "other" / "model.ckpt")
+    checkpoint_io.write_checkpoint(init, {"encoder/w": np.zeros([3, 2], np.float32),
+                                          "head/b": np.zeros([2], np.float32)})
+    s = state()
+    with pytest.raises(CheckpointError) as e:
+        restore_or_warm_start(s, str(tmp_path / "out"), init)
+    msg = str(e.value)
+    assert "none of the model's 2 variables" in msg
+    assert "cls/kernel" in msg and "encoder/w" in msg  # the first names of both sides
+    np.testing.assert_array_equal(s.name_map["cls/kernel"].numpy(), W0)
+
+
+def test_fresh_start_says_it_trains_from_scratch(tmp_path, caplog):
+    with caplog.at_level(logging.INFO):
+        restore_or_warm_start(state(), str(tmp_path / "missing"))
+    lines = [r.getMessage() for r in caplog.records if "from scratch" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("no checkpoint in")
+    caplog.clear()
+    with caplog.at_level(logging.INFO):  # the XLNet tasks load --init_checkpoint themselves
+        restore_or_warm_start(state(), str(tmp_path / "missing"), warm_started=True)
+    assert "from scratch" not in caplog.text

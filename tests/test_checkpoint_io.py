@@ -1,0 +1,56 @@
+"""Checkpoint bundle I/O faults (issue 15): prefix mapping, damaged data files."""
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import checkpoint_io
+from bert_tf.errors import CheckpointError
+
+
+def test_map_names_strips_or_adds_one_common_prefix():
+    model = ["bert/embeddings/word_embeddings", "bert/pooler/dense/kernel", "output_bias"]
+    hub = ["module/bert/embeddings/word_embeddings", "module/bert/pooler/dense/kernel",
+           "module/cls/predictions/output_bias", "global_step"]
+    m = checkpoint_io.map_names(model, hub)
+    assert m.source == {"bert/embeddings/word_embeddings": "module/bert/embeddings/word_embeddings",
+                        "bert/pooler/dense/kernel": "module/bert/pooler/dense/kernel"}
+    assert "prefix 'module/'" in m.note
+    # a checkpoint saved without the bert/ scope
+    bare = ["embeddings/word_embeddings", "pooler/dense/kernel"]
+    m = checkpoint_io.map_names(model, bare)
+    assert m.source == {"bert/embeddings/word_embeddings": "embeddings/word_embeddings",
+                        "bert/pooler/dense/kernel": "pooler/dense/kernel"}
+    assert "model's names carry the prefix 'bert/'" in m.note
+    # names that match as they are: used as they are, even when others would map
+    direct = ["bert/pooler/dense/kernel", "module/bert/embeddings/word_embeddings"]
+    assert checkpoint_io.map_names(model, direct).source == {
+        "bert/pooler/dense/kernel": "bert/pooler/dense/kernel"}
+    assert checkpoint_io.map_names(model, direct).note == ""
+    # two prefixes matching as many names: no guess
+    tie = ["a/bert/pooler/dense/kernel", "b/output_bias"]
+    assert checkpoint_io.map_names(model, tie).source == {}
+    # optimizer entries never match
+    assert checkpoint_io.map_names(["x/kernel"], ["m/x/kernel/adam_m"]).source == {}
+
+
+def _bundle(tmp_path):
+    prefix = checkpoint_io.write_checkpoint(str(tmp_path / "model.ckpt"), {
+        "w": np.arange(4096, dtype=np.float32)})
+    return prefix
+
+
+def test_truncated_data_file_is_one_clear_error(tmp_path):
+    prefix = _bundle(tmp_path)
+    data = prefix + ".data-00000-of-00001"
+    with open(data, "r+b") as f:
+        f.truncate(os.path.getsize(data) // 2)
+    var = tf.Variable(np.zeros([4096], np.float32))
+    with pytest.raises(CheckpointError) as e:
+        checkpoint_io.assign_from_checkpoint({"w": var}, prefix)
+    assert str(e.value).startswith(prefix + ": unreadable checkpoint")
+    assert "truncated" in str(e.value) and "\n" not in str(e.value)
+    np.testing.assert_array_equal(var.numpy(), np.zeros([4096]))
+    with pytest.raises(CheckpointError, match="unreadable checkpoint"):
+        checkpoint_io.read_checkpoint(prefix)
