@@ -244,10 +244,29 @@ _XLNET_QA_SPECS: Dict[str, Tuple[str, Any, str]] = {
 _XLNET_DATA_FLAGS = tuple(_XLNET_DATA_SPECS) + ("num_core_per_host", "uncased", "use_tpu",
                                                 "num_passes", "random_seed", "num_workers")
 
+# ---- ALBERT (google-research/albert at b772393; golden README albert) ------------------------
+# The flags ALBERT's scripts have and BERT's have not; the shared ones are in _BERT_SPECS, and
+# ALBERT's own defaults of them are in the ALBERT_* profiles below.
+_ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    "spm_model_file": ("string", None, "ALBERT: SentencePiece model (e.g. 30k-clean.model); "
+                       "unset or empty: WordPiece with --vocab_file. Giving it selects ALBERT's "
+                       "create_pretraining_data.py."),
+    "input_file_mode": ("string", "r", "ALBERT: the data format of the input file (the "
+                        "original's open() mode; bert_tf reads the files as UTF-8 in either)."),
+    "ngram": ("integer", 3, "ALBERT: maximum number of ngrams to mask."),
+    "favor_shorter_ngram": ("bool", True, "ALBERT: sample n-gram length n with probability "
+                            "proportional to 1/n (False: reversed)."),
+    "random_next_sentence": ("bool", False, "ALBERT: a negative pair takes its second segment "
+                             "from a random document (BERT's NSP) instead of swapping the two "
+                             "segments (sentence-order prediction, the default)."),
+    "do_permutation": ("bool", False, "ALBERT: also permute a second set of n-grams (the "
+                       "original's permutation training; doubles the masked-LM slots)."),
+}
+
 # Every flag of every script: name -> (kind, default, help).
 FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS,
                                                **_XLNET_DATA_SPECS, **_XLNET_PRETRAIN_SPECS,
-                                               **_XLNET_QA_SPECS}
+                                               **_XLNET_QA_SPECS, **_ALBERT_SPECS}
 
 
 # ---- profiles: which flags, which defaults, which meaning ----------------------------------------
@@ -479,6 +498,29 @@ XLNET_RUN_RACE = dataclasses.replace(
                           "examples before writing, the records in the pipeline; the original "
                           "shuffled with Python's unseeded random and an unseeded tf shuffle)."},
     refused={})
+
+# ALBERT: BERT's flags and ALBERT's own (google-research/albert); the scripts' own defaults are
+# in the ALBERT_* script profiles.
+ALBERT = Profile("ALBERT", tuple(_BERT_SPECS) + tuple(_ALBERT_SPECS))
+
+# Giving one of these (a non-empty value, or any value of a bool/int flag) selects ALBERT's
+# create_pretraining_data.py in the root script (issue 14).
+ALBERT_CREATE_SELECTED_BY = ("spm_model_file", "ngram", "favor_shorter_ngram",
+                             "random_next_sentence", "do_permutation")
+
+# ALBERT's create_pretraining_data.py, run as `python -m bert_tf.albert.create_pretraining_data`
+# or as create_pretraining_data.py with an ALBERT-only flag.
+ALBERT_CREATE_PRETRAINING_DATA = ALBERT.for_script(
+    "create_pretraining_data.py",
+    defaults={"do_whole_word_mask": True, "max_seq_length": 512, "dupe_factor": 40},
+    helps={"random_seed": "ALBERT: seed of Python's random AND (bert_tf) of the numpy "
+                          "RandomState that draws the n-gram lengths. The original seeds only "
+                          "Python's random and draws from numpy's unseeded global RNG, so its "
+                          "records differ run to run; with numpy seeded to the same value they "
+                          "equal these, record for record.",
+           "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset).",
+           "do_lower_case": "ALBERT: lower case the input text (WordPiece: BasicTokenizer; "
+                            "SentencePiece: preprocess_text before tokenizing)."})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
