@@ -261,6 +261,24 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                              "segments (sentence-order prediction, the default)."),
     "do_permutation": ("bool", False, "ALBERT: also permute a second set of n-grams (the "
                        "original's permutation training; doubles the masked-LM slots)."),
+    "albert_config_file": ("string", None, "ALBERT: albert_config.json of the pre-trained "
+                           "ALBERT model; giving it selects the ALBERT path of "
+                           "run_classifier.py and run_pretraining.py."),
+    "albert_hub_module_handle": ("string", None, "ALBERT: TF-Hub module of the model (not "
+                                 "supported: bert_tf has no TF-Hub; pass --albert_config_file "
+                                 "and --init_checkpoint instead)."),
+    "cached_dir": ("string", None, "ALBERT: folder of the cached <task>_train.tf_record / "
+                   "<task>_eval.tf_record (default --output_dir); reused when present."),
+    "train_step": ("integer", 1000, "ALBERT: total number of training steps to perform."),
+    "warmup_step": ("integer", 0, "ALBERT: number of steps of linear learning-rate warmup."),
+    "keep_checkpoint_max": ("integer", 5, "ALBERT: how many checkpoints to keep."),
+    "optimizer": ("enum:adamw|lamb", "adamw", "ALBERT: the optimizer (AdamW with weight decay "
+                  "0.01, or LAMB; beta1 0.9, beta2 0.999, epsilon 1e-6, LayerNorm and biases "
+                  "not decayed)."),
+    "poly_power": ("float", 1.0, "ALBERT: the power of the polynomial learning-rate decay."),
+    "start_warmup_step": ("integer", 0, "ALBERT: the starting step of warmup."),
+    "init_from_group0": ("bool", False, "ALBERT: initialize the parameters of the other groups "
+                         "from group 0 of --init_checkpoint."),
 }
 
 # Every flag of every script: name -> (kind, default, help).
@@ -521,6 +539,28 @@ ALBERT_CREATE_PRETRAINING_DATA = ALBERT.for_script(
            "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset).",
            "do_lower_case": "ALBERT: lower case the input text (WordPiece: BasicTokenizer; "
                             "SentencePiece: preprocess_text before tokenizing)."})
+
+# ALBERT's run_classifier.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_classifier` or run_classifier.py with --albert_config_file.
+ALBERT_RUN_CLASSIFIER = ALBERT.for_script(
+    "run_classifier.py",
+    defaults={"max_seq_length": 512},
+    helps={"data_dir": "ALBERT: the GLUE folder holding <TASK>/train.tsv, dev.tsv, test.tsv "
+                       "(MRPC/, CoLA/, MNLI/, ...).",
+           "output_dir": "ALBERT: checkpoints, the cached records, eval_results.txt, "
+                         "best_trial.txt, test_results.tsv, submit_results.tsv.",
+           "init_checkpoint": "ALBERT: checkpoint to start from (e.g. .../model.ckpt-best); "
+                              "eval/predict use it when --output_dir has no model.ckpt-N.",
+           "do_eval": "ALBERT: evaluate every model.ckpt-N of --output_dir newer than "
+                      "best_trial.txt, once (bert_tf: the original polls the folder forever "
+                      "until a checkpoint reaches --train_step); with none, --init_checkpoint.",
+           "do_predict": "ALBERT: predict the test set with the best evaluated checkpoint, else "
+                         "the newest of --output_dir, else --init_checkpoint (bert_tf: the "
+                         "original reads only model.ckpt-best, written by --do_eval).",
+           "spm_model_file": "ALBERT: SentencePiece model; unset or empty (--spm_model_file=, "
+                             "as the original's required flag allows): WordPiece with "
+                             "--vocab_file.",
+           "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset)."})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
