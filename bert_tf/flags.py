@@ -562,6 +562,23 @@ ALBERT_RUN_CLASSIFIER = ALBERT.for_script(
                              "--vocab_file.",
            "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset)."})
 
+# ALBERT's run_pretraining.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_pretraining` or run_pretraining.py with --albert_config_file.
+ALBERT_RUN_PRETRAINING = ALBERT.for_script(
+    "run_pretraining.py",
+    defaults={"max_seq_length": 512, "max_predictions_per_seq": 20, "do_train": True,
+              "train_batch_size": 4096, "eval_batch_size": 64, "optimizer": "lamb",
+              "learning_rate": 0.00176, "num_train_steps": 125000, "num_warmup_steps": 3125,
+              "save_checkpoints_steps": 5000},
+    helps={"input_file": "ALBERT: the TFRecords of ALBERT's create_pretraining_data (a glob "
+                         "or comma-separated list); next_sentence_labels holds the "
+                         "sentence-order label.",
+           "init_checkpoint": "ALBERT: checkpoint to warm-start from (a BERT checkpoint is "
+                              "refused, naming the first variable that does not fit).",
+           "optimizer": "ALBERT: lamb (default) or adamw; weight decay 0.01, beta1 0.9, "
+                        "beta2 0.999, epsilon 1e-6, LayerNorm and biases not decayed (nor "
+                        "layer-adapted), gradients clipped to global norm 1.0."})
+
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
 RUN_PRETRAINING = BERT.for_script("run_pretraining.py")
