@@ -57,6 +57,7 @@ from bert_tf.tasks.classifier import (eval_metrics, export_saved_model, format_t
                                       predict_all)
 from bert_tf.tokenization.albert_tokenization import FullTokenizer
 from bert_tf.training import loop
+from bert_tf.training.lamb import create_albert_optimizer
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import restore_for_inference
@@ -298,9 +299,6 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     result = AlbertClassifierResult(model=model)
 
     if args.do_train:
-        if args.optimizer != "adamw":
-            raise FlagError(f"--optimizer={args.optimizer}: the ALBERT classifier trains with "
-                            "adamw only in bert_tf for now")
         if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
             # Fails on a BERT checkpoint (or another config) before any training.
             load_fn(name_map, args.init_checkpoint)
@@ -316,6 +314,11 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
             log_every_n_steps=max(1, min(100, args.train_step // 20)),
             stop_at_step=stop_at_step)
 
+        with strategy.scope():
+            optimizer, _ = create_albert_optimizer(
+                args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
+                variable_names=name_map, loss_scale=args.dtype == "float16")
+
         def loss_fn(model_, features, labels):
             logits = model_(features, training=True)["logits"]
             return classifier_loss(logits, labels, is_regression=regression)[0]
@@ -324,7 +327,7 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
             model, loss_fn,
             train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
                              regression, trim=trim),
-            name_map, train_config, strategy=strategy)
+            name_map, train_config, strategy=strategy, optimizer=optimizer)
 
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)

@@ -174,3 +174,36 @@ def test_root_script_flags_select_albert_with_its_defaults():
     args = bert_flags.args_from_flags(AlbertClassifierArgs, fv)
     assert (args.max_seq_length, args.train_step, args.optimizer) == (512, 1000, "adamw")
     assert fv.max_seq_length == 128  # the BERT path keeps BERT's default
+
+
+@pytest.mark.slow
+def test_train_with_lamb_then_eval_each_checkpoint_once(tmp_path, golden_dir, golden_classifier,
+                                                        uncased_vocab_file, shared_data_dir):
+    """--do_train (LAMB, from the golden checkpoint) writes model.ckpt-1 and -2 in the
+    original layout; --do_eval evaluates both, once, in order, with the original's blocks."""
+    glue = tmp_path / "glue" / "MRPC"
+    glue.mkdir(parents=True)
+    with open(os.path.join(shared_data_dir, "MRPC", "train.tsv"), encoding="utf-8") as f:
+        glue.joinpath("train.tsv").write_text("".join(f.readlines()[:17]), encoding="utf-8")
+    for name in ("dev.tsv", "test.tsv"):
+        glue.joinpath(name).write_bytes(
+            open(os.path.join(golden_classifier, "glue_data", "MRPC", name), "rb").read())
+    out = str(tmp_path / "out")
+    args = dataclasses.replace(
+        _args(golden_dir, golden_classifier, out, uncased_vocab_file,
+              init_checkpoint=os.path.join(golden_dir, "albert", "model", "model.ckpt")),
+        data_dir=str(tmp_path / "glue"), do_train=True, train_step=2, train_batch_size=8,
+        save_checkpoints_steps=1, optimizer="lamb", learning_rate=1e-3)
+    result = albert_classifier.run(args)
+    assert [p for p, _ in result.evaluated] == [os.path.join(out, f"model.ckpt-{n}")
+                                                for n in (1, 2)]
+    names = set(checkpoint_io.list_checkpoint(os.path.join(out, "model.ckpt-2")))
+    assert {"output_weights", "output_weights/adam_m", "global_step",
+            "bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma/adam_v"} <= names
+    text = _read(os.path.join(out, "eval_results.txt"))
+    assert text.count("=" * 50 + "\n") == 2 and text.count("best = ") == 2
+    assert text.splitlines()[4] == "best = -1"
+    assert os.path.exists(os.path.join(out, "mrpc_train.tf_record"))
+    # a second --do_eval: nothing newer than best_trial.txt, the newest is evaluated again
+    again = albert_classifier.run(dataclasses.replace(args, do_train=False, do_predict=False))
+    assert [p for p, _ in again.evaluated] == [os.path.join(out, "model.ckpt-2")]
