@@ -81,3 +81,28 @@ def test_flag_errors_are_one_line(tmp_path, golden_dir):
     with pytest.raises(FlagError, match="--max_seq_length=512 is longer than "
                                         "max_position_embeddings=128"):
         albert_pretraining.validate_args(dataclasses.replace(args, max_seq_length=512))
+
+
+def test_root_script_flags_select_albert_with_its_defaults():
+    """run_pretraining.py's three profiles: the ALBERT path reads ALBERT's defaults for the
+    flags not given (optimizer lamb, do_train True), the BERT path keeps BERT's."""
+    from absl import flags as absl_flags
+
+    from bert_tf import flags as bert_flags
+    from bert_tf.tasks.xlnet_pretraining import XLNET_PRETRAINING_FLAGS
+    bert = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
+            "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
+            "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
+            "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
+            "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
+            "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, bert),
+                               (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS),
+                               (bert_flags.ALBERT_RUN_PRETRAINING,
+                                albert_pretraining.ALBERT_PRETRAINING_FLAGS), flag_values=fv)
+    fv(["prog", "--albert_config_file=c.json", "--num_train_steps=7"])
+    args = bert_flags.args_from_flags(AlbertPretrainingArgs, fv)
+    assert (args.optimizer, args.do_train, args.learning_rate, args.num_train_steps,
+            args.train_batch_size) == ("lamb", True, 0.00176, 7, 4096)
+    assert (fv.do_train, fv.learning_rate, fv.train_batch_size) == (False, 5e-5, 32)
