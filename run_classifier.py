@@ -17,7 +17,7 @@ With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --tra
 the original XLNet run_classifier.py) it fine-tunes an XLNet model instead: see
 bert_tf/tasks/xlnet_classifier.py.
 
-With --albert_config_file (the original ALBERT run_classifier.py: --spm_model_file,
+With --albert_config_file (the flags of the original ALBERT run_classifier.py, --spm_model_file,
 --train_step, --warmup_step, --optimizer, --data_dir holding MRPC/, CoLA/...) it fine-tunes,
 evaluates and predicts with an ALBERT model, ALBERT's defaults for the flags not given:
 see bert_tf/tasks/albert_classifier.py (also `python -m bert_tf.albert.run_classifier`).
