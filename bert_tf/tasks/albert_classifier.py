@@ -9,7 +9,8 @@ ALBERT's tokenizer and ``preprocess_text``), its head (`output_weights`/`output_
 and its files in ``--output_dir``:
 
 * ``<task>_train.tf_record`` / ``<task>_eval.tf_record`` (in ``--cached_dir`` when given),
-  reused when present, and ``predict.tf_record`` (rewritten);
+  reused when present (bert_tf: only when they still hold as many records of
+  ``--max_seq_length``; the original reuses any), and ``predict.tf_record`` (rewritten);
 * ``eval_results.txt``: per evaluated checkpoint, ``key = value`` lines (keys sorted:
   ``eval_accuracy``, ``eval_loss``, ``global_step``, ``loss``; CoLA adds ``matthew_corr``;
   STS-B has ``MSE``, ``eval_loss``, ``pearson``), then ``best = <best so far>`` and 50 ``=``;
@@ -51,6 +52,7 @@ from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
 from bert_tf.data.albert_classifier import AlbertProcessor
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
+from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
 from bert_tf.tasks.classifier import (eval_metrics, export_saved_model, format_test_results,
@@ -239,10 +241,25 @@ def albert_eval_results(results: Dict[str, Any], task_name: str) -> Dict[str, An
     return out
 
 
+def _cached_records_fit(path: str, max_seq_length: int, num_examples: int) -> bool:
+    """Whether a cached record file has ``num_examples`` records of ``max_seq_length``."""
+    count, length = 0, None
+    for features in read_examples(path):
+        if length is None:
+            length = len(features.get("input_ids", []))
+        count += 1
+    return count == num_examples and length == max_seq_length
+
+
 def _records(examples, label_list, args, tokenizer, path, reuse: bool) -> None:
+    """Writes the records, or reuses a cached file (original) when it still fits: the same
+    number of records of ``--max_seq_length`` (bert_tf: the original reuses any file)."""
     if reuse and tf.io.gfile.exists(path):
-        logging.info("Reusing the cached records %s", path)
-        return
+        if _cached_records_fit(path, args.max_seq_length, len(examples)):
+            logging.info("Reusing the cached records %s", path)
+            return
+        logging.warning("%s holds other records (another --max_seq_length or data set): "
+                        "rewriting it", path)
     bert_data.file_based_convert_examples_to_features(examples, label_list,
                                                       args.max_seq_length, tokenizer, path)
 
