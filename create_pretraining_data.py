@@ -12,19 +12,29 @@ section 5), plus ``--num_workers`` (parallel tokenization). The work is done by
 With XLNet's flags (``--sp_path``, ``--input_glob``, ``--save_dir``, ``--seq_len``...; the
 original XLNet ``data_utils.py``) it writes XLNet's pretraining records instead: see
 bert_tf/tasks/xlnet_pretraining_data.py.
+
+With an ALBERT-only flag (``--spm_model_file``, ``--ngram``, ``--favor_shorter_ngram``,
+``--random_next_sentence``, ``--do_permutation``) it is ALBERT's create_pretraining_data.py
+(n-gram masking, sentence-order labels, ``token_boundary``; ALBERT's defaults for the flags not
+given: ``--max_seq_length`` 512, ``--dupe_factor`` 40, ``--do_whole_word_mask`` True): see
+bert_tf/tasks/albert_pretraining_data.py. ``python -m bert_tf.albert.create_pretraining_data``
+is the same with ALBERT's defaults registered.
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
+from bert_tf.tasks import albert_pretraining_data
 from bert_tf.tasks.xlnet_pretraining_data import XLNET_DATA_FLAGS, run_from_flags
 
 BERT_FLAGS = ("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
               "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
               "masked_lm_prob", "short_seq_prob", "num_workers")
 bert_flags.define_profiles((bert_flags.CREATE_PRETRAINING_DATA, BERT_FLAGS),
-                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA, XLNET_DATA_FLAGS))
+                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA, XLNET_DATA_FLAGS),
+                           (bert_flags.ALBERT_CREATE_PRETRAINING_DATA,
+                            albert_pretraining_data.ALBERT_DATA_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -35,6 +45,10 @@ def main(_):
     if FLAGS.sp_path:
         for info in run_from_flags(FLAGS):
             print(f"wrote {info['num_batch']} batches to {info['filenames'][0]}")
+        return
+    if albert_pretraining_data.is_albert_data_invocation(FLAGS):
+        n = albert_pretraining_data.run_from_flags(FLAGS)
+        print(f"wrote {n} ALBERT instances to {FLAGS.output_file}")
         return
     for name in ("input_file", "output_file", "vocab_file"):
         if FLAGS[name].value is None:

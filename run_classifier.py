@@ -16,6 +16,11 @@ See bert_tf/tasks/classifier.py.
 With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --train_steps...;
 the original XLNet run_classifier.py) it fine-tunes an XLNet model instead: see
 bert_tf/tasks/xlnet_classifier.py.
+
+With --albert_config_file (the flags of the original ALBERT run_classifier.py, --spm_model_file,
+--train_step, --warmup_step, --optimizer, --data_dir holding MRPC/, CoLA/...) it fine-tunes,
+evaluates and predicts with an ALBERT model, ALBERT's defaults for the flags not given:
+see bert_tf/tasks/albert_classifier.py (also `python -m bert_tf.albert.run_classifier`).
 """
 
 import os
@@ -23,6 +28,7 @@ import os
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.tasks import albert_classifier
 from bert_tf.tasks.classifier import ClassifierArgs, run
 from bert_tf.tasks.xlnet_classifier import (XLNET_CLASSIFIER_FLAGS, is_xlnet_invocation,
                                             run_from_flags)
@@ -30,7 +36,9 @@ from bert_tf.tasks.xlnet_classifier import (XLNET_CLASSIFIER_FLAGS, is_xlnet_inv
 # BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1): a shared flag is
 # registered with BERT's default; the XLNet path reads XLNet's unless the flag is given.
 bert_flags.define_profiles((bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-                           (bert_flags.XLNET_RUN_CLASSIFIER, XLNET_CLASSIFIER_FLAGS))
+                           (bert_flags.XLNET_RUN_CLASSIFIER, XLNET_CLASSIFIER_FLAGS),
+                           (bert_flags.ALBERT_RUN_CLASSIFIER,
+                            albert_classifier.ALBERT_CLASSIFIER_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
@@ -38,6 +46,9 @@ def main(_):
     logging.set_verbosity(logging.INFO)
     if is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
+        return
+    if bert_flags.flag_given(FLAGS, "albert_config_file"):
+        albert_main(FLAGS)
         return
     args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
     result = run(args)
@@ -47,6 +58,20 @@ def main(_):
     if result.predictions is not None:
         print(f"wrote {result.num_predict_examples} predictions to "
               f"{os.path.join(args.output_dir, 'test_results.tsv')}")
+    if result.export_path:
+        print(f"exported the SavedModel to {result.export_path}")
+
+
+def albert_main(flag_values):
+    """The ALBERT path: :func:`bert_tf.tasks.albert_classifier.run_from_flags`, then a summary."""
+    result = albert_classifier.run_from_flags(flag_values)
+    for prefix, results in result.evaluated:
+        print(f"eval {prefix or '(initial weights)'}: "
+              + ", ".join(f"{k} = {str(v)}" for k, v in sorted(results.items())))
+    if result.predictions is not None:
+        print(f"wrote {len(result.predictions)} predictions (from "
+              f"{result.predict_checkpoint or 'the initial weights'}) to "
+              f"{flag_values.output_dir}/test_results.tsv and submit_results.tsv")
     if result.export_path:
         print(f"exported the SavedModel to {result.export_path}")
 

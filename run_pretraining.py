@@ -13,12 +13,19 @@ Same flags and defaults as the original, plus ``--use_xla``, ``--dtype`` and
 With XLNet's flags (``--record_info_dir``, ``--model_dir``, ``--seq_len``, ``--mem_len``...;
 the original XLNet ``train.py`` / ``train_gpu.py``) it pretrains XLNet instead: see
 bert_tf/tasks/xlnet_pretraining.py.
+
+With ``--albert_config_file`` (the original ALBERT ``run_pretraining.py``: ``--optimizer`` lamb
+or adamw, ``--poly_power``, ``--start_warmup_step``, ``--init_from_group0``; ALBERT's defaults
+for the flags not given) it pretrains ALBERT (masked LM + sentence order) on the records of
+ALBERT's create_pretraining_data: see bert_tf/tasks/albert_pretraining.py (also
+``python -m bert_tf.albert.run_pretraining``).
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
+from bert_tf.tasks import albert_pretraining
 from bert_tf.tasks.xlnet_pretraining import XLNET_PRETRAINING_FLAGS, run_from_flags
 
 BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
@@ -28,13 +35,14 @@ BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
               "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
               "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
 bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS))
+                           (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS),
+                           (bert_flags.ALBERT_RUN_PRETRAINING,
+                            albert_pretraining.ALBERT_PRETRAINING_FLAGS))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
-    from bert_tf.training.eval_results import format_eval_results
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:
@@ -42,11 +50,20 @@ def main(_):
         print(f"trained to global_step {done.global_step}; last loss {done.last_loss}; "
               f"checkpoint {done.checkpoint}")
         return
+    if bert_flags.flag_given(FLAGS, "albert_config_file"):
+        report(albert_pretraining.run_from_flags(FLAGS))
+        return
     for name in ("input_file", "bert_config_file", "output_dir"):
         if FLAGS[name].value is None:
             raise FlagError(f"--{name} is required (or --record_info_dir and XLNet's train.py "
                             "flags to pretrain XLNet)")
-    result = run_pretraining(bert_flags.args_from_flags(PretrainingArgs, FLAGS))
+    report(run_pretraining(bert_flags.args_from_flags(PretrainingArgs, FLAGS)))
+
+
+def report(result) -> None:
+    """Prints what a BERT or ALBERT pretraining run did (a ``PretrainingResult``)."""
+    from bert_tf.training.eval_results import format_eval_results
+
     if result.train is not None:
         steps = result.train_steps_run
         rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0

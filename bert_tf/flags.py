@@ -244,10 +244,47 @@ _XLNET_QA_SPECS: Dict[str, Tuple[str, Any, str]] = {
 _XLNET_DATA_FLAGS = tuple(_XLNET_DATA_SPECS) + ("num_core_per_host", "uncased", "use_tpu",
                                                 "num_passes", "random_seed", "num_workers")
 
+# ---- ALBERT (google-research/albert at b772393; golden README albert) ------------------------
+# The flags ALBERT's scripts have and BERT's have not; the shared ones are in _BERT_SPECS, and
+# ALBERT's own defaults of them are in the ALBERT_* profiles below.
+_ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
+    "spm_model_file": ("string", None, "ALBERT: SentencePiece model (e.g. 30k-clean.model); "
+                       "unset or empty: WordPiece with --vocab_file. Giving it selects ALBERT's "
+                       "create_pretraining_data.py."),
+    "input_file_mode": ("string", "r", "ALBERT: the data format of the input file (the "
+                        "original's open() mode; bert_tf reads the files as UTF-8 in either)."),
+    "ngram": ("integer", 3, "ALBERT: maximum number of ngrams to mask."),
+    "favor_shorter_ngram": ("bool", True, "ALBERT: sample n-gram length n with probability "
+                            "proportional to 1/n (False: reversed)."),
+    "random_next_sentence": ("bool", False, "ALBERT: a negative pair takes its second segment "
+                             "from a random document (BERT's NSP) instead of swapping the two "
+                             "segments (sentence-order prediction, the default)."),
+    "do_permutation": ("bool", False, "ALBERT: also permute a second set of n-grams (the "
+                       "original's permutation training; doubles the masked-LM slots)."),
+    "albert_config_file": ("string", None, "ALBERT: albert_config.json of the pre-trained "
+                           "ALBERT model; giving it selects the ALBERT path of "
+                           "run_classifier.py and run_pretraining.py."),
+    "albert_hub_module_handle": ("string", None, "ALBERT: TF-Hub module of the model (not "
+                                 "supported: bert_tf has no TF-Hub; pass --albert_config_file "
+                                 "and --init_checkpoint instead)."),
+    "cached_dir": ("string", None, "ALBERT: folder of the cached <task>_train.tf_record / "
+                   "<task>_eval.tf_record (default --output_dir); reused when present."),
+    "train_step": ("integer", 1000, "ALBERT: total number of training steps to perform."),
+    "warmup_step": ("integer", 0, "ALBERT: number of steps of linear learning-rate warmup."),
+    "keep_checkpoint_max": ("integer", 5, "ALBERT: how many checkpoints to keep."),
+    "optimizer": ("enum:adamw|lamb", "adamw", "ALBERT: the optimizer (AdamW with weight decay "
+                  "0.01, or LAMB; beta1 0.9, beta2 0.999, epsilon 1e-6, LayerNorm and biases "
+                  "not decayed)."),
+    "poly_power": ("float", 1.0, "ALBERT: the power of the polynomial learning-rate decay."),
+    "start_warmup_step": ("integer", 0, "ALBERT: the starting step of warmup."),
+    "init_from_group0": ("bool", False, "ALBERT: initialize the parameters of the other groups "
+                         "from group 0 of --init_checkpoint."),
+}
+
 # Every flag of every script: name -> (kind, default, help).
 FLAG_SPECS: Dict[str, Tuple[str, Any, str]] = {**_BERT_SPECS, **_XLNET_SPECS,
                                                **_XLNET_DATA_SPECS, **_XLNET_PRETRAIN_SPECS,
-                                               **_XLNET_QA_SPECS}
+                                               **_XLNET_QA_SPECS, **_ALBERT_SPECS}
 
 
 # ---- profiles: which flags, which defaults, which meaning ----------------------------------------
@@ -479,6 +516,68 @@ XLNET_RUN_RACE = dataclasses.replace(
                           "examples before writing, the records in the pipeline; the original "
                           "shuffled with Python's unseeded random and an unseeded tf shuffle)."},
     refused={})
+
+# ALBERT: BERT's flags and ALBERT's own (google-research/albert); the scripts' own defaults are
+# in the ALBERT_* script profiles.
+ALBERT = Profile("ALBERT", tuple(_BERT_SPECS) + tuple(_ALBERT_SPECS))
+
+# Giving one of these (a non-empty value, or any value of a bool/int flag) selects ALBERT's
+# create_pretraining_data.py in the root script (issue 14).
+ALBERT_CREATE_SELECTED_BY = ("spm_model_file", "ngram", "favor_shorter_ngram",
+                             "random_next_sentence", "do_permutation")
+
+# ALBERT's create_pretraining_data.py, run as `python -m bert_tf.albert.create_pretraining_data`
+# or as create_pretraining_data.py with an ALBERT-only flag.
+ALBERT_CREATE_PRETRAINING_DATA = ALBERT.for_script(
+    "create_pretraining_data.py",
+    defaults={"do_whole_word_mask": True, "max_seq_length": 512, "dupe_factor": 40},
+    helps={"random_seed": "ALBERT: seed of Python's random AND (bert_tf) of the numpy "
+                          "RandomState that draws the n-gram lengths. The original seeds only "
+                          "Python's random and draws from numpy's unseeded global RNG, so its "
+                          "records differ run to run; with numpy seeded to the same value they "
+                          "equal these, record for record.",
+           "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset).",
+           "do_lower_case": "ALBERT: lower case the input text (WordPiece: BasicTokenizer; "
+                            "SentencePiece: preprocess_text before tokenizing)."})
+
+# ALBERT's run_classifier.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_classifier` or run_classifier.py with --albert_config_file.
+ALBERT_RUN_CLASSIFIER = ALBERT.for_script(
+    "run_classifier.py",
+    defaults={"max_seq_length": 512},
+    helps={"data_dir": "ALBERT: the GLUE folder holding <TASK>/train.tsv, dev.tsv, test.tsv "
+                       "(MRPC/, CoLA/, MNLI/, ...).",
+           "output_dir": "ALBERT: checkpoints, the cached records, eval_results.txt, "
+                         "best_trial.txt, test_results.tsv, submit_results.tsv.",
+           "init_checkpoint": "ALBERT: checkpoint to start from (e.g. .../model.ckpt-best); "
+                              "eval/predict use it when --output_dir has no model.ckpt-N.",
+           "do_eval": "ALBERT: evaluate every model.ckpt-N of --output_dir newer than "
+                      "best_trial.txt, once (bert_tf: the original polls the folder forever "
+                      "until a checkpoint reaches --train_step); with none, --init_checkpoint.",
+           "do_predict": "ALBERT: predict the test set with the best evaluated checkpoint, else "
+                         "the newest of --output_dir, else --init_checkpoint (bert_tf: the "
+                         "original reads only model.ckpt-best, written by --do_eval).",
+           "spm_model_file": "ALBERT: SentencePiece model; unset or empty (--spm_model_file=, "
+                             "as the original's required flag allows): WordPiece with "
+                             "--vocab_file.",
+           "vocab_file": "ALBERT: WordPiece vocabulary (used when --spm_model_file is unset)."})
+
+# ALBERT's run_pretraining.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_pretraining` or run_pretraining.py with --albert_config_file.
+ALBERT_RUN_PRETRAINING = ALBERT.for_script(
+    "run_pretraining.py",
+    defaults={"max_seq_length": 512, "max_predictions_per_seq": 20, "do_train": True,
+              "train_batch_size": 4096, "eval_batch_size": 64, "optimizer": "lamb",
+              "learning_rate": 0.00176, "num_train_steps": 125000, "num_warmup_steps": 3125,
+              "save_checkpoints_steps": 5000},
+    helps={"input_file": "ALBERT: the TFRecords of ALBERT's create_pretraining_data (a glob "
+                         "or comma-separated list); next_sentence_labels holds the "
+                         "sentence-order label.",
+           "init_checkpoint": "ALBERT: checkpoint to warm-start from (a BERT checkpoint is "
+                              "refused, naming the first variable that does not fit).",
+           "optimizer": "ALBERT: lamb (default) or adamw; weight decay 0.01, beta1 0.9, "
+                        "beta2 0.999, epsilon 1e-6, LayerNorm and biases not decayed (nor "
+                        "layer-adapted), gradients clipped to global norm 1.0."})
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")

@@ -105,7 +105,8 @@ def test_xlnet_classifier_defaults_are_the_original_scripts():
 
 
 def test_profiles_cover_the_vocabulary_with_the_original_defaults():
-    assert set(FLAG_SPECS) == set(bert_flags.BERT.flags) | set(bert_flags.XLNET.flags)
+    assert set(FLAG_SPECS) == (set(bert_flags.BERT.flags) | set(bert_flags.XLNET.flags)
+                               | set(bert_flags.ALBERT.flags))
     assert bert_flags.RUN_SQUAD.default("max_seq_length") == 384           # bert.md 9.1
     assert bert_flags.RUN_CLASSIFIER.default("max_seq_length") == 128      # bert.md 8.1
     assert bert_flags.BERT.default("learning_rate") == 5e-5

@@ -16,6 +16,11 @@ PACKAGE = "bert_tf"
 
 # First matching prefix wins; the dotted module names are relative to the repository root.
 LEVELS = (
+    # `python -m bert_tf.albert.<script>`: the original ALBERT module names, thin like the root
+    # scripts (flags, then one call into bert_tf.tasks).
+    *((f"bert_tf.albert.{script}", 5, "entry points")
+      for script in ("create_pretraining_data", "run_classifier", "run_pretraining",
+                     "run_squad_v1", "run_squad_v2")),
     ("bert_tf.tasks", 4, "tasks"),
     ("bert_tf.training", 3, "training"),
     ("bert_tf.bert", 2, "model families"),

@@ -140,6 +140,9 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
             source[name] = group0_name(name)
         else:
             source[name] = name
+    bert_layout = sorted(n for n in stored if n.startswith(f"{backbone_scope}/encoder/layer_"))
+    bert_hint = (f"; it holds BERT names ({bert_layout[0]}, ...): this is a BERT checkpoint, "
+                 f"not ALBERT" if bert_layout else "")
     # Shapes first: a config that does not fit names the variable and both shapes.
     for name, var in name_to_variable.items():
         src = source[name]
@@ -147,14 +150,12 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
             raise CheckpointError(
                 f"{prefix}: variable {src} has shape {list(stored[src][0])} in the checkpoint "
                 f"but {list(var.shape)} in the ALBERT model built from the config; the config "
-                f"does not match this checkpoint")
+                f"does not match this checkpoint{bert_hint}")
     missing_backbone = [n for n in name_to_variable
                         if n.startswith(backbone_scope + "/") and source[n] not in stored]
     if missing_backbone:
         first = missing_backbone[0]
-        bert_layout = sorted(n for n in stored if n.startswith(f"{backbone_scope}/encoder/layer_"))
-        hint = (f"; it holds BERT names ({bert_layout[0]}, ...): this is a BERT checkpoint, "
-                f"not ALBERT" if bert_layout else "; does the config match it?")
+        hint = bert_hint or "; does the config match it?"
         raise CheckpointError(
             f"{prefix}: ALBERT variable {first} (shape {list(name_to_variable[first].shape)}) "
             f"is not in the checkpoint ({len(missing_backbone)} {backbone_scope}/* variables "

@@ -33,6 +33,9 @@ class BertClassifier(keras.Model):
       num_labels: classes (1 for regression).
       is_regression: (bert_tf, for STS-B) a single score instead of class logits.
       use_one_hot_embeddings: the original TPU lookup (same numbers).
+      encoder: (bert_tf) another encoder under scope `bert` with the same call contract
+        (dict of inputs -> dict with ``pooled_output [B, H]``), e.g. ALBERT's
+        (:class:`bert_tf.albert.classifier.AlbertClassifier`); default a :class:`BertModel`.
 
     Call returns a dict:
       ``logits`` float32 ``[B, num_labels]``; ``probabilities`` float32 ``[B, num_labels]``
@@ -43,12 +46,13 @@ class BertClassifier(keras.Model):
     """
 
     def __init__(self, config: BertConfig, num_labels: int, is_regression: bool = False,
-                 use_one_hot_embeddings: bool = False, **kwargs):
+                 use_one_hot_embeddings: bool = False, encoder=None, **kwargs):
         super().__init__(**kwargs)
         self.config = config
         self.num_labels = num_labels
         self.is_regression = is_regression
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
+        self.bert = encoder if encoder is not None else BertModel(
+            config, use_one_hot_embeddings=use_one_hot_embeddings)
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.head = TransposedOutput(num_labels, config.hidden_size, CLASSIFIER_INIT_STDDEV,
                                      name="classifier")
@@ -66,9 +70,13 @@ class BertClassifier(keras.Model):
 
     def name_map(self):
         """Original names: `bert/*` plus top-level `output_weights` / `output_bias`."""
-        table = bert_model_map(self.bert)
+        table = self.encoder_name_map()
         table.update(output_head_map(self.head))
         return table
+
+    def encoder_name_map(self):
+        """Original names of the encoder's variables (`bert/*`)."""
+        return bert_model_map(self.bert)
 
     def get_config(self):
         """The constructor arguments (``config`` as its dict) and the model name."""

@@ -120,6 +120,16 @@ class DataProcessor:
         """Examples of the test set (for prediction; labels are placeholders)."""
         return self._examples_of(data_dir, *self.test_file)
 
+    def get_test_ids(self, data_dir: str) -> List[str]:
+        """(bert_tf) Column 0 of each data row of the test file, in example order: the index a
+        GLUE submission uses (the original ALBERT's guid of a test example).
+
+        Raises:
+          InputDataError: the file is missing, unreadable or has no data row.
+        """
+        path, rows = self._read_rows(data_dir, self.test_file[0])
+        return [row[0] if row else "" for _, _, row in self._data_rows(rows, path)]
+
     def _examples_of(self, data_dir: str, filename: str, set_type: str) -> List[InputExample]:
         return self._create_examples(*self._read_rows(data_dir, filename), set_type)
 

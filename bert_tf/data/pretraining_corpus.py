@@ -18,7 +18,7 @@ import array
 import collections
 import multiprocessing
 import random
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 from absl import logging
@@ -96,11 +96,14 @@ def _iter_line_chunks(input_files: Sequence[str], lines_per_chunk: int
 
 
 def tokenize_lines(tokenizer, path: str, first_line: int, lines: Sequence[bytes],
-                   vocab_file: str = "the vocab") -> Tuple[array.array, array.array, List[int]]:
+                   vocab_file: str = "the vocab", normalize: Optional[Callable[[str], str]] = None
+                   ) -> Tuple[array.array, array.array, List[int]]:
     """Tokenizes raw lines into token ids, marking document breaks (spec 5.2).
 
     Each line is decoded as UTF-8 dropping invalid bytes (the original ``convert_to_unicode``),
-    ``strip()``-ed, and tokenized with ``tokenizer`` (a FullTokenizer).
+    ``strip()``-ed (or passed through ``normalize``, e.g. ALBERT's ``preprocess_text`` for its
+    SentencePiece path: a line empty after it is a document break), and tokenized with
+    ``tokenizer`` (a FullTokenizer).
 
     Returns:
       ``(ids, line_lengths, bad_lines)``: ``ids`` is an int32 ``array`` of all token ids in line
@@ -121,7 +124,7 @@ def tokenize_lines(tokenizer, path: str, first_line: int, lines: Sequence[bytes]
         except UnicodeDecodeError:
             text = raw.decode("utf-8", "ignore")
             bad_lines.append(first_line + offset)
-        text = text.strip()
+        text = normalize(text) if normalize is not None else text.strip()
         if not text:
             line_lengths.append(-1)
             continue
@@ -292,7 +295,8 @@ def id_to_token_list(vocab) -> List[str]:
 
 def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
                    vocab_file: Optional[str] = None, do_lower_case: bool = True,
-                   lines_per_chunk: int = LINES_PER_CHUNK, pool=None) -> DocumentStore:
+                   lines_per_chunk: int = LINES_PER_CHUNK, pool=None,
+                   normalize: Optional[Callable[[str], str]] = None) -> DocumentStore:
     """Reads and tokenizes the input files into documents (spec 5.2).
 
     One sentence per line; a line that is empty after ``strip()`` starts a new document; a line
@@ -307,6 +311,8 @@ def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
         build their own FullTokenizer from ``vocab_file`` and ``do_lower_case``.
       lines_per_chunk: lines per work item. At most ``2 * num_workers`` items are in flight.
       pool: an existing :func:`make_worker_pool` pool to use instead (``num_workers`` ignored).
+      normalize: replaces ``strip()`` of each decoded line (see :func:`tokenize_lines`); only
+        without workers.
 
     Returns:
       a :class:`DocumentStore`, not yet shuffled.
@@ -315,6 +321,8 @@ def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
       InputDataError: an input file cannot be read. ConfigError: see :func:`tokenize_lines`.
       FlagError: ``num_workers > 1`` without ``vocab_file``.
     """
+    if normalize is not None and (pool is not None or num_workers > 1):
+        raise FlagError("normalize runs in this process only: use num_workers=1")
     if pool is None and num_workers > 1:
         if not vocab_file:
             raise FlagError("num_workers > 1 needs vocab_file for the worker tokenizers")
@@ -333,7 +341,8 @@ def read_documents(input_files: Sequence[str], tokenizer, num_workers: int = 1,
             yield item
 
     results = ordered_map(pool, _worker_tokenize, tagged(chunks),
-                           local_fn=lambda item: tokenize_lines(tokenizer, *item, vocab_name))
+                           local_fn=lambda item: tokenize_lines(tokenizer, *item, vocab_name,
+                                                                normalize=normalize))
     for ids, line_lengths, bad_lines in results:
         path = paths.popleft()
         for number in bad_lines:

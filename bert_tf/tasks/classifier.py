@@ -349,7 +349,20 @@ def _read_examples(processor, args):
     return out
 
 
-def _predict_all(predictor, input_file, args, batch_size, regression, name, total):
+def predict_all(predictor, input_file, args, batch_size, regression, name, total):
+    """Runs ``predictor`` over a classifier record file (eval layout) in order.
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``logits`` output.
+      input_file: the TFRecords (``input_ids``/``input_mask``/``segment_ids`` ``[S]``,
+        ``label_ids``, ``is_real_example``); ``args.max_seq_length`` is S and
+        ``args.use_tpu`` drops a last partial batch (the original's TPU eval).
+      batch_size, regression, name (for the progress log), total (records).
+
+    Returns:
+      ``(logits [N, num_labels] float32, label_ids [N], is_real_example [N], batch_losses)``:
+      ``batch_losses`` is each batch's unweighted mean loss (the Estimator's ``loss``).
+    """
     logits, labels, real, batch_losses = [], [], [], []
     dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
                            drop_remainder=args.use_tpu)
@@ -454,7 +467,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
                      num_actual, len(eval_examples) - num_actual)
         logging.info("  Batch size = %d", args.eval_batch_size)
-        logits, labels, real, batch_losses = _predict_all(
+        logits, labels, real, batch_losses = predict_all(
             predictor, eval_file, args, args.eval_batch_size, regression, "eval",
             len(eval_examples))
         result.eval_results = eval_metrics(

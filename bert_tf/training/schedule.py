@@ -30,6 +30,9 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         stays 0.
       num_warmup_steps: warmup length in steps; 0 or None turns warmup off.
       name: optional name, kept in the config.
+      power: (ALBERT ``--poly_power``) the decay is ``init_lr * (1 - p) ** power``; BERT's 1.0.
+      start_warmup_step: (ALBERT) warmup counts ``step - start_warmup_step`` (the original
+        ALBERT ``create_optimizer``); the decay still counts from step 0. BERT's 0.
 
     Calling the schedule with ``step`` (scalar int32/int64 tensor or Python int, the
     optimizer's update count before the increment) returns a float32 scalar tensor.
@@ -38,7 +41,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
       FlagError: ``num_train_steps`` is not positive, or ``num_warmup_steps`` is negative.
     """
 
-    def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, name=None):
+    def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, name=None, power=1.0,
+                 start_warmup_step=0):
         super().__init__()
         if num_train_steps is None or int(num_train_steps) <= 0:
             raise FlagError(f"num_train_steps must be > 0 for the learning-rate schedule, "
@@ -49,6 +53,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         self.num_train_steps = int(num_train_steps)
         self.num_warmup_steps = int(num_warmup_steps or 0)
         self.name = name
+        self.power = float(power)
+        self.start_warmup_step = int(start_warmup_step or 0)
 
     def __call__(self, step):
         with tf.name_scope(self.name or "WarmupLinearDecay"):
@@ -58,11 +64,11 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             step_float = tf.cast(step, tf.float32)
             decay_steps = tf.constant(float(self.num_train_steps), dtype=tf.float32)
             p = tf.minimum(step_float, decay_steps) / decay_steps
-            lr = init_lr * tf.pow(1.0 - p, 1.0)
+            lr = init_lr * tf.pow(1.0 - p, self.power)
             if not self.num_warmup_steps:
                 return lr
             # Warmup, as the original: int32 step, float32 fraction, float mask.
-            step_int = tf.cast(step, tf.int32)
+            step_int = tf.cast(step, tf.int32) - tf.constant(self.start_warmup_step, tf.int32)
             warmup_steps_int = tf.constant(self.num_warmup_steps, dtype=tf.int32)
             warmup_percent_done = (tf.cast(step_int, tf.float32)
                                    / tf.cast(warmup_steps_int, tf.float32))
@@ -77,4 +83,6 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "num_train_steps": self.num_train_steps,
             "num_warmup_steps": self.num_warmup_steps,
             "name": self.name,
+            "power": self.power,
+            "start_warmup_step": self.start_warmup_step,
         }

@@ -72,7 +72,8 @@ def test_inside_tf_function_with_int64_variable():
 def test_get_config_round_trips():
     sched = WarmupLinearDecay(3e-5, num_train_steps=123, num_warmup_steps=12, name="lr")
     config = sched.get_config()
-    assert config == {"init_lr": 3e-5, "num_train_steps": 123, "num_warmup_steps": 12, "name": "lr"}
+    assert config == {"init_lr": 3e-5, "num_train_steps": 123, "num_warmup_steps": 12, "name": "lr",
+                      "power": 1.0, "start_warmup_step": 0}
     again = WarmupLinearDecay.from_config(config)
     assert again.get_config() == config
     restored = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(sched))

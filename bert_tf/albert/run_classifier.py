@@ -1,0 +1,32 @@
+"""``python -m bert_tf.albert.run_classifier``: ALBERT's run_classifier.py.
+
+The original google-research/albert command line with only the module prefix changed, with
+its flags and defaults (``--max_seq_length`` 512, ``--train_step`` 1000, ``--optimizer`` adamw,
+``--data_dir`` the GLUE folder holding ``MRPC/``...). ``--spm_model_file`` may be left out
+(the original requires it, empty for WordPiece). See bert_tf/tasks/albert_classifier.py for
+what is done better (``--do_eval`` / ``--do_predict`` without polling or ``model.ckpt-best``).
+
+An entry point (level "entry points" of tests/test_layering.py).
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.albert_classifier import ALBERT_CLASSIFIER_FLAGS, run_from_flags
+
+bert_flags.define(*ALBERT_CLASSIFIER_FLAGS, profile=bert_flags.ALBERT_RUN_CLASSIFIER)
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    result = run_from_flags(FLAGS)
+    for prefix, results in result.evaluated:
+        print(f"eval {prefix or '(initial weights)'}: "
+              + ", ".join(f"{k} = {str(v)}" for k, v in sorted(results.items())))
+    if result.predictions is not None:
+        print(f"wrote {len(result.predictions)} predictions to {FLAGS.output_dir}")
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)

@@ -1,0 +1,35 @@
+"""``python -m bert_tf.albert.run_pretraining``: ALBERT's run_pretraining.py (masked LM +
+sentence order, LAMB or AdamW).
+
+The original google-research/albert command line with only the module prefix changed, with
+its flags and defaults (``--optimizer`` lamb, ``--learning_rate`` 0.00176,
+``--train_batch_size`` 4096, ``--num_train_steps`` 125000, ``--num_warmup_steps`` 3125,
+``--do_train`` True). See bert_tf/tasks/albert_pretraining.py.
+
+An entry point (level "entry points" of tests/test_layering.py).
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.albert_pretraining import ALBERT_PRETRAINING_FLAGS, run_from_flags
+from bert_tf.training.eval_results import format_eval_results
+
+bert_flags.define(*ALBERT_PRETRAINING_FLAGS, profile=bert_flags.ALBERT_RUN_PRETRAINING)
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    result = run_from_flags(FLAGS)
+    if result.train is not None:
+        print(f"trained to global_step {result.train.global_step}; last loss "
+              f"{result.train.last_loss}; checkpoint {result.train.checkpoint}")
+    if result.eval_metrics is not None:
+        print(f"wrote {result.eval_results_file}:")
+        for line in format_eval_results(result.eval_metrics).splitlines():
+            print(f"  {line}")
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)

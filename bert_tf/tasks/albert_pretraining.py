@@ -1,0 +1,238 @@
+"""ALBERT pre-training (masked LM + sentence order): the run behind
+``python -m bert_tf.albert.run_pretraining`` and ``run_pretraining.py --albert_config_file=...``.
+
+Mirrors the original google-research/albert@b772393 ``run_pretraining.py`` on BERT's
+pre-training pieces (:mod:`bert_tf.tasks.pretraining`, :mod:`bert_tf.data.pretraining_records`)
+and the shared training layer:
+
+* flags and defaults are ALBERT's (:data:`bert_tf.flags.ALBERT_RUN_PRETRAINING`: ``--optimizer``
+  lamb, ``--learning_rate`` 0.00176, ``--train_batch_size`` 4096, ``--do_train`` True, ...);
+* the records are those of ALBERT's ``create_pretraining_data`` (``next_sentence_labels`` holds
+  the sentence-order label; ``token_boundary`` is not read), checked as BERT's;
+* the model is :class:`bert_tf.albert.pretrainer.AlbertPretrainer`; loss = masked LM +
+  sentence order;
+* the optimizer is :func:`bert_tf.training.lamb.create_albert_optimizer` (LAMB or AdamW,
+  ``--poly_power``, ``--start_warmup_step``), the loop :func:`bert_tf.training.loop.train`
+  (``model.ckpt-N`` in the original layout: `bert/*`, `cls/*`, `*/adam_m`, `*/adam_v`,
+  `global_step`; resumed after a kill);
+* ``--init_checkpoint`` warm-starts through :func:`bert_tf.albert.checkpoint_map.
+  load_albert_checkpoint` (``--init_from_group0``: groups k > 0 from group 0), which refuses a
+  BERT checkpoint, naming the first variable that does not fit, before training;
+* evaluation writes ``eval_results.txt`` with the original's keys: ``global_step``, ``loss``,
+  ``masked_lm_accuracy``, ``masked_lm_loss``, ``sentence_order_accuracy``,
+  ``sentence_order_loss``.
+
+``--masked_lm_budget`` (on-the-fly masking) is not supported.
+"""
+
+import time
+from typing import Any, Dict, Optional
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import flags as bert_flags
+from bert_tf.albert.checkpoint_map import load_albert_checkpoint
+from bert_tf.albert.config import AlbertConfig
+from bert_tf.albert.pretrainer import AlbertPretrainer
+from bert_tf.data.pretraining_records import (check_input_records, check_token_ids,
+                                              explain_index_error, explain_parse_error,
+                                              find_input_files, input_fn_builder,
+                                              is_parse_error)
+from bert_tf.errors import FlagError
+from bert_tf.tasks.pretraining import (NoModeError, PretrainingResult, evaluate,
+                                       pretraining_loss_fn)
+from bert_tf.training import loop
+from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.lamb import create_albert_optimizer
+from bert_tf.training.precision import dtype_policy
+from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.strategy import strategy_from_flags
+
+EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+             "sentence_order_accuracy", "sentence_order_loss")
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_PRETRAINING)
+class AlbertPretrainingArgs:
+    """ALBERT run_pretraining.py's flags (its defaults) plus bert_tf's ``use_xla``,
+    ``dtype``, ``gradient_accumulation_steps``."""
+
+    albert_config_file: Optional[str]
+    input_file: Optional[str]
+    output_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    max_seq_length: int
+    max_predictions_per_seq: int
+    do_train: bool
+    do_eval: bool
+    train_batch_size: int
+    eval_batch_size: int
+    optimizer: str
+    learning_rate: float
+    poly_power: float
+    num_train_steps: int
+    num_warmup_steps: int
+    start_warmup_step: int
+    save_checkpoints_steps: int
+    keep_checkpoint_max: int
+    iterations_per_loop: int
+    max_eval_steps: int
+    use_tpu: bool
+    init_from_group0: bool
+    tpu_name: Optional[str]
+    tpu_zone: Optional[str]
+    gcp_project: Optional[str]
+    master: Optional[str]
+    num_tpu_cores: int
+    # (bert_tf)
+    use_xla: bool
+    dtype: str
+    gradient_accumulation_steps: int
+
+
+ALBERT_PRETRAINING_FLAGS = tuple(AlbertPretrainingArgs.__dataclass_fields__)
+
+
+def albert_eval_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
+    """BERT's six eval values (:func:`bert_tf.tasks.pretraining.evaluate`) under ALBERT's keys
+    (``next_sentence_*`` -> ``sentence_order_*``)."""
+    return {k.replace("next_sentence_", "sentence_order_"): v for k, v in metrics.items()}
+
+
+def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
+    """Flag checks before anything is built; returns the config.
+
+    Raises:
+      NoModeError: neither ``do_train`` nor ``do_eval``. FlagError: a missing flag, a
+        sequence longer than the config allows, a non-positive size or step count.
+      ConfigError: unreadable config.
+    """
+    if not args.do_train and not args.do_eval:
+        raise NoModeError("At least one of `do_train` or `do_eval` must be True.")
+    for name in ("albert_config_file", "input_file", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    config = AlbertConfig.from_json_file(args.albert_config_file)
+    if args.max_seq_length > config.max_position_embeddings:
+        raise FlagError(f"--max_seq_length={args.max_seq_length} is longer than "
+                        f"max_position_embeddings={config.max_position_embeddings} of "
+                        f"--albert_config_file={args.albert_config_file}")
+    positive = ["max_seq_length", "max_predictions_per_seq"]
+    if args.do_train:
+        positive += ["train_batch_size", "num_train_steps", "gradient_accumulation_steps"]
+    if args.do_eval:
+        positive += ["eval_batch_size", "max_eval_steps"]
+    for name in positive:
+        if int(getattr(args, name)) <= 0:
+            raise FlagError(f"--{name}={getattr(args, name)} must be positive")
+    if args.do_train and args.num_warmup_steps < 0:
+        raise FlagError(f"--num_warmup_steps={args.num_warmup_steps} must not be negative")
+    if args.optimizer not in ("lamb", "adamw"):
+        raise FlagError(f"--optimizer={args.optimizer}: lamb or adamw")
+    return config
+
+
+def load_fn(name_map, path, require_all=False):
+    """The ALBERT loader in :func:`restore_for_inference`'s signature."""
+    return load_albert_checkpoint(name_map, path, require_all=require_all)
+
+
+def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        log_every_n_steps: int = 100) -> PretrainingResult:
+    """Trains and/or evaluates (see the module docstring).
+
+    Returns:
+      a :class:`bert_tf.tasks.pretraining.PretrainingResult` (``eval_metrics`` with
+      :data:`EVAL_KEYS`).
+
+    Raises:
+      NoModeError, FlagError, ConfigError: bad flags or config. InputDataError: records that
+      do not fit the flags. CheckpointError: a checkpoint that does not fit (a BERT one
+      names its first variable). NanLossError: training diverged.
+    """
+    config = validate_args(args)
+    input_files = find_input_files(args.input_file)
+    logging.info("*** Input Files ***")
+    for f in input_files:
+        logging.info("  %s", f)
+    check_input_records(input_files, args.max_seq_length, args.max_predictions_per_seq)
+    check_token_ids(input_files, config.vocab_size, args.albert_config_file)
+    tf.io.gfile.makedirs(args.output_dir)
+    strategy = strategy or strategy_from_flags(args)
+    with dtype_policy(args.dtype), strategy.scope():
+        model = AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu)
+        model.build_with_dummy_input()
+    name_map = model.name_map()
+
+    def explained(fn):
+        try:
+            return fn()
+        except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
+            if is_parse_error(e):
+                raise explain_parse_error(e, input_files, args.max_seq_length,
+                                          args.max_predictions_per_seq) from e
+            index_error = explain_index_error(e, input_files, config, args.albert_config_file)
+            if index_error is not None:
+                raise index_error from e
+            raise
+
+    result = PretrainingResult()
+    trained_step = None
+    if args.do_train:
+        resuming = bool(checkpoint_io.existing_checkpoints(args.output_dir))
+        if args.init_checkpoint and not resuming:
+            report = load_albert_checkpoint(name_map, args.init_checkpoint,
+                                            init_from_group0=args.init_from_group0)
+            logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
+        with strategy.scope():
+            optimizer, _ = create_albert_optimizer(
+                args.learning_rate, args.num_train_steps, args.num_warmup_steps,
+                optimizer=args.optimizer, poly_power=args.poly_power,
+                start_warmup_step=args.start_warmup_step, variable_names=name_map,
+                loss_scale=args.dtype == "float16")
+        train_config = loop.TrainConfig.from_flags(
+            args, args.num_train_steps, num_warmup_steps=args.num_warmup_steps,
+            keep_checkpoint_max=args.keep_checkpoint_max, log_every_n_steps=log_every_n_steps,
+            init_checkpoint=None)
+        logging.info("***** Running training *****")
+        logging.info("  Batch size = %d, optimizer = %s", args.train_batch_size, args.optimizer)
+        train_input_fn = input_fn_builder(input_files, args.max_seq_length,
+                                          args.max_predictions_per_seq, is_training=True,
+                                          batch_size=args.train_batch_size)
+        before = checkpoint_io.existing_checkpoints(args.output_dir)
+        start = time.time()
+        result.train = explained(lambda: loop.train(
+            model, pretraining_loss_fn, train_input_fn, name_map, train_config,
+            strategy=strategy, optimizer=optimizer))
+        result.train_seconds = time.time() - start
+        result.train_steps_run = result.train.global_step - (
+            checkpoint_io.checkpoint_step(before[-1]) if before else 0)
+        trained_step = result.train.global_step
+
+    if args.do_eval:
+        logging.info("***** Running evaluation *****")
+        logging.info("  Batch size = %d", args.eval_batch_size)
+        if trained_step is None:
+            global_step = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                                load_fn=load_fn).global_step
+        else:
+            global_step = trained_step
+        eval_input_fn = input_fn_builder(input_files, args.max_seq_length,
+                                         args.max_predictions_per_seq, is_training=False,
+                                         batch_size=args.eval_batch_size)
+        metrics = albert_eval_metrics(explained(lambda: evaluate(
+            model, eval_input_fn, args.max_eval_steps, global_step, strategy=strategy,
+            use_xla=args.use_xla)))
+        result.eval_metrics = metrics
+        result.eval_results_file = write_eval_results(args.output_dir, metrics)
+        logging.info("***** Eval results *****")
+        for key in sorted(metrics):
+            logging.info("  %s = %s", key, metrics[key])
+    return result
+
+
+def run_from_flags(flag_values) -> PretrainingResult:
+    """Reads :class:`AlbertPretrainingArgs` (ALBERT's defaults for flags not given), runs."""
+    return run(bert_flags.args_from_flags(AlbertPretrainingArgs, flag_values))
