@@ -15,12 +15,16 @@ Peers (each a forward of the same shape, same random weights, same inputs):
   run in a ``Session``. Our weights are assigned to it by their original names (the
   checkpoint name table), so the two outputs are compared too.
 * ``ours``: :class:`bert_tf.bert.model.BertModel` in one ``tf.function``.
+* ``ours_without_xla`` (with ``--xla``): the same model, plain ``tf.function``.
+* ``float32`` (with ``--dtype bfloat16``): our model in float32, same weights; the output
+  differences are recorded.
 * ``before``: ``bert_tf/bert/layers.py`` as of ``--before_ref`` (loaded from git into memory),
   the same encoder loop, same weights.
 
 Each round times every peer (``--iters`` calls, the median), peers in a rotating order;
 the result is per peer the median (min-max) over rounds of seq/s, and the ratios ours / peer per
-round, median (min-max). Records `lscpu`'s model name and flags and the load average. Writes
+round, median (min-max), on wall and on CPU seconds (all threads; less sensitive to other
+jobs on a shared machine). Records `lscpu`'s model name and flags and the load average. Writes
 ``bench/results/encoder_peers_<shape>.json``.
 """
 
@@ -181,12 +185,14 @@ def copy_weights(src_model, dst_model):
 # ---- timing ----------------------------------------------------------------------------------
 
 def time_calls(fn, iters):
-    times = []
+    """Median wall and CPU (process, all threads) seconds of ``iters`` calls."""
+    wall, cpu = [], []
     for _ in range(iters):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return float(np.median(wall)), float(np.median(cpu))
 
 
 def summarize(values):
@@ -210,10 +216,11 @@ def main(argv=None):
     info = {"machine": machine(), "shape": args.shape, "batch": args.batch_size,
             "seq": args.seq_length, "dtype": args.dtype, "xla": args.xla,
             "before_ref": args.before_ref, "iters_per_round": args.iters}
-    if args.dtype != "float32":
-        keras.mixed_precision.set_global_policy("mixed_" + args.dtype)
-
     config = BertConfig(type_vocab_size=2, **SHAPES[args.shape])
+    float32_model = None
+    if args.dtype != "float32":  # the float32 model as a peer, same weights
+        float32_model = BertModel(config).build_with_dummy_input()
+        keras.mixed_precision.set_global_policy("mixed_" + args.dtype)
     B, S = args.batch_size, args.seq_length
     rng = np.random.RandomState(0)
     ids = rng.randint(100, config.vocab_size - 1, (B, S)).astype(np.int32)
@@ -227,7 +234,20 @@ def main(argv=None):
                           jit_compile=args.xla)
     peers = {"ours": lambda: ours_fn(ids, mask, segs).numpy()}
     reference = peers["ours"]().astype(np.float32)
+    if args.xla:  # the same model without XLA as a peer
+        plain_fn = tf.function(lambda i, m, s: ours({"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"])
+        peers["ours_without_xla"] = lambda: plain_fn(ids, mask, segs).numpy()
 
+    if float32_model is not None:
+        copy_weights(ours, float32_model)
+        f32_fn = tf.function(lambda i, m, s: float32_model(
+            {"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"], jit_compile=args.xla)
+        peers["float32"] = lambda: f32_fn(ids, mask, segs).numpy()
+        real = mask.astype(bool)
+        f32 = peers["float32"]()
+        info["max_abs_diff_vs_float32"] = float(np.abs(f32 - reference)[real].max())
+        info["mean_abs_diff_vs_float32"] = float(np.abs(f32 - reference)[real].mean())
+        info["mean_abs_float32_value"] = float(np.abs(f32)[real].mean())
     original_dir = os.environ.get("BERT_ORIGINAL_DIR")
     if original_dir and args.dtype == "float32":
         weights = {name: var.numpy() for name, var in bert_model_map(ours).items()}
@@ -251,13 +271,20 @@ def main(argv=None):
 
     names = list(peers)
     seconds = {n: [] for n in names}
+    cpu_seconds = {n: [] for n in names}
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
-            seconds[n].append(time_calls(peers[n], args.iters))
+            wall, cpu = time_calls(peers[n], args.iters)
+            seconds[n].append(wall)
+            cpu_seconds[n].append(cpu)
     info["seq_per_s"] = {n: summarize([B / t for t in seconds[n]]) for n in names}
     info["ratio_ours_over"] = {n: summarize([t / o for t, o in zip(seconds[n], seconds["ours"])])
                                for n in names if n != "ours"}
+    # CPU seconds (all threads of the process) per batch: less sensitive to other jobs
+    info["cpu_seq_per_s"] = {n: summarize([B / t for t in cpu_seconds[n]]) for n in names}
+    info["cpu_ratio_ours_over"] = {n: summarize([t / o for t, o in zip(cpu_seconds[n], cpu_seconds["ours"])])
+                                   for n in names if n != "ours"}
     info["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(info, indent=2))
     out = args.out or os.path.join(HERE, "results", f"encoder_peers_{args.shape}"

@@ -19,7 +19,7 @@ Why the fast path is exact (for float16 / bfloat16 / float32 input, converted to
   ``1e-4 <= |value| < 1e16``, i.e. ``|k| >= 100``: ``[-]int.frac`` with at least one
   fraction digit; ``0.0`` / ``-0.0`` when ``k == 0`` (the sign of ``x`` is kept, as ``round``
   keeps it).
-* Everything else (``0 < |k| < 100``: scientific notation such as ``5e-06``; ``|x| >= 1e9``;
+* Everything else (``0 < |k| < 100``: scientific notation such as ``5e-06``; ``|x| >= 1e4``;
   inf / nan, which ``json.dumps`` writes ``Infinity`` / ``NaN``; float64 input whose product
   ``x * 1e6`` may be inexact near a tie) is formatted by Python's own
   ``json.dumps(round(float(x), 6))``, one value at a time.
@@ -32,13 +32,45 @@ import numpy as np
 
 _DECIMALS = 6
 _SCALE = 10.0 ** _DECIMALS
-_FIXED_MAX = 1e9  # |x| below this: integer part <= 9 digits, |k| < 10**15
-_INT_DIGITS = 9
+_INT_DIGITS = 4
+_FIXED_MAX = 10.0 ** _INT_DIGITS  # |x| below this: integer part of at most 4 digits
 _PLACEHOLDER = 1  # byte marking a value Python formats
-# field of one value: sign, 9 integer digits, '.', 6 fraction digits, ', '
+# field of one value: sign, 4 integer digits, '.' + 6 fraction digits, ', '; zero bytes are
+# dropped when the fields are joined
 _FIELD = 1 + _INT_DIGITS + 1 + _DECIMALS + 2
-_INT_POW = 10 ** np.arange(_INT_DIGITS - 1, -1, -1, dtype=np.int64)  # [1e8 .. 1]
-_FRAC_POW = 10 ** np.arange(_DECIMALS - 1, -1, -1, dtype=np.int64)  # [1e5 .. 1]
+_TABLES = {}
+
+
+def _digit_table(count, strip_trailing, strip_leading):
+    """``[10**count, count]`` uint8: the ``count`` decimal digits of each number, with its
+    trailing (or leading) zeros as zero bytes; one digit always kept except for a trailing
+    strip of 0 (all zero bytes)."""
+    n = np.arange(10 ** count, dtype=np.int64)
+    digits = (n[:, None] // 10 ** np.arange(count - 1, -1, -1)) % 10
+    position = np.arange(count)[None, :]
+    if strip_trailing:
+        trailing = sum(((n % 10 ** p) == 0).astype(np.int64) for p in range(1, count + 1))
+        keep = position < (count - trailing)[:, None]
+    elif strip_leading:
+        width = np.maximum(1, np.floor(np.log10(np.maximum(n, 1))).astype(np.int64) + 1)
+        keep = position >= (count - width)[:, None]
+    else:
+        keep = np.ones_like(digits, bool)
+    return np.where(keep, digits + ord("0"), 0).astype(np.uint8)
+
+
+def _tables():
+    """Digit tables (a few kB, built once): the integer part ``q < 10**4`` with its leading
+    zeros dropped (``0`` kept); the fraction's first 3 digits in full and with trailing zeros
+    dropped (at least one digit kept), its last 3 digits with trailing zeros dropped."""
+    if not _TABLES:
+        _TABLES["int"] = _digit_table(_INT_DIGITS, False, True)
+        _TABLES["hi_full"] = _digit_table(3, False, False)
+        hi_strip = _digit_table(3, True, False)
+        hi_strip[0, 0] = ord("0")  # fraction 0: ".0"
+        _TABLES["hi_strip"] = hi_strip
+        _TABLES["lo_strip"] = _digit_table(3, True, False)
+    return _TABLES
 
 
 def python_rounded_json(x: float) -> str:
@@ -67,6 +99,7 @@ def rounded_json_rows(values: np.ndarray) -> List[str]:
     rows, width = values.shape
     if rows == 0:
         return []
+    tables = _tables()
     exact_product = values.dtype.itemsize <= 4
     x = values.astype(np.float64).reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -76,57 +109,39 @@ def rounded_json_rows(values: np.ndarray) -> List[str]:
         if not exact_product:  # float64: the product may be inexact; a near-tie goes to Python
             frac = np.abs(scaled - np.floor(scaled) - 0.5)
             fallback |= frac <= 2 * np.spacing(np.abs(scaled))
-    k = np.where(fallback, 0.0, k)
-    a = np.abs(k).astype(np.int64)
+    a = np.abs(np.where(fallback, 0.0, k)).astype(np.int64)
     fallback |= (a > 0) & (a < 100)  # scientific notation
-    negative = np.signbit(x)
-    int_part = a // 10 ** _DECIMALS
-    frac_part = a % 10 ** _DECIMALS
+    int_part, frac_part = np.divmod(a, 10 ** _DECIMALS)
+    big = int_part >= 10 ** _INT_DIGITS  # e.g. 9999.9999996 rounds up to 10000.0
+    if big.any():
+        fallback |= big
+        int_part[big] = 0
 
-    field = np.zeros((x.size, _FIELD), np.uint8)
-    int_digits = (int_part[:, None] // _INT_POW) % 10  # [n, 9]
-    # leading zeros dropped, the units digit always kept
-    num_int_digits = np.maximum(1, _count_digits(int_part))
-    keep_int = np.arange(_INT_DIGITS)[None, :] >= (_INT_DIGITS - num_int_digits)[:, None]
-    frac_digits = (frac_part[:, None] // _FRAC_POW) % 10  # [n, 6]
-    # trailing zeros dropped, the first fraction digit always kept
-    trailing = _trailing_zeros(frac_part)
-    keep_frac = np.arange(_DECIMALS)[None, :] < np.maximum(1, _DECIMALS - trailing)[:, None]
-    field[:, 0] = np.where(negative, ord("-"), 0)
-    field[:, 1:1 + _INT_DIGITS] = np.where(keep_int, int_digits + ord("0"), 0)
+    field = np.empty((x.size, _FIELD), np.uint8)
+    field[:, 0] = np.signbit(x) * ord("-")
+    field[:, 1:1 + _INT_DIGITS] = tables["int"][int_part]
     field[:, 1 + _INT_DIGITS] = ord(".")
-    field[:, 2 + _INT_DIGITS:2 + _INT_DIGITS + _DECIMALS] = np.where(keep_frac, frac_digits + ord("0"), 0)
+    hi, lo = np.divmod(frac_part, 1000)
+    # the first 3 fraction digits lose their trailing zeros only when the last 3 are all 0
+    field[:, 2 + _INT_DIGITS:5 + _INT_DIGITS] = np.where(
+        (lo == 0)[:, None], tables["hi_strip"][hi], tables["hi_full"][hi])
+    field[:, 5 + _INT_DIGITS:-2] = tables["lo_strip"][lo]
     field[:, -2] = ord(",")
     field[:, -1] = ord(" ")
-    field[fallback, :-2] = 0
-    field[fallback, 0] = _PLACEHOLDER
-    field = field.reshape(rows, width, _FIELD)
-    field[:, -1, -2:] = 0  # no separator after a row's last value
+    if fallback.any():
+        odd = np.flatnonzero(fallback)
+        field[odd, :-2] = 0
+        field[odd, 0] = _PLACEHOLDER
+    field = field.reshape(rows, width * _FIELD)
+    field[:, -2:] = 0  # no separator after a row's last value
     nonzero = field != 0
-    lengths = nonzero.reshape(rows, -1).sum(axis=1)
+    ends = np.cumsum(np.count_nonzero(nonzero, axis=1)).tolist()
     text = field[nonzero].tobytes().decode("ascii")
-    fallback_rows = fallback.reshape(rows, width)
-    out = []
-    start = 0
-    for r in range(rows):
-        row = text[start:start + lengths[r]]
-        start += lengths[r]
-        if fallback_rows[r].any():
-            pieces = row.split(chr(_PLACEHOLDER))
+    out = [text[start:end] for start, end in zip([0] + ends[:-1], ends)]
+    if fallback.any():
+        fallback_rows = fallback.reshape(rows, width)
+        for r in np.flatnonzero(fallback_rows.any(axis=1)).tolist():
+            pieces = out[r].split(chr(_PLACEHOLDER))
             odd = [python_rounded_json(v) for v in values[r][fallback_rows[r]]]
-            row = "".join(p + s for p, s in zip(pieces, odd + [""]))
-        out.append(row)
+            out[r] = "".join(p + s for p, s in zip(pieces, odd + [""]))
     return out
-
-
-def _count_digits(n: np.ndarray) -> np.ndarray:
-    """Decimal digits of non-negative int64 ``n < 10**9`` (0 has 0 digits)."""
-    return (n[:, None] >= _INT_POW[::-1][None, :]).sum(axis=1) * (n > 0)
-
-
-def _trailing_zeros(n: np.ndarray) -> np.ndarray:
-    """Trailing decimal zeros of the 6-digit fraction ``n`` (6 for 0)."""
-    count = np.zeros(n.shape, np.int64)
-    for p in range(1, _DECIMALS + 1):
-        count += (n % 10 ** p) == 0
-    return count
