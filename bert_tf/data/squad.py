@@ -242,6 +242,29 @@ def read_squad_examples(input_file: str, is_training: bool,
     return examples
 
 
+def check_squad_layout(input_json, input_file: str) -> List[Mapping]:
+    """Checks the nesting of a parsed SQuAD JSON file (the SQuAD v1.1 / v2.0 layout the
+    original ``read_squad_examples`` walks: ``data`` -> ``paragraphs`` -> ``context`` + ``qas``
+    -> question objects) and returns its ``data`` list. bert_tf: the original failed with a
+    ``TypeError`` / ``AttributeError`` trace on a file of another shape.
+
+    Raises:
+      InputDataError: the first place that has another type or lacks a key (names the file and
+        the place, e.g. ``data[0].paragraphs[2]``).
+    """
+    input_data = _require(input_json, "data", list, input_file, "the top level")
+    for a, entry in enumerate(input_data):
+        paragraphs = _require(entry, "paragraphs", list, input_file, f"data[{a}]")
+        for p, paragraph in enumerate(paragraphs):
+            where_p = f"data[{a}].paragraphs[{p}]"
+            _require(paragraph, "context", str, input_file, where_p)
+            for q, qa in enumerate(_require(paragraph, "qas", list, input_file, where_p)):
+                if not isinstance(qa, Mapping):
+                    raise InputDataError(f"{input_file}: {where_p}.qas[{q}] is a "
+                                         f"{type(qa).__name__}, expected an object")
+    return input_data
+
+
 def _require(obj, key: str, kinds, input_file: str, where: str):
     """``obj[key]`` checked for presence and type; InputDataError naming file and place otherwise."""
     if not isinstance(obj, Mapping):

@@ -69,13 +69,17 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
                                  f"split {split})")
         for filename in sorted(tf.io.gfile.listdir(folder)):
             path = os.path.join(folder, filename)
+            if tf.io.gfile.isdir(path):
+                raise InputDataError(f"{path}: a folder, not a RACE file (each file of "
+                                     f"{folder} is one article)")
             try:
                 with tf.io.gfile.GFile(path, "r") as f:
                     data = json.load(f)
                 answers, options = data["answers"], data["options"]
                 questions, context = data["questions"], data["article"]
-            except ValueError as e:
-                raise InputDataError(f"{path}: not a RACE JSON file ({e})") from e
+            except (ValueError, tf.errors.OpError) as e:
+                message = (getattr(e, "message", None) or str(e)).strip().splitlines()[0]
+                raise InputDataError(f"{path}: not a RACE JSON file ({message})") from e
             except (KeyError, TypeError) as e:
                 raise InputDataError(f"{path}: a RACE file needs answers, options, questions and "
                                      f"article (missing {e})") from e

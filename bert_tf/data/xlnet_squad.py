@@ -17,7 +17,8 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bert_tf.data.squad import UNIQUE_ID_START, check_is_max_context, make_doc_spans
+from bert_tf.data.squad import (UNIQUE_ID_START, check_is_max_context, check_squad_layout,
+                                make_doc_spans)
 from bert_tf.errors import InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, SPIECE_UNDERLINE,
                                                        encode_ids, encode_pieces,
@@ -90,9 +91,10 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
 
     try:
         with tf.io.gfile.GFile(input_file, "r") as f:
-            data = json.load(f)["data"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+            data = json.load(f)
+    except (OSError, ValueError, tf.errors.OpError) as e:
         raise InputDataError(f"{input_file}: not a SQuAD JSON file ({e})") from e
+    data = check_squad_layout(data, input_file)
     examples = []
     for entry in data:
         for paragraph in _get(entry, "paragraphs", list, input_file, "an article"):

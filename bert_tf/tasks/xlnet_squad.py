@@ -73,6 +73,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_path, atomic_write_text
 from bert_tf.data import record_cache
 from bert_tf.data import squad_metrics
+from bert_tf.data.squad import check_squad_layout
 from bert_tf.data import xlnet_squad as data
 from bert_tf.data import xlnet_squad_postprocess as postprocess
 from bert_tf.data.tfrecord import decode_record
@@ -245,13 +246,15 @@ def load_dataset(path: str) -> List[Dict[str, Any]]:
     """The ``data`` list of a SQuAD JSON file.
 
     Raises:
-      InputDataError: unreadable or malformed JSON (names the file).
+      InputDataError: unreadable or malformed JSON, or another layout than SQuAD's (names the
+        file and the place).
     """
     try:
         with tf.io.gfile.GFile(path, "r") as f:
-            return json.load(f)["data"]
-    except (OSError, ValueError, KeyError, TypeError, tf.errors.OpError) as e:
+            input_json = json.load(f)
+    except (OSError, ValueError, tf.errors.OpError) as e:
         raise InputDataError(f"{path}: not a SQuAD JSON file ({e})") from e
+    return check_squad_layout(input_json, path)
 
 
 def scoring_mode(dataset: Sequence[Dict[str, Any]], path: str) -> bool:

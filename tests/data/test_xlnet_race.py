@@ -89,6 +89,16 @@ def test_bad_files(tmp_path, content, message):
         xr.read_race_examples(str(tmp_path), "dev")
 
 
+def test_a_folder_named_like_an_article(tmp_path):
+    """Fresh-user finding: a folder among the article files was a 34-line
+    FailedPreconditionError trace; now one error naming it."""
+    for level in xr.LEVELS:
+        (tmp_path / "dev" / level).mkdir(parents=True)
+    (tmp_path / "dev" / "high" / "5.txt").mkdir()
+    with pytest.raises(InputDataError, match=r"5\.txt: a folder, not a RACE file"):
+        xr.read_race_examples(str(tmp_path), "dev")
+
+
 def test_sequence_too_short_for_the_question(sp_model):
     example = xr.RaceExample("ctx", ["a long question here"] * 4, 0, "high", "f.txt", 3)
     with pytest.raises(InputDataError, match="f.txt: question 3: --max_seq_length=5 is too small"):

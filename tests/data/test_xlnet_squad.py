@@ -190,7 +190,7 @@ def test_tfrecords_equal_the_originals(golden, sp_model, tmp_path, mode):
 
 
 @pytest.mark.parametrize("paragraph,message", [
-    ({"qas": []}, "a paragraph lacks 'context'"),
+    ({"qas": []}, r"data\[0\]\.paragraphs\[0\] has no key 'context'"),
     ({"context": "abc", "qas": [{"id": "q9", "question": "?", "is_impossible": False,
                                  "answers": [{"text": "bc", "answer_start": 7}]}]},
      "question q9: answer_start 7 with text 'bc' is not inside its context"),

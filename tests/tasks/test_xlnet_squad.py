@@ -274,6 +274,22 @@ def test_malformed_predict_json(predict_case):
     assert_fails_cleanly(case, args, InputDataError, "bad.json: not a SQuAD JSON file")
 
 
+@pytest.mark.parametrize("content,message", [
+    ({"data": 5}, "the top level: 'data' is a int, expected list"),
+    ({"data": [5]}, r"data\[0\] is a int, expected an object"),
+    ({"data": [{"paragraphs": [{"context": "c", "qas": [7]}]}]},
+     r"data\[0\]\.paragraphs\[0\]\.qas\[0\] is a int, expected an object"),
+])
+def test_predict_json_of_another_layout(predict_case, content, message):
+    """Fresh-user findings: valid JSON of another shape was a TypeError / AttributeError trace
+    (the original's too); now one line naming the file and the place."""
+    case, args = predict_case
+    with open(os.path.join(case, "shape.json"), "w") as f:
+        json.dump(content, f)
+    args.predict_file = os.path.join(case, "shape.json")
+    assert_fails_cleanly(case, args, InputDataError, message)
+
+
 def test_malformed_train_json(predict_case):
     """--do_train with a --train_file that is not JSON: refused before the records are
     written (the original's json.load traceback)."""
