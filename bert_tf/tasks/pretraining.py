@@ -48,7 +48,7 @@ from bert_tf.data.pretraining_records import (check_input_records, check_token_i
 from bert_tf.errors import FlagError
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
-from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.eval_results import format_eval_results, write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
@@ -479,6 +479,24 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
         logging.info("  %s = %s", key, metrics[key])
 
 
+def run_report(result: PretrainingResult) -> str:
+    """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's summary,
+    not the original's output): ``trained to global_step N (S steps, R steps/s); last loss L;
+    checkpoint P`` after training, then ``wrote <eval_results.txt>:`` and its ``key = value``
+    lines, indented by two spaces, after evaluation. Empty without either."""
+    lines = []
+    if result.train is not None:
+        steps = result.train_steps_run
+        rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0
+        lines.append(f"trained to global_step {result.train.global_step} ({steps} steps, "
+                     f"{rate:.2f} steps/s); last loss {result.train.last_loss}; "
+                     f"checkpoint {result.train.checkpoint}")
+    if result.eval_metrics is not None:
+        lines.append(f"wrote {result.eval_results_file}:")
+        lines.extend(f"  {line}" for line in format_eval_results(result.eval_metrics).splitlines())
+    return "\n".join(lines)
+
+
 def step_in_output_dir(output_dir: str) -> int:
     """The step of the newest ``model.ckpt-N`` in ``output_dir`` (0: none, or no folder)."""
     existing = checkpoint_io.existing_checkpoints(output_dir) if tf.io.gfile.isdir(
@@ -490,5 +508,5 @@ __all__ = [
     "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
     "check_sizes_and_steps", "checked_input_files", "eval_metric_sums", "evaluate",
     "metrics_from_sums", "pretraining_loss_fn", "record_errors_explained", "run_eval",
-    "run_pretraining", "step_in_output_dir", "validate_args",
+    "run_pretraining", "run_report", "step_in_output_dir", "validate_args",
 ]
