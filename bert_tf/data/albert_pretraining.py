@@ -34,7 +34,8 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord
-from bert_tf.data.pretraining import MaskedLmInstance, check_settings, iter_sequence_pairs
+from bert_tf.data.pretraining import (MaskedLmInstance, check_settings, iter_sequence_pairs,
+                                      masked_token)
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tokenization import albert_tokenization
@@ -173,13 +174,7 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
             continue
         for index in index_set:
             covered_indexes.add(index)
-            if rng.random() < 0.8:
-                masked_token = MASK_TOKEN
-            elif rng.random() < 0.5:
-                masked_token = tokens[index]
-            else:
-                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
-            output_tokens[index] = masked_token
+            output_tokens[index] = masked_token(tokens[index], vocab_words, rng)
             masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
     assert len(masked_lms) <= num_to_predict
 

@@ -128,6 +128,18 @@ def truncate_seq_pair(tokens_a: MutableSequence, tokens_b: MutableSequence, max_
             del tokens[:lo]
 
 
+def masked_token(token: str, vocab_words: Sequence[str], rng: random.Random) -> str:
+    """What a predicted piece becomes (spec 5.5; BERT's and ALBERT's original
+    ``create_masked_lm_predictions``): 80% ``[MASK]``, 10% ``token`` kept, 10%
+    ``vocab_words[randint]`` (any entry); one ``rng.random()``, a second only past the 80%, and
+    a ``randint`` only for the last case, as the original draws them."""
+    if rng.random() < 0.8:
+        return MASK_TOKEN
+    if rng.random() < 0.5:
+        return token
+    return vocab_words[rng.randint(0, len(vocab_words) - 1)]
+
+
 def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
                                  max_predictions_per_seq: int, vocab_words: Sequence[str],
                                  rng: random.Random, do_whole_word_mask: bool = False
@@ -174,13 +186,7 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
             continue
         for index in index_set:
             covered_indexes.add(index)
-            if rng.random() < 0.8:
-                masked_token = MASK_TOKEN
-            elif rng.random() < 0.5:
-                masked_token = tokens[index]
-            else:
-                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
-            output_tokens[index] = masked_token
+            output_tokens[index] = masked_token(tokens[index], vocab_words, rng)
             masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
     assert len(masked_lms) <= num_to_predict
     masked_lms.sort(key=lambda x: x.index)
