@@ -62,18 +62,11 @@ def main(_):
 
 def report(result) -> None:
     """Prints what a BERT or ALBERT pretraining run did (a ``PretrainingResult``)."""
-    from bert_tf.training.eval_results import format_eval_results
+    from bert_tf.tasks.pretraining import run_report
 
-    if result.train is not None:
-        steps = result.train_steps_run
-        rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0
-        print(f"trained to global_step {result.train.global_step} ({steps} steps, "
-              f"{rate:.2f} steps/s); last loss {result.train.last_loss}; "
-              f"checkpoint {result.train.checkpoint}")
-    if result.eval_metrics is not None:
-        print(f"wrote {result.eval_results_file}:")
-        for line in format_eval_results(result.eval_metrics).splitlines():
-            print(f"  {line}")
+    text = run_report(result)
+    if text:
+        print(text)
 
 
 if __name__ == "__main__":

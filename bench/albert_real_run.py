@@ -16,7 +16,6 @@ Writes bench/results/albert_real_run.json.
 """
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -25,6 +24,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "bench"))
+from glue_corpus import write_corpus  # noqa: E402  (bench/glue_corpus.py)
 SHARED = os.environ.get("BERT_TF_SHARED_DATA", os.path.join(os.path.dirname(REPO), "shared",
                                                              "data"))
 RESULTS = os.path.join(REPO, "bench", "results")
@@ -34,27 +35,6 @@ CONFIG = {"vocab_size": 30522, "embedding_size": 64, "hidden_size": 128,
           "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
           "max_position_embeddings": 128, "type_vocab_size": 2, "initializer_range": 0.02,
           "down_scale_factor": 1}
-
-
-def sentences(path, columns):
-    with open(path, encoding="utf-8-sig") as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(rows)
-        index = [header.index(c) for c in columns]
-        for row in rows:
-            for i in index:
-                if i < len(row) and row[i].strip():
-                    yield row[i].strip()
-
-
-def write_corpus(path, parts, per_document=8):
-    lines = [s for p in parts for s in sentences(*p)]
-    with open(path, "w", encoding="utf-8") as f:
-        for i, line in enumerate(lines):
-            f.write(line + "\n")
-            if (i + 1) % per_document == 0:
-                f.write("\n")
-    return len(lines)
 
 
 def run(cmd):

@@ -18,7 +18,6 @@ Writes bench/results/xlnet_pretraining_real_run.json and xlnet_pretraining_loss.
 """
 
 import argparse
-import csv
 import glob
 import json
 import os
@@ -29,6 +28,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "bench"))
+from glue_corpus import write_corpus  # noqa: E402  (bench/glue_corpus.py)
 SHARED = os.environ.get("BERT_TF_SHARED_DATA", os.path.join(os.path.dirname(REPO), "shared",
                                                              "data"))
 RESULTS = os.path.join(REPO, "bench", "results")
@@ -38,27 +39,6 @@ MODEL = {"n_layer": 4, "d_model": 128, "n_head": 4, "d_head": 32, "d_inner": 512
 DATA_FLAGS = ["--use_tpu=False", "--bsz_per_host=16", "--num_core_per_host=1", "--seq_len=128",
               "--reuse_len=64", "--uncased=False", "--bi_data=True", "--num_predict=21",
               f"--sp_path={SPIECE}", "--random_seed=1234"]
-
-
-def sentences(path, columns):
-    with open(path, encoding="utf-8-sig") as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(rows)
-        index = [header.index(c) for c in columns]
-        for row in rows:
-            for i in index:
-                if i < len(row) and row[i].strip():
-                    yield row[i].strip()
-
-
-def write_corpus(path, parts, per_document=8):
-    lines = [s for p in parts for s in sentences(*p)]
-    with open(path, "w", encoding="utf-8") as f:
-        for i, line in enumerate(lines):
-            f.write(line + "\n")
-            if (i + 1) % per_document == 0:
-                f.write("\n")
-    return len(lines)
 
 
 def run(cmd, **kwargs):

@@ -31,6 +31,8 @@ class AlbertClassifier(BertClassifier):
       ConfigError: an invalid ``config``.
     """
 
+    config_class = AlbertConfig
+
     def __init__(self, config: AlbertConfig, num_labels: int, is_regression: bool = False,
                  use_one_hot_embeddings: bool = False, **kwargs):
         super().__init__(config, num_labels, is_regression=is_regression,
@@ -43,11 +45,3 @@ class AlbertClassifier(BertClassifier):
         """`bert/embeddings/*`, `bert/encoder/embedding_hidden_mapping_in/*`,
         `bert/encoder/transformer/group_<g>/inner_group_<k>/*`, `bert/pooler/dense/*`."""
         return albert_model_map(self.bert)
-
-    @classmethod
-    def from_config(cls, config):
-        """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
-        return cls(AlbertConfig.from_dict(config["config"]), config["num_labels"],
-                   is_regression=config.get("is_regression", False),
-                   use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
-                   name=config.get("name"))

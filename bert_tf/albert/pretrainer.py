@@ -5,20 +5,17 @@ The model of the original ALBERT ``run_pretraining.py`` ``model_fn``: ``AlbertMo
 loss = masked LM + sentence order. The outputs use BERT's pretrainer keys as well
 (``nsp_log_probs`` = ``sop_log_probs``), so BERT's losses and eval sums
 (`bert_tf.bert.pretrainer.pretraining_losses`) serve both: the SOP label is read from the
-records' ``next_sentence_labels``, the name the original keeps for it.
+records' ``next_sentence_labels``, the name the original keeps for it. The model is
+`bert_tf.bert.pretrainer.BertPretrainer` with ALBERT's encoder, heads and name maps.
 """
-
-import collections
-
-import keras
-import tensorflow as tf
 
 from bert_tf.albert.checkpoint_map import albert_model_map, pretraining_heads_map
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.model import AlbertModel, AlbertPretrainingHeads
+from bert_tf.bert.pretrainer import BertPretrainer
 
 
-class AlbertPretrainer(keras.Model):
+class AlbertPretrainer(BertPretrainer):
     """ALBERT pre-training model.
 
     Args:
@@ -36,40 +33,13 @@ class AlbertPretrainer(keras.Model):
       ConfigError: an invalid config.
     """
 
-    def __init__(self, config: AlbertConfig, use_one_hot_embeddings: bool = False, **kwargs):
-        kwargs.setdefault("name", "albert_pretrainer")
-        super().__init__(**kwargs)
-        self.config = config
-        self.bert = AlbertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.heads = AlbertPretrainingHeads(self.bert)
+    config_class = AlbertConfig
+    encoder_class = AlbertModel
+    heads_class = AlbertPretrainingHeads
+    encoder_map = staticmethod(albert_model_map)
+    heads_map = staticmethod(pretraining_heads_map)
+    default_name = "albert_pretrainer"
 
     def call(self, features, training=False):
-        out = self.bert({"input_ids": features["input_ids"],
-                         "input_mask": features["input_mask"],
-                         "segment_ids": features["segment_ids"]}, training=training)
-        heads = self.heads(out["sequence_output"], out["pooled_output"],
-                           features["masked_lm_positions"])
+        heads = super().call(features, training=training)
         return {**heads, "nsp_log_probs": heads["sop_log_probs"]}
-
-    def build_with_dummy_input(self) -> "AlbertPretrainer":
-        """Creates every weight with a batch of one 2-token sequence; returns self."""
-        ids = tf.zeros([1, 2], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids,
-              "masked_lm_positions": tf.zeros([1, 1], tf.int32)})
-        return self
-
-    def name_map(self) -> "collections.OrderedDict":
-        """Original name -> variable: the `bert/*` names, then the 7 `cls/*` names."""
-        table = albert_model_map(self.bert)
-        table.update(pretraining_heads_map(self.heads))
-        return table
-
-    def get_config(self):
-        return {"config": self.config.to_dict(),
-                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(AlbertConfig.from_dict(config["config"]),
-                   use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
-                   name=config.get("name", "albert_pretrainer"))

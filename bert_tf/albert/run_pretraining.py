@@ -13,7 +13,7 @@ from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.tasks.albert_pretraining import ALBERT_PRETRAINING_FLAGS, run_from_flags
-from bert_tf.training.eval_results import format_eval_results
+from bert_tf.tasks.pretraining import run_report
 
 bert_flags.define(*ALBERT_PRETRAINING_FLAGS, profile=bert_flags.ALBERT_RUN_PRETRAINING)
 FLAGS = bert_flags.FLAGS
@@ -21,14 +21,9 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    result = run_from_flags(FLAGS)
-    if result.train is not None:
-        print(f"trained to global_step {result.train.global_step}; last loss "
-              f"{result.train.last_loss}; checkpoint {result.train.checkpoint}")
-    if result.eval_metrics is not None:
-        print(f"wrote {result.eval_results_file}:")
-        for line in format_eval_results(result.eval_metrics).splitlines():
-            print(f"  {line}")
+    text = run_report(run_from_flags(FLAGS))
+    if text:
+        print(text)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ class BertClassifier(keras.Model):
       ConfigError: an invalid ``config`` (see :meth:`BertConfig.validate`).
     """
 
+    config_class = BertConfig  # what from_config rebuilds the config with (ALBERT: its own)
+
     def __init__(self, config: BertConfig, num_labels: int, is_regression: bool = False,
                  use_one_hot_embeddings: bool = False, encoder=None, **kwargs):
         super().__init__(**kwargs)
@@ -87,7 +89,7 @@ class BertClassifier(keras.Model):
     @classmethod
     def from_config(cls, config):
         """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
-        return cls(BertConfig.from_dict(config["config"]), config["num_labels"],
+        return cls(cls.config_class.from_dict(config["config"]), config["num_labels"],
                    is_regression=config.get("is_regression", False),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
                    name=config.get("name"))

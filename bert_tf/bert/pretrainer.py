@@ -33,14 +33,25 @@ class BertPretrainer(keras.Model):
     Returns:
       dict with ``mlm_log_probs`` float32 ``[B*K, V]`` and ``nsp_log_probs`` float32
       ``[B, 2]``.
+
+    A family on BERT's layers (ALBERT's `AlbertPretrainer`) subclasses it and sets the class
+    attributes below: its config, encoder and heads classes, their name maps and the default
+    model name.
     """
 
+    config_class = BertConfig
+    encoder_class = BertModel
+    heads_class = BertPretrainingHeads
+    encoder_map = staticmethod(bert_model_map)
+    heads_map = staticmethod(pretraining_heads_map)
+    default_name = "bert_pretrainer"
+
     def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
-        kwargs.setdefault("name", "bert_pretrainer")
+        kwargs.setdefault("name", self.default_name)
         super().__init__(**kwargs)
         self.config = config
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.heads = BertPretrainingHeads(self.bert)
+        self.bert = self.encoder_class(config, use_one_hot_embeddings=use_one_hot_embeddings)
+        self.heads = self.heads_class(self.bert)
 
     def call(self, features, training=False):
         out = self.bert({"input_ids": features["input_ids"],
@@ -57,9 +68,10 @@ class BertPretrainer(keras.Model):
         return self
 
     def name_map(self) -> "collections.OrderedDict":
-        """Original name -> variable: the 5 + 16 L + 2 `bert/*` then the 7 `cls/*` names."""
-        table = bert_model_map(self.bert)
-        table.update(pretraining_heads_map(self.heads))
+        """Original name -> variable: the `bert/*` names (BERT: 5 + 16 L + 2), then the 7
+        `cls/*` names."""
+        table = self.encoder_map(self.bert)
+        table.update(self.heads_map(self.heads))
         return table
 
     def get_config(self):
@@ -70,9 +82,9 @@ class BertPretrainer(keras.Model):
     @classmethod
     def from_config(cls, config):
         """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
-        return cls(BertConfig.from_dict(config["config"]),
+        return cls(cls.config_class.from_dict(config["config"]),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
-                   name=config.get("name", "bert_pretrainer"))
+                   name=config.get("name", cls.default_name))
 
 
 def pretraining_losses(outputs: Mapping[str, tf.Tensor],

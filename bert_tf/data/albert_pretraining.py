@@ -34,7 +34,8 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord
-from bert_tf.data.pretraining import MaskedLmInstance, check_settings, truncate_seq_pair
+from bert_tf.data.pretraining import (MaskedLmInstance, check_settings, iter_sequence_pairs,
+                                      masked_token)
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tokenization import albert_tokenization
@@ -173,13 +174,7 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
             continue
         for index in index_set:
             covered_indexes.add(index)
-            if rng.random() < 0.8:
-                masked_token = MASK_TOKEN
-            elif rng.random() < 0.5:
-                masked_token = tokens[index]
-            else:
-                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
-            output_tokens[index] = masked_token
+            output_tokens[index] = masked_token(tokens[index], vocab_words, rng)
             masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
     assert len(masked_lms) <= num_to_predict
 
@@ -221,9 +216,9 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
     """All instances of one document in one pass (original ALBERT
     ``create_instances_from_document``).
 
-    As BERT's (``bert.md`` 5.4: target length, chunks, random ``a_end``, truncation), except the
-    label: a one-segment chunk always takes B from a random document (label 1, unused segments
-    put back); else with ``random_next_sentence`` B is random with probability 0.5 (BERT's
+    BERT's pairs (:func:`bert_tf.data.pretraining.iter_sequence_pairs`, ``bert.md`` 5.4: target
+    length, chunks, random ``a_end``, truncation), except the label: a one-segment chunk always
+    takes B from a random document (label 1, unused segments put back); else with ``random_next_sentence`` B is random with probability 0.5 (BERT's
     NSP), and without it A and B are **swapped** with probability 0.5 (label 1, SOP). Each
     ``rng.random()`` is drawn only where the original's short-circuit draws it.
 
@@ -234,68 +229,17 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
     Returns:
       list of :class:`AlbertTrainingInstance`, in order.
     """
-    document = all_documents[document_index]
-    max_num_tokens = max_seq_length - 3
-    target_seq_length = max_num_tokens
-    if rng.random() < short_seq_prob:
-        target_seq_length = rng.randint(2, max_num_tokens)
-
     instances = []
-    current_chunk = []
-    current_length = 0
-    i = 0
-    while i < len(document):
-        segment = document[i]
-        current_chunk.append(segment)
-        current_length += len(segment)
-        if i == len(document) - 1 or current_length >= target_seq_length:
-            if current_chunk:
-                a_end = 1
-                if len(current_chunk) >= 2:
-                    a_end = rng.randint(1, len(current_chunk) - 1)
-                tokens_a = []
-                for j in range(a_end):
-                    tokens_a.extend(current_chunk[j])
-                tokens_b = []
-                if len(current_chunk) == 1 or (random_next_sentence and rng.random() < 0.5):
-                    is_random_next = True
-                    target_b_length = target_seq_length - len(tokens_a)
-                    for _ in range(10):
-                        random_document_index = rng.randint(0, len(all_documents) - 1)
-                        if random_document_index != document_index:
-                            break
-                    random_document = all_documents[random_document_index]
-                    random_start = rng.randint(0, len(random_document) - 1)
-                    for j in range(random_start, len(random_document)):
-                        tokens_b.extend(random_document[j])
-                        if len(tokens_b) >= target_b_length:
-                            break
-                    i -= len(current_chunk) - a_end
-                elif not random_next_sentence and rng.random() < 0.5:
-                    is_random_next = True
-                    for j in range(a_end, len(current_chunk)):
-                        tokens_b.extend(current_chunk[j])
-                    tokens_a, tokens_b = tokens_b, tokens_a
-                else:
-                    is_random_next = False
-                    for j in range(a_end, len(current_chunk)):
-                        tokens_b.extend(current_chunk[j])
-                truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng)
-                assert len(tokens_a) >= 1
-                assert len(tokens_b) >= 1
-
-                tokens = [CLS_TOKEN] + tokens_a + [SEP_TOKEN] + tokens_b + [SEP_TOKEN]
-                segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-                (tokens, positions, labels, token_boundary) = create_masked_lm_predictions(
-                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, np_rng,
-                    **masking)
-                instances.append(AlbertTrainingInstance(
-                    tokens=tokens, segment_ids=segment_ids, masked_lm_positions=positions,
-                    masked_lm_labels=labels, is_random_next=is_random_next,
-                    token_boundary=token_boundary))
-            current_chunk = []
-            current_length = 0
-        i += 1
+    for tokens, segment_ids, is_random_next in iter_sequence_pairs(
+            all_documents, document_index, max_seq_length, short_seq_prob, rng,
+            sentence_order=not random_next_sentence):
+        (tokens, positions, labels, token_boundary) = create_masked_lm_predictions(
+            tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, np_rng,
+            **masking)
+        instances.append(AlbertTrainingInstance(
+            tokens=tokens, segment_ids=segment_ids, masked_lm_positions=positions,
+            masked_lm_labels=labels, is_random_next=is_random_next,
+            token_boundary=token_boundary))
     return instances
 
 

@@ -128,6 +128,18 @@ def truncate_seq_pair(tokens_a: MutableSequence, tokens_b: MutableSequence, max_
             del tokens[:lo]
 
 
+def masked_token(token: str, vocab_words: Sequence[str], rng: random.Random) -> str:
+    """What a predicted piece becomes (spec 5.5; BERT's and ALBERT's original
+    ``create_masked_lm_predictions``): 80% ``[MASK]``, 10% ``token`` kept, 10%
+    ``vocab_words[randint]`` (any entry); one ``rng.random()``, a second only past the 80%, and
+    a ``randint`` only for the last case, as the original draws them."""
+    if rng.random() < 0.8:
+        return MASK_TOKEN
+    if rng.random() < 0.5:
+        return token
+    return vocab_words[rng.randint(0, len(vocab_words) - 1)]
+
+
 def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
                                  max_predictions_per_seq: int, vocab_words: Sequence[str],
                                  rng: random.Random, do_whole_word_mask: bool = False
@@ -174,39 +186,41 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
             continue
         for index in index_set:
             covered_indexes.add(index)
-            if rng.random() < 0.8:
-                masked_token = MASK_TOKEN
-            elif rng.random() < 0.5:
-                masked_token = tokens[index]
-            else:
-                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
-            output_tokens[index] = masked_token
+            output_tokens[index] = masked_token(tokens[index], vocab_words, rng)
             masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
     assert len(masked_lms) <= num_to_predict
     masked_lms.sort(key=lambda x: x.index)
     return (output_tokens, [p.index for p in masked_lms], [p.label for p in masked_lms])
 
 
-def create_instances_from_document(all_documents: Sequence, document_index: int,
-                                   max_seq_length: int, short_seq_prob: float,
-                                   masked_lm_prob: float, max_predictions_per_seq: int,
-                                   vocab_words: Sequence[str], rng: random.Random,
-                                   do_whole_word_mask: bool = False) -> List[TrainingInstance]:
-    """All instances of one document in one pass (original ``create_instances_from_document``).
+def iter_sequence_pairs(all_documents: Sequence, document_index: int, max_seq_length: int,
+                        short_seq_prob: float, rng: random.Random,
+                        sentence_order: bool = False
+                        ) -> Iterator[Tuple[List[str], List[int], bool]]:
+    """The ``[CLS] A [SEP] B [SEP]`` pairs of one document, in order (the chunking loop of the
+    original ``create_instances_from_document``, BERT's and ALBERT's).
 
     Spec 5.4: one ``target_seq_length`` per document and pass (``short_seq_prob``); segments are
     gathered into a chunk until it reaches the target; the chunk is split at a random ``a_end``;
-    B is the rest of the chunk or (always for a one-segment chunk, which makes no draw, else with
-    probability 0.5) segments of a random other document, in which case the unused segments are
-    put back; :func:`truncate_seq_pair` to ``max_seq_length - 3``; then masking.
+    B is segments of a random other document (always for a one-segment chunk, which makes no
+    draw; then the unused segments are put back), or the rest of the chunk; then
+    :func:`truncate_seq_pair` to ``max_seq_length - 3``.
+
+    A generator: the caller masks each pair (drawing from ``rng``) before the next one is cut,
+    so the draws keep the original's order.
 
     Args:
       all_documents: sequence of documents; a document is a sequence of segments, a segment a
         list of token strings (a list of lists, or a :class:`DocumentStore`).
-      document_index: the document to cut into instances.
+      document_index: the document to cut into pairs.
+      sentence_order: False: BERT's next sentence (B random with probability 0.5); True:
+        ALBERT's sentence order (``not random_next_sentence``: A and B swapped with
+        probability 0.5, label True). Each ``rng.random()`` is drawn only where the original's
+        short-circuit draws it.
 
-    Returns:
-      list of :class:`TrainingInstance`, in order.
+    Yields:
+      ``(tokens, segment_ids, is_random_next)``: the token strings with [CLS] and the two
+      [SEP], their segment ids (0 up to the first [SEP], then 1), and the label.
     """
     document = all_documents[document_index]
     max_num_tokens = max_seq_length - 3  # room for [CLS], [SEP], [SEP]
@@ -215,7 +229,6 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
     if rng.random() < short_seq_prob:
         target_seq_length = rng.randint(2, max_num_tokens)
 
-    instances = []
     current_chunk = []
     current_length = 0
     i = 0
@@ -233,7 +246,7 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
                     tokens_a.extend(current_chunk[j])
 
                 tokens_b = []
-                if len(current_chunk) == 1 or rng.random() < 0.5:
+                if len(current_chunk) == 1 or (not sentence_order and rng.random() < 0.5):
                     is_random_next = True
                     target_b_length = target_seq_length - len(tokens_a)
                     # After 10 tries the last draw is used, even if it is this document.
@@ -249,6 +262,11 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
                             break
                     # Put the unused segments back so they are not wasted.
                     i -= len(current_chunk) - a_end
+                elif sentence_order and rng.random() < 0.5:
+                    is_random_next = True
+                    for j in range(a_end, len(current_chunk)):
+                        tokens_b.extend(current_chunk[j])
+                    tokens_a, tokens_b = tokens_b, tokens_a
                 else:
                     is_random_next = False
                     for j in range(a_end, len(current_chunk)):
@@ -259,15 +277,39 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
 
                 tokens = [CLS_TOKEN] + tokens_a + [SEP_TOKEN] + tokens_b + [SEP_TOKEN]
                 segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-                (tokens, masked_lm_positions, masked_lm_labels) = create_masked_lm_predictions(
-                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng,
-                    do_whole_word_mask=do_whole_word_mask)
-                instances.append(TrainingInstance(
-                    tokens=tokens, segment_ids=segment_ids, is_random_next=is_random_next,
-                    masked_lm_positions=masked_lm_positions, masked_lm_labels=masked_lm_labels))
+                yield tokens, segment_ids, is_random_next
             current_chunk = []
             current_length = 0
         i += 1
+
+
+def create_instances_from_document(all_documents: Sequence, document_index: int,
+                                   max_seq_length: int, short_seq_prob: float,
+                                   masked_lm_prob: float, max_predictions_per_seq: int,
+                                   vocab_words: Sequence[str], rng: random.Random,
+                                   do_whole_word_mask: bool = False) -> List[TrainingInstance]:
+    """All instances of one document in one pass (original ``create_instances_from_document``).
+
+    Spec 5.4: the pairs of :func:`iter_sequence_pairs` (B random with probability 0.5), each
+    masked by :func:`create_masked_lm_predictions` before the next pair is cut.
+
+    Args:
+      all_documents: sequence of documents; a document is a sequence of segments, a segment a
+        list of token strings (a list of lists, or a :class:`DocumentStore`).
+      document_index: the document to cut into instances.
+
+    Returns:
+      list of :class:`TrainingInstance`, in order.
+    """
+    instances = []
+    for tokens, segment_ids, is_random_next in iter_sequence_pairs(
+            all_documents, document_index, max_seq_length, short_seq_prob, rng):
+        (tokens, masked_lm_positions, masked_lm_labels) = create_masked_lm_predictions(
+            tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng,
+            do_whole_word_mask=do_whole_word_mask)
+        instances.append(TrainingInstance(
+            tokens=tokens, segment_ids=segment_ids, is_random_next=is_random_next,
+            masked_lm_positions=masked_lm_positions, masked_lm_labels=masked_lm_labels))
     return instances
 
 

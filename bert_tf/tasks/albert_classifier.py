@@ -46,22 +46,23 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
-from bert_tf.albert.classifier import AlbertClassifier, classifier_loss
+from bert_tf.albert.classifier import AlbertClassifier
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
 from bert_tf.data.albert_classifier import AlbertProcessor
-from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
+from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks
-from bert_tf.tasks.classifier import (eval_metrics, export_saved_model, format_test_results,
-                                      predict_all)
+from bert_tf.tasks.classifier import (classifier_loss_fn, eval_metrics, export_saved_model,
+                                      format_test_results, predict_all, predict_probabilities,
+                                      read_task_examples, write_predict_records)
 from bert_tf.tokenization.albert_tokenization import FullTokenizer
 from bert_tf.training import loop
 from bert_tf.training.lamb import create_albert_optimizer
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
 
@@ -298,13 +299,7 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     label_list = processor.get_labels()
     regression = processor.is_regression
     cached_dir = args.cached_dir or args.output_dir
-    examples = {}
-    if args.do_train:
-        examples["train"] = processor.get_train_examples(args.data_dir)
-    if args.do_eval:
-        examples["eval"] = processor.get_dev_examples(args.data_dir)
-    if args.do_predict:
-        examples["predict"] = processor.get_test_examples(args.data_dir)
+    examples = read_task_examples(processor, args)
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
@@ -336,12 +331,8 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
                 args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
                 variable_names=name_map, loss_scale=args.dtype == "float16")
 
-        def loss_fn(model_, features, labels):
-            logits = model_(features, training=True)["logits"]
-            return classifier_loss(logits, labels, is_regression=regression)[0]
-
         result.train = loop.train(
-            model, loss_fn,
+            model, classifier_loss_fn(regression),
             train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
                              regression, trim=trim),
             name_map, train_config, strategy=strategy, optimizer=optimizer)
@@ -393,27 +384,16 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
         result.best = (global_step, best_step, best_value)
 
     if args.do_predict:
-        predict_examples, num_actual = bert_data.add_tpu_padding(
-            examples["predict"], args.predict_batch_size, args.use_tpu)
-        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
-        bert_data.file_based_convert_examples_to_features(predict_examples, label_list,
-                                                          args.max_seq_length, tokenizer,
-                                                          predict_file)
-        logging.info("***** Running prediction*****")
-        logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
-                     num_actual, len(predict_examples) - num_actual)
+        predict_examples, num_actual, predict_file = write_predict_records(
+            examples["predict"], label_list, args, tokenizer)
         _, best_step, _ = read_best_trial(args.output_dir)
         restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
                                          checkpoint=_predict_checkpoint(args.output_dir,
                                                                         best_step),
                                          load_fn=load_fn)
-        rows = []
-        dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
-                               regression, drop_remainder=args.use_tpu)
-        for _, out in predictor.predict(numpy_batches(dataset), total=len(predict_examples),
-                                        name="predict"):
-            rows.append(out["probabilities"])
-        probabilities = np.concatenate(rows)[:num_actual].astype(np.float32)
+        probabilities = predict_probabilities(
+            predictor, predict_file, args, regression, len(predict_examples),
+            num_actual).astype(np.float32)
         result.predictions, result.predict_checkpoint = probabilities, restored.prefix
         submit = ["index\tprediction\n"]
         for example, row in zip(predict_examples[:num_actual], probabilities):

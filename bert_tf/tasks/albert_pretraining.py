@@ -36,18 +36,14 @@ from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.pretrainer import AlbertPretrainer
-from bert_tf.data.pretraining_records import (check_input_records, check_token_ids,
-                                              explain_index_error, explain_parse_error,
-                                              find_input_files, input_fn_builder,
-                                              is_parse_error)
+from bert_tf.data.pretraining_records import input_fn_builder
 from bert_tf.errors import FlagError
-from bert_tf.tasks.pretraining import (NoModeError, PretrainingResult, evaluate,
-                                       pretraining_loss_fn)
+from bert_tf.tasks.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
+                                       checked_input_files, pretraining_loss_fn,
+                                       record_errors_explained, run_eval, step_in_output_dir)
 from bert_tf.training import loop
-from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.lamb import create_albert_optimizer
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
@@ -119,16 +115,7 @@ def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
         raise FlagError(f"--max_seq_length={args.max_seq_length} is longer than "
                         f"max_position_embeddings={config.max_position_embeddings} of "
                         f"--albert_config_file={args.albert_config_file}")
-    positive = ["max_seq_length", "max_predictions_per_seq"]
-    if args.do_train:
-        positive += ["train_batch_size", "num_train_steps", "gradient_accumulation_steps"]
-    if args.do_eval:
-        positive += ["eval_batch_size", "max_eval_steps"]
-    for name in positive:
-        if int(getattr(args, name)) <= 0:
-            raise FlagError(f"--{name}={getattr(args, name)} must be positive")
-    if args.do_train and args.num_warmup_steps < 0:
-        raise FlagError(f"--num_warmup_steps={args.num_warmup_steps} must not be negative")
+    check_sizes_and_steps(args)
     if args.optimizer not in ("lamb", "adamw"):
         raise FlagError(f"--optimizer={args.optimizer}: lamb or adamw")
     return config
@@ -153,12 +140,9 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
       names its first variable). NanLossError: training diverged.
     """
     config = validate_args(args)
-    input_files = find_input_files(args.input_file)
-    logging.info("*** Input Files ***")
-    for f in input_files:
-        logging.info("  %s", f)
-    check_input_records(input_files, args.max_seq_length, args.max_predictions_per_seq)
-    check_token_ids(input_files, config.vocab_size, args.albert_config_file)
+    input_files = checked_input_files(args.input_file, args.max_seq_length,
+                                      args.max_predictions_per_seq, config.vocab_size,
+                                      args.albert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
     strategy = strategy or strategy_from_flags(args)
     with dtype_policy(args.dtype), strategy.scope():
@@ -166,17 +150,9 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
         model.build_with_dummy_input()
     name_map = model.name_map()
 
-    def explained(fn):
-        try:
-            return fn()
-        except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
-            if is_parse_error(e):
-                raise explain_parse_error(e, input_files, args.max_seq_length,
-                                          args.max_predictions_per_seq) from e
-            index_error = explain_index_error(e, input_files, config, args.albert_config_file)
-            if index_error is not None:
-                raise index_error from e
-            raise
+    explained = record_errors_explained(input_files, args.max_seq_length,
+                                        args.max_predictions_per_seq, config,
+                                        args.albert_config_file)
 
     result = PretrainingResult()
     trained_step = None
@@ -201,35 +177,18 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
         train_input_fn = input_fn_builder(input_files, args.max_seq_length,
                                           args.max_predictions_per_seq, is_training=True,
                                           batch_size=args.train_batch_size)
-        before = checkpoint_io.existing_checkpoints(args.output_dir)
+        before = step_in_output_dir(args.output_dir)
         start = time.time()
         result.train = explained(lambda: loop.train(
             model, pretraining_loss_fn, train_input_fn, name_map, train_config,
             strategy=strategy, optimizer=optimizer))
         result.train_seconds = time.time() - start
-        result.train_steps_run = result.train.global_step - (
-            checkpoint_io.checkpoint_step(before[-1]) if before else 0)
+        result.train_steps_run = result.train.global_step - before
         trained_step = result.train.global_step
 
     if args.do_eval:
-        logging.info("***** Running evaluation *****")
-        logging.info("  Batch size = %d", args.eval_batch_size)
-        if trained_step is None:
-            global_step = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
-                                                load_fn=load_fn).global_step
-        else:
-            global_step = trained_step
-        eval_input_fn = input_fn_builder(input_files, args.max_seq_length,
-                                         args.max_predictions_per_seq, is_training=False,
-                                         batch_size=args.eval_batch_size)
-        metrics = albert_eval_metrics(explained(lambda: evaluate(
-            model, eval_input_fn, args.max_eval_steps, global_step, strategy=strategy,
-            use_xla=args.use_xla)))
-        result.eval_metrics = metrics
-        result.eval_results_file = write_eval_results(args.output_dir, metrics)
-        logging.info("***** Eval results *****")
-        for key in sorted(metrics):
-            logging.info("  %s = %s", key, metrics[key])
+        run_eval(result, model, name_map, input_files, args, trained_step, strategy, explained,
+                 load_fn=load_fn, rename=albert_eval_metrics)
     return result
 
 

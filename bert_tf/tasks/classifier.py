@@ -334,8 +334,20 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
 # Run
 # ---------------------------------------------------------------------------------------------
 
-def _read_examples(processor, args):
-    """Reads every data file the run needs, before any training (bad rows fail early)."""
+def read_task_examples(processor, args) -> Dict[str, list]:
+    """Reads every data file the run needs, before any training (bad rows fail early).
+
+    Args:
+      processor: a GLUE processor (BERT's or ALBERT's, ``bert_tf.data.classifier`` API);
+      args: the flags (``do_train``, ``do_eval``, ``do_predict``, ``data_dir``, ``task_name``).
+
+    Returns:
+      ``{"train"|"eval"|"predict": [InputExample]}`` for the modes asked.
+
+    Raises:
+      InputDataError: a bad row (file and line). FlagError: ``--do_predict`` for a task with no
+        test set.
+    """
     out = {}
     if args.do_train:
         out["train"] = processor.get_train_examples(args.data_dir)
@@ -374,6 +386,68 @@ def predict_all(predictor, input_file, args, batch_size, regression, name, total
             out["logits"], batch["label_ids"], regression))))
     return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
             batch_losses)
+
+
+def classifier_loss_fn(regression: bool):
+    """The training loss ``loss_fn(model, features, labels)`` of a classifier run (BERT's or
+    ALBERT's): :func:`bert_tf.bert.classifier.classifier_loss` of the model's ``logits``
+    float32 ``[B, num_labels]`` in training mode (dropout), a float32 scalar (batch mean)."""
+    def loss_fn(model_, features, labels):
+        logits = model_(features, training=True)["logits"]
+        return classifier_loss(logits, labels, is_regression=regression)[0]
+
+    return loss_fn
+
+
+def write_predict_records(examples, label_list, args, tokenizer):
+    """The ``--do_predict`` records: TPU padding, ``predict.tf_record`` in ``--output_dir``
+    (rewritten each run, as the original), the original's log lines.
+
+    Args:
+      examples: the test ``InputExample`` s; label_list: the task's labels (None: regression);
+      args: the flags (``predict_batch_size``, ``use_tpu``, ``max_seq_length``,
+        ``output_dir``); tokenizer: the run's (BERT's or ALBERT's ``FullTokenizer``).
+
+    Returns:
+      ``(padded examples, num_actual, record file path)``.
+    """
+    predict_examples, num_actual = data.add_tpu_padding(
+        examples, args.predict_batch_size, args.use_tpu)
+    predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+    data.file_based_convert_examples_to_features(predict_examples, label_list,
+                                                 args.max_seq_length, tokenizer,
+                                                 predict_file)
+    logging.info("***** Running prediction*****")
+    logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
+                 num_actual, len(predict_examples) - num_actual)
+    return predict_examples, num_actual, predict_file
+
+
+def predict_probabilities(predictor, predict_file: str, args, regression: bool, total: int,
+                          num_actual: int) -> np.ndarray:
+    """The ``probabilities`` of every real example of ``predict_file``, in order.
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``probabilities`` output; predict_file: the
+        records of :func:`write_predict_records`; args: ``max_seq_length``,
+        ``predict_batch_size``, ``use_tpu`` (drops a last partial batch, the original's TPU
+        predict); total: records in the file; num_actual: the real (unpadded) examples.
+
+    Returns:
+      float ``[num_actual, num_labels]`` (float32 from a float32 model).
+
+    Raises:
+      RuntimeError: fewer rows than ``num_actual`` came back (the original asserts this).
+    """
+    rows: List[np.ndarray] = []
+    dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
+                           regression, drop_remainder=args.use_tpu)
+    for _, out in predictor.predict(numpy_batches(dataset), total=total, name="predict"):
+        rows.append(out["probabilities"])
+    probabilities = np.concatenate(rows)[:num_actual]
+    if len(probabilities) != num_actual:  # the original asserts this
+        raise RuntimeError(f"predicted {len(probabilities)} of {num_actual} examples")
+    return probabilities
 
 
 def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:
@@ -415,7 +489,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
       Nothing is left half-written: every output is renamed into place when complete.
     """
     config, processor, tokenizer = check_flags(args)
-    examples = _read_examples(processor, args)
+    examples = read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression
     strategy = strategy or strategy_from_flags(args)
@@ -441,12 +515,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
             args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
             stop_at_step=stop_at_step)
 
-        def loss_fn(model_, features, labels):
-            logits = model_(features, training=True)["logits"]
-            return classifier_loss(logits, labels, is_regression=regression)[0]
-
         result.train = loop.train(
-            model, loss_fn,
+            model, classifier_loss_fn(regression),
             train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
                              regression, trim=trim),
             model.name_map(), train_config, strategy=strategy)
@@ -485,25 +555,11 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
             write_eval_results(args.output_dir, result.eval_results)
 
     if args.do_predict:
-        predict_examples, num_actual = data.add_tpu_padding(
-            examples["predict"], args.predict_batch_size, args.use_tpu)
-        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
-        data.file_based_convert_examples_to_features(predict_examples, label_list,
-                                                     args.max_seq_length, tokenizer,
-                                                     predict_file)
-        logging.info("***** Running prediction*****")
-        logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
-                     num_actual, len(predict_examples) - num_actual)
+        predict_examples, num_actual, predict_file = write_predict_records(
+            examples["predict"], label_list, args, tokenizer)
         logging.info("  Batch size = %d", args.predict_batch_size)
-        rows: List[np.ndarray] = []
-        dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
-                               regression, drop_remainder=args.use_tpu)
-        for _, out in predictor.predict(numpy_batches(dataset), total=len(predict_examples),
-                                        name="predict"):
-            rows.append(out["probabilities"])
-        probabilities = np.concatenate(rows)[:num_actual]
-        if len(probabilities) != num_actual:  # the original asserts this
-            raise RuntimeError(f"predicted {len(probabilities)} of {num_actual} examples")
+        probabilities = predict_probabilities(predictor, predict_file, args, regression,
+                                              len(predict_examples), num_actual)
         result.predictions = probabilities
         result.num_predict_examples = num_actual
         if chief:

@@ -32,7 +32,7 @@ name the file, the largest id and ``vocab_size``.
 
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -48,7 +48,7 @@ from bert_tf.data.pretraining_records import (check_input_records, check_token_i
 from bert_tf.errors import FlagError
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
-from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.eval_results import format_eval_results, write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import strategy_from_flags
@@ -186,6 +186,25 @@ def validate_args(args: PretrainingArgs, config: BertConfig) -> None:
             f"{config.max_position_embeddings} of --bert_config_file={args.bert_config_file}: "
             f"cannot use sequence length {args.max_seq_length} because the BERT model was only "
             f"trained up to sequence length {config.max_position_embeddings}")
+    check_sizes_and_steps(args)
+    if args.max_predictions_per_seq > args.max_seq_length:
+        raise FlagError(f"--max_predictions_per_seq={args.max_predictions_per_seq} is larger "
+                        f"than --max_seq_length={args.max_seq_length}")
+
+
+def check_sizes_and_steps(args) -> None:
+    """The size and step flags of a pre-training run (BERT's or ALBERT's) must be positive.
+
+    Args:
+      args: :class:`PretrainingArgs` or ALBERT's args (``max_seq_length``,
+        ``max_predictions_per_seq``; with ``do_train`` ``train_batch_size``,
+        ``num_train_steps``, ``gradient_accumulation_steps``, ``num_warmup_steps``; with
+        ``do_eval`` ``eval_batch_size``, ``max_eval_steps``).
+
+    Raises:
+      FlagError: the first non-positive one (``--name=value must be positive``), or a negative
+        ``--num_warmup_steps`` with ``do_train``.
+    """
     positive = ["max_seq_length", "max_predictions_per_seq"]
     if args.do_train:
         positive += ["train_batch_size", "num_train_steps", "gradient_accumulation_steps"]
@@ -196,9 +215,64 @@ def validate_args(args: PretrainingArgs, config: BertConfig) -> None:
             raise FlagError(f"--{name}={getattr(args, name)} must be positive")
     if args.do_train and args.num_warmup_steps < 0:
         raise FlagError(f"--num_warmup_steps={args.num_warmup_steps} must not be negative")
-    if args.max_predictions_per_seq > args.max_seq_length:
-        raise FlagError(f"--max_predictions_per_seq={args.max_predictions_per_seq} is larger "
-                        f"than --max_seq_length={args.max_seq_length}")
+
+
+def checked_input_files(input_file: str, max_seq_length: int, max_predictions_per_seq: int,
+                        vocab_size: int, config_file: str) -> List[str]:
+    """The files of ``--input_file`` (logged as the original does), checked before a run.
+
+    Args:
+      input_file: the flag (comma-separated glob patterns).
+      max_seq_length, max_predictions_per_seq: the flags the records must fit.
+      vocab_size: the model config's; config_file: its path, for the message.
+
+    Returns:
+      the matching file names, in order.
+
+    Raises:
+      FlagError: no file matches. InputDataError: records that do not fit the two lengths
+        (names the file, feature and both lengths). ConfigError: a token id >= ``vocab_size``.
+    """
+    input_files = find_input_files(input_file)
+    logging.info("*** Input Files ***")
+    for f in input_files:
+        logging.info("  %s", f)
+    check_input_records(input_files, max_seq_length, max_predictions_per_seq)
+    check_token_ids(input_files, vocab_size, config_file)
+    return input_files
+
+
+def record_errors_explained(input_files: List[str], max_seq_length: int,
+                            max_predictions_per_seq: int, config, config_file: str
+                            ) -> Callable[[Callable[[], Any]], Any]:
+    """A runner ``run(fn)`` that calls ``fn()`` and turns the record errors TensorFlow raises
+    while reading ``input_files`` into one-line bert_tf errors.
+
+    Args:
+      input_files: the records read; max_seq_length, max_predictions_per_seq: the flags;
+      config: the model config (its ``vocab_size``); config_file: its path, for the message.
+
+    Returns:
+      the runner; it returns what ``fn`` returns.
+
+    Raises (from the runner):
+      InputDataError: a record that does not parse with the two lengths. ConfigError: an
+        embedding index out of range (a token id >= ``vocab_size``). Any other
+        ``InvalidArgumentError`` / ``DataLossError`` as it is.
+    """
+    def run(fn):
+        try:
+            return fn()
+        except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
+            if is_parse_error(e):
+                raise explain_parse_error(e, input_files, max_seq_length,
+                                          max_predictions_per_seq) from e
+            index_error = explain_index_error(e, input_files, config, config_file)
+            if index_error is not None:
+                raise index_error from e
+            raise
+
+    return run
 
 
 def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
@@ -307,12 +381,9 @@ def run_pretraining(args: PretrainingArgs,
         raise FlagError("--bert_config_file is required")
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_args(args, config)
-    input_files = find_input_files(args.input_file)
-    logging.info("*** Input Files ***")
-    for f in input_files:
-        logging.info("  %s", f)
-    check_input_records(input_files, args.max_seq_length, args.max_predictions_per_seq)
-    check_token_ids(input_files, config.vocab_size, args.bert_config_file)
+    input_files = checked_input_files(args.input_file, args.max_seq_length,
+                                      args.max_predictions_per_seq, config.vocab_size,
+                                      args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
     strategy = strategy or strategy_from_flags(args)
@@ -324,17 +395,9 @@ def run_pretraining(args: PretrainingArgs,
                                               args.max_predictions_per_seq).items():
         logging.info("  name = %s, shape = (batch, %d)", name, n)
 
-    def parse_errors_explained(fn):
-        try:
-            return fn()
-        except (tf.errors.InvalidArgumentError, tf.errors.DataLossError) as e:
-            if is_parse_error(e):
-                raise explain_parse_error(e, input_files, args.max_seq_length,
-                                          args.max_predictions_per_seq) from e
-            index_error = explain_index_error(e, input_files, config, args.bert_config_file)
-            if index_error is not None:
-                raise index_error from e
-            raise
+    parse_errors_explained = record_errors_explained(
+        input_files, args.max_seq_length, args.max_predictions_per_seq, config,
+        args.bert_config_file)
 
     result = PretrainingResult()
     trained_step = None
@@ -348,7 +411,7 @@ def run_pretraining(args: PretrainingArgs,
                                                    num_warmup_steps=args.num_warmup_steps,
                                                    log_every_n_steps=log_every_n_steps)
         start = time.time()
-        before = _step_in_output_dir(args.output_dir)
+        before = step_in_output_dir(args.output_dir)
         result.train = parse_errors_explained(lambda: loop.train(
             model, pretraining_loss_fn, train_input_fn, name_map, train_config,
             strategy=strategy))
@@ -360,28 +423,82 @@ def run_pretraining(args: PretrainingArgs,
                          ", ".join(result.train.warm_start.missing))
 
     if args.do_eval:
-        logging.info("***** Running evaluation *****")
-        logging.info("  Batch size = %d", args.eval_batch_size)
-        if trained_step is None:
-            global_step = restore_for_inference(name_map, args.output_dir,
-                                                args.init_checkpoint).global_step
-        else:
-            global_step = trained_step  # the model holds the weights just saved
-        eval_input_fn = input_fn_builder(input_files, args.max_seq_length,
-                                         args.max_predictions_per_seq, is_training=False,
-                                         batch_size=args.eval_batch_size)
-        metrics = parse_errors_explained(lambda: evaluate(
-            model, eval_input_fn, args.max_eval_steps, global_step, strategy=strategy,
-            use_xla=args.use_xla))
-        result.eval_metrics = metrics
-        result.eval_results_file = write_eval_results(args.output_dir, metrics)
-        logging.info("***** Eval results *****")
-        for key in sorted(metrics):
-            logging.info("  %s = %s", key, metrics[key])
+        run_eval(result, model, name_map, input_files, args, trained_step, strategy,
+                 parse_errors_explained)
     return result
 
 
-def _step_in_output_dir(output_dir: str) -> int:
+def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variable],
+             input_files: List[str], args, trained_step: Optional[int],
+             strategy: tf.distribute.Strategy, explained: Callable[[Callable[[], Any]], Any],
+             load_fn: Optional[Callable] = None,
+             rename: Callable[[Dict[str, Any]], Dict[str, Any]] = dict) -> None:
+    """The ``do_eval`` part of a pre-training run (BERT's or ALBERT's, spec 6): weights, then
+    :func:`evaluate`, ``eval_results.txt``, the log; fills ``result.eval_metrics`` and
+    ``result.eval_results_file``.
+
+    Args:
+      result: the run's :class:`PretrainingResult`, filled in.
+      model: a built pretrainer (outputs ``mlm_log_probs`` ``[B*K, V]`` and
+        ``nsp_log_probs`` ``[B, 2]`` float32); name_map: its original name -> variable.
+      input_files: the records; args: the run's flags (``output_dir``, ``init_checkpoint``,
+        ``max_seq_length``, ``max_predictions_per_seq``, ``eval_batch_size``,
+        ``max_eval_steps``, ``use_xla``).
+      trained_step: the step just trained (the model holds its weights), or None: weights
+        from :func:`restore_for_inference` (newest checkpoint of ``output_dir``, else
+        ``init_checkpoint``).
+      strategy: the strategy the model was built under.
+      explained: the runner of :func:`record_errors_explained`.
+      load_fn: the family's checkpoint loader for :func:`restore_for_inference` (default:
+        BERT's ``checkpoint_io.assign_from_checkpoint``).
+      rename: maps :func:`evaluate`'s six values to the family's keys (ALBERT:
+        ``sentence_order_*``).
+
+    Raises:
+      InputDataError, ConfigError: records that do not fit (see ``explained``).
+      CheckpointError: a checkpoint that does not fit.
+    """
+    logging.info("***** Running evaluation *****")
+    logging.info("  Batch size = %d", args.eval_batch_size)
+    if trained_step is None:
+        restore_kwargs = {} if load_fn is None else {"load_fn": load_fn}
+        global_step = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                            **restore_kwargs).global_step
+    else:
+        global_step = trained_step  # the model holds the weights just saved
+    eval_input_fn = input_fn_builder(input_files, args.max_seq_length,
+                                     args.max_predictions_per_seq, is_training=False,
+                                     batch_size=args.eval_batch_size)
+    metrics = rename(explained(lambda: evaluate(
+        model, eval_input_fn, args.max_eval_steps, global_step, strategy=strategy,
+        use_xla=args.use_xla)))
+    result.eval_metrics = metrics
+    result.eval_results_file = write_eval_results(args.output_dir, metrics)
+    logging.info("***** Eval results *****")
+    for key in sorted(metrics):
+        logging.info("  %s = %s", key, metrics[key])
+
+
+def run_report(result: PretrainingResult) -> str:
+    """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's summary,
+    not the original's output): ``trained to global_step N (S steps, R steps/s); last loss L;
+    checkpoint P`` after training, then ``wrote <eval_results.txt>:`` and its ``key = value``
+    lines, indented by two spaces, after evaluation. Empty without either."""
+    lines = []
+    if result.train is not None:
+        steps = result.train_steps_run
+        rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0
+        lines.append(f"trained to global_step {result.train.global_step} ({steps} steps, "
+                     f"{rate:.2f} steps/s); last loss {result.train.last_loss}; "
+                     f"checkpoint {result.train.checkpoint}")
+    if result.eval_metrics is not None:
+        lines.append(f"wrote {result.eval_results_file}:")
+        lines.extend(f"  {line}" for line in format_eval_results(result.eval_metrics).splitlines())
+    return "\n".join(lines)
+
+
+def step_in_output_dir(output_dir: str) -> int:
+    """The step of the newest ``model.ckpt-N`` in ``output_dir`` (0: none, or no folder)."""
     existing = checkpoint_io.existing_checkpoints(output_dir) if tf.io.gfile.isdir(
         output_dir) else []
     return checkpoint_io.checkpoint_step(existing[-1]) if existing else 0
@@ -389,6 +506,7 @@ def _step_in_output_dir(output_dir: str) -> int:
 
 __all__ = [
     "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
-    "eval_metric_sums", "evaluate", "metrics_from_sums",
-    "pretraining_loss_fn", "run_pretraining", "validate_args",
+    "check_sizes_and_steps", "checked_input_files", "eval_metric_sums", "evaluate",
+    "metrics_from_sums", "pretraining_loss_fn", "record_errors_explained", "run_eval",
+    "run_pretraining", "run_report", "step_in_output_dir", "validate_args",
 ]

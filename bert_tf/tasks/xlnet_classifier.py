@@ -461,15 +461,47 @@ def _train(r: _Run, model, name_map, resume: bool):
     batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
                                     batch, args.shuffle_buffer)
-    if r.init_checkpoint and not resume:
-        report = checkpoint_map.load_xlnet_checkpoint(name_map, r.init_checkpoint,
-                                                      untie_r=r.config.untie_r)
+    return train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy, r.config,
+                                      r.init_checkpoint, resume)[0]
+
+
+def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
+                               init_checkpoint: Optional[str], resume: bool):
+    """Warm start (unless resuming), XLNet's optimizer and the training loop of an XLNet
+    fine-tuning task whose model has ``task_loss`` (the classifier's, RACE's; the original
+    ``run_classifier.py`` / ``run_race.py`` ``train`` with ``model_utils.get_train_op``, spec
+    8.4 and 10).
+
+    Args:
+      model: a built model whose call returns ``logits`` float32 ``[B, ...]`` and whose
+        ``task_loss(logits, labels)[1]`` is the float32 scalar mean loss; name_map: its
+        original name -> variable.
+      dataset: the training ``tf.data.Dataset`` of ``(features, labels)`` batches.
+      args: the flags (``learning_rate``, ``train_steps``, ``warmup_steps``, ``decay_method``,
+        ``min_lr_ratio``, ``weight_decay``, ``adam_epsilon``, ``clip``,
+        ``lr_layer_decay_rate``, ``iterations``, ``save_steps``, ``max_save``,
+        ``model_dir``).
+      strategy: the strategy the model was built under; config: the XLNet config
+        (``untie_r``).
+      init_checkpoint: loaded before training unless ``resume`` (``--model_dir`` already holds
+        checkpoints: then it is ignored, said in one line).
+
+    Returns:
+      ``(TrainResult, LoadReport of init_checkpoint or None)``.
+
+    Raises:
+      CheckpointError: an init checkpoint that does not fit. NanLossError: diverged.
+    """
+    report = None
+    if init_checkpoint and not resume:
+        report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
+                                                      untie_r=config.untie_r)
         logging.info("Warm start: %s", report.summary())
-    elif r.init_checkpoint:
+    elif init_checkpoint:
         logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
-                     "(training resumes)", r.init_checkpoint, args.model_dir)
+                     "(training resumes)", init_checkpoint, args.model_dir)
     # else: loop.train says it trains from scratch (one warning line for every task)
-    with r.strategy.scope():
+    with strategy.scope():
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
             args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
@@ -481,13 +513,14 @@ def _train(r: _Run, model, name_map, resume: bool):
         logits = m(features, training=True)["logits"]
         return m.task_loss(logits, labels)[1]
 
-    return loop.train(
+    train = loop.train(
         model, loss_fn, dataset, name_map, loop.TrainConfig(
             args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
             keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
             log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-            warm_started=bool(r.init_checkpoint)),
-        strategy=r.strategy, optimizer=optimizer)
+            warm_started=bool(init_checkpoint)),
+        strategy=strategy, optimizer=optimizer)
+    return train, report
 
 
 def _evaluate(r: _Run, eval_model):

@@ -65,15 +65,14 @@ from bert_tf.data import xlnet_race as data
 from bert_tf.data import xlnet_race_records as records
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
+from bert_tf.tasks.xlnet_classifier import train_with_xlnet_optimizer
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
-from bert_tf.training import loop
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
                                       restore_for_inference)
 from bert_tf.training.strategy import strategy_from_flags
-from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
@@ -455,32 +454,11 @@ def _train(r: _Run, result: Dict[str, Any]) -> None:
     batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
     dataset = records.train_dataset(train_file, args.max_seq_length, batch,
                                     args.shuffle_buffer, seed=args.random_seed)
-    if r.init_checkpoint and not r.existing:
-        report = checkpoint_map.load_xlnet_checkpoint(r.name_map, r.init_checkpoint,
-                                                      untie_r=r.config.untie_r)
-        logging.info("Warm start: %s", report.summary())
+    result["train"], report = train_with_xlnet_optimizer(
+        r.model, r.name_map, dataset, args, r.strategy, r.config, r.init_checkpoint,
+        bool(r.existing))
+    if report is not None:
         result["warm_start"] = report
-    elif r.init_checkpoint:
-        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
-                     "(training resumes)", r.init_checkpoint, args.model_dir)
-    with r.strategy.scope():
-        optimizer, _ = create_xlnet_optimizer(
-            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
-            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
-            args.lr_layer_decay_rate, variable_names=r.name_map)
-    steps_per_loop = args.iterations if args.save_steps is None else min(
-        args.iterations, args.save_steps)
-
-    def loss_fn(m, features, labels):
-        return m.task_loss(m(features, training=True)["logits"], labels)[1]
-
-    result["train"] = loop.train(
-        r.model, loss_fn, dataset, r.name_map, loop.TrainConfig(
-            args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-            warm_started=bool(r.init_checkpoint)),
-        strategy=r.strategy, optimizer=optimizer)
 
 
 def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:

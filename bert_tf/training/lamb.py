@@ -66,28 +66,17 @@ class Lamb(AdamWeightDecay):
         super().build(var_list)
         self._adapt = [self.do_layer_adaptation(n) for n in self._names]
 
-    def update_step(self, gradient, variable, learning_rate):
-        """One LAMB update of one variable (module docstring)."""
-        index = self._get_variable_index(variable)
-        m = self._adam_m[index]
-        v = self._adam_v[index]
-        dtype = variable.dtype
-        lr = tf.cast(learning_rate, dtype)
-        grad = tf.cast(gradient, dtype)
-        next_m = tf.multiply(self.beta_1, m) + tf.multiply(1.0 - self.beta_1, grad)
-        next_v = tf.multiply(self.beta_2, v) + tf.multiply(1.0 - self.beta_2, tf.square(grad))
-        update = next_m / (tf.sqrt(next_v) + self.epsilon)
-        if self._decay[index]:
-            update += self.weight_decay_rate * variable
-        if self._adapt[index]:
-            w_norm = tf.norm(tf.convert_to_tensor(variable), ord=2)
-            g_norm = tf.norm(update, ord=2)
-            one = tf.constant(1.0, dtype)
-            ratio = tf.where(w_norm > 0, tf.where(g_norm > 0, w_norm / g_norm, one), one)
-            update = ratio * update
-        self.assign(variable, variable - lr * update)
-        self.assign(m, next_m)
-        self.assign(v, next_v)
+    def scale_update(self, update, variable, index: int):
+        """LAMB's trust ratio (module docstring): ``update * ||w|| / ||update||`` for a variable
+        with layer adaptation (1 where either norm is 0); AdamWeightDecay's update otherwise.
+        :meth:`AdamWeightDecay.update_step` does the rest (moments, weight decay, assign)."""
+        if not self._adapt[index]:
+            return update
+        w_norm = tf.norm(tf.convert_to_tensor(variable), ord=2)
+        g_norm = tf.norm(update, ord=2)
+        one = tf.constant(1.0, variable.dtype)
+        ratio = tf.where(w_norm > 0, tf.where(g_norm > 0, w_norm / g_norm, one), one)
+        return ratio * update
 
     def layer_adaptation_table(self):
         """Original name -> whether it gets the trust ratio (after build)."""

@@ -226,7 +226,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             replica_ctx.merge_call(update_all, args=(grads_and_vars, learning_rate))
 
     def update_step(self, gradient, variable, learning_rate):
-        """One AdamWeightDecay update of one variable (spec 7.2 steps 1-5)."""
+        """One AdamWeightDecay update of one variable (spec 7.2 steps 1-5); a subclass changes
+        only :meth:`scale_update`."""
         index = self._get_variable_index(variable)
         m = self._adam_m[index]
         v = self._adam_v[index]
@@ -238,9 +239,20 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         update = next_m / (tf.sqrt(next_v) + self.epsilon)
         if self._decay[index]:
             update += self.weight_decay_rate * variable
+        update = self.scale_update(update, variable, index)
         self.assign(variable, variable - lr * update)
         self.assign(m, next_m)
         self.assign(v, next_v)
+
+    def scale_update(self, update, variable, index: int):
+        """The update as applied (before ``* learning_rate``): here as it is. A subclass
+        rescales it (ALBERT's LAMB: the trust ratio, `bert_tf.training.lamb`).
+
+        Args:
+          update: ``m / (sqrt(v) + epsilon)`` (+ weight decay), the variable's shape and dtype;
+          variable: the variable updated; index: its slot index.
+        """
+        return update
 
     # ---- original-layout slots -----------------------------------------------------------------
 
