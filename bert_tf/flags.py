@@ -785,6 +785,24 @@ def is_xlnet_invocation(flag_values) -> bool:
     return False
 
 
+def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> None:
+    """Refuses flags that another family's script would read but this mode ignores (bert_tf:
+    ignoring them silently would run something other than what the command line says).
+
+    Args:
+      flag_values: absl ``FlagValues`` (or any object, :func:`flag_given`).
+      hints: flag -> what to use instead (e.g. ``{"num_train_epochs": "--train_step"}``).
+      mode: how the mode was chosen, for the message (``"ALBERT (--albert_config_file)"``).
+
+    Raises:
+      FlagError: one of ``hints`` is given; names them all, each with its replacement.
+    """
+    given = [n for n in hints if flag_given(flag_values, n)]
+    if given:
+        raise FlagError(f"{mode} does not read " + ", ".join(
+            f"--{n} (use {hints[n]})" for n in given))
+
+
 def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
     """Refuses BERT flags given in an XLNet invocation (``profile.refused``: each with the
     XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``).

@@ -330,3 +330,15 @@ def test_stray_positional_argument_is_one_error_line(monkeypatch, capsys):
     assert e.value.code == 1
     assert capsys.readouterr().err == ("error: unexpected argument '/tmp/x' (and 1 more): the "
                                        "scripts take flags only, as --name=value\n")
+
+
+def test_check_flags_not_given_names_each_given_flag_with_its_replacement():
+    from types import SimpleNamespace
+
+    from bert_tf.errors import FlagError
+    from bert_tf.flags import check_flags_not_given
+    hints = {"a": "--x", "b": "--y", "c": "--z"}
+    check_flags_not_given(SimpleNamespace(a=None, b=None), hints, "M")  # none given: no error
+    with pytest.raises(FlagError) as e:
+        check_flags_not_given(SimpleNamespace(a=None, b=0, c="v"), hints, "M")
+    assert str(e.value) == "M does not read --b (use --y), --c (use --z)"

@@ -167,16 +167,18 @@ def _damage(error: tf.errors.OpError) -> str:
 
 
 def _vocab_mismatch(path: str, largest: int, feature: str, index: int, vocab_size: int,
-                    config_file: str) -> str:
+                    config_file: str, config_flag: str = "bert_config_file") -> str:
+    config_name = "bert_config.json" if config_flag == "bert_config_file" else "config"
     return (f"{path}: token id {largest} ({feature} of record {index}, the largest id found) "
-            f"is not smaller than vocab_size={vocab_size} of --bert_config_file={config_file}: "
-            f"the records were made with a larger vocab; pass the bert_config.json of the model "
+            f"is not smaller than vocab_size={vocab_size} of --{config_flag}={config_file}: "
+            f"the records were made with a larger vocab; pass the {config_name} of the model "
             f"that vocab belongs to, or recreate the data with create_pretraining_data.py and "
             f"the model's vocab.txt")
 
 
 def check_token_ids(input_files: Sequence[str], vocab_size: int, config_file: str,
-                    records_per_file: Optional[int] = VOCAB_CHECK_RECORDS) -> None:
+                    records_per_file: Optional[int] = VOCAB_CHECK_RECORDS,
+                    config_flag: str = "bert_config_file") -> None:
     """Checks that ``input_ids`` and ``masked_lm_ids`` of the first records fit the vocab.
 
     An id >= ``vocab_size`` would fail deep in the embedding lookup (``indices[0,1] = 2066 is
@@ -188,6 +190,7 @@ def check_token_ids(input_files: Sequence[str], vocab_size: int, config_file: st
       vocab_size: ``vocab_size`` of the config.
       config_file: ``--bert_config_file`` (for the message).
       records_per_file: records checked per file (None: all).
+      config_flag: the flag that named ``config_file`` (``albert_config_file`` for ALBERT).
 
     Raises:
       ConfigError: a checked id is >= ``vocab_size`` (names the file, the largest id found,
@@ -213,11 +216,12 @@ def check_token_ids(input_files: Sequence[str], vocab_size: int, config_file: st
             pass  # unreadable files are reported by check_input_records
         if largest[0] >= vocab_size:
             raise ConfigError(_vocab_mismatch(path, largest[0], largest[1], largest[2],
-                                              vocab_size, config_file))
+                                              vocab_size, config_file, config_flag))
 
 
 def explain_index_error(error: tf.errors.OpError, input_files: Sequence[str],
-                        config, config_file: str) -> Optional[BertTfError]:
+                        config, config_file: str, config_flag: str = "bert_config_file"
+                        ) -> Optional[BertTfError]:
     """Turns an embedding lookup failure (``indices[0,1] = 2066 is not in [0, 1000)``) inside
     training or evaluation into one clear error, or returns None for other errors.
 
@@ -237,16 +241,17 @@ def explain_index_error(error: tf.errors.OpError, input_files: Sequence[str],
     if bound == config.vocab_size:
         for path in input_files:
             try:
-                check_token_ids([path], bound, config_file, records_per_file=None)
+                check_token_ids([path], bound, config_file, records_per_file=None,
+                                config_flag=config_flag)
             except ConfigError as found:
                 return found
         return ConfigError(f"a token id of {', '.join(input_files)} is out of range: {index} "
-                           f"is not in [0, {bound}), vocab_size={bound} of --bert_config_file="
+                           f"is not in [0, {bound}), vocab_size={bound} of --{config_flag}="
                            f"{config_file}")
     if bound == config.type_vocab_size:
         return ConfigError(f"a segment_ids value of {', '.join(input_files)} is out of range: "
                            f"{index} is not in [0, {bound}), type_vocab_size={bound} of "
-                           f"--bert_config_file={config_file}")
+                           f"--{config_flag}={config_file}")
     return None
 
 

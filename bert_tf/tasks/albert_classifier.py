@@ -50,6 +50,7 @@ from bert_tf.albert.classifier import AlbertClassifier
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
+from bert_tf.data import record_cache
 from bert_tf.data.albert_classifier import AlbertProcessor
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.tfrecord import read_examples
@@ -252,17 +253,32 @@ def _cached_records_fit(path: str, max_seq_length: int, num_examples: int) -> bo
     return count == num_examples and length == max_seq_length
 
 
-def _records(examples, label_list, args, tokenizer, path, reuse: bool) -> None:
-    """Writes the records, or reuses a cached file (original) when it still fits: the same
-    number of records of ``--max_seq_length`` (bert_tf: the original reuses any file)."""
+def write_cached_records(examples, label_list, args, tokenizer, path, reuse: bool) -> None:
+    """Writes the records, or reuses a cached file (original) when it still fits.
+
+    bert_tf (the original reuses any file of that name): a file written by bert_tf carries a
+    fingerprint (:mod:`bert_tf.data.record_cache`: the examples, the vocab or SentencePiece
+    model, ``--max_seq_length``, ``--do_lower_case`` and the labels), and is rewritten, said in
+    one line, when the data or those flags changed; a file without one (the original's) is
+    reused when it holds as many records of ``--max_seq_length`` as there are examples.
+    """
+    expected = record_cache.fingerprint(
+        {"max_seq_length": args.max_seq_length, "do_lower_case": args.do_lower_case,
+         "labels": list(label_list)},
+        examples, files=[args.spm_model_file or args.vocab_file])
     if reuse and tf.io.gfile.exists(path):
-        if _cached_records_fit(path, args.max_seq_length, len(examples)):
-            logging.info("Reusing the cached records %s", path)
-            return
-        logging.warning("%s holds other records (another --max_seq_length or data set): "
-                        "rewriting it", path)
+        fingerprinted = tf.io.gfile.exists(record_cache.fingerprint_path(path))
+        if record_cache.reuse_cached(path, expected, overwrite=False):
+            if fingerprinted:
+                return
+            if _cached_records_fit(path, args.max_seq_length, len(examples)):
+                logging.info("Reusing the cached records %s", path)
+                return
+            logging.warning("%s holds other records (another --max_seq_length or data set): "
+                            "rewriting it", path)
     bert_data.file_based_convert_examples_to_features(examples, label_list,
                                                       args.max_seq_length, tokenizer, path)
+    record_cache.write_fingerprint(path, expected)
 
 
 def _has_index(prefix: str) -> bool:
@@ -315,7 +331,8 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
             # Fails on a BERT checkpoint (or another config) before any training.
             load_fn(name_map, args.init_checkpoint)
         train_file = os.path.join(cached_dir, f"{task}_train.tf_record")
-        _records(examples["train"], label_list, args, tokenizer, train_file, reuse=True)
+        write_cached_records(examples["train"], label_list, args, tokenizer, train_file,
+                             reuse=True)
         logging.info("***** Running training *****")
         logging.info("  Num examples = %d", len(examples["train"]))
         logging.info("  Batch size = %d", args.train_batch_size)
@@ -343,7 +360,7 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
         eval_examples, num_actual = bert_data.add_tpu_padding(
             examples["eval"], args.eval_batch_size, args.use_tpu)
         eval_file = os.path.join(cached_dir, f"{task}_eval.tf_record")
-        _records(eval_examples, label_list, args, tokenizer, eval_file, reuse=True)
+        write_cached_records(eval_examples, label_list, args, tokenizer, eval_file, reuse=True)
         logging.info("***** Running evaluation *****")
         logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
                      num_actual, len(eval_examples) - num_actual)
@@ -415,5 +432,19 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
 
 
 def run_from_flags(flag_values) -> AlbertClassifierResult:
-    """Reads :class:`AlbertClassifierArgs` (ALBERT's defaults for flags not given) and runs."""
+    """Reads :class:`AlbertClassifierArgs` (ALBERT's defaults for flags not given) and runs.
+
+    Raises:
+      FlagError: also for a BERT run_classifier flag that ALBERT's does not read
+        (``--bert_config_file``, ``--num_train_epochs``, ``--warmup_proportion``), given to the
+        root script in ALBERT mode (bert_tf: they would be ignored silently).
+    """
+    bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS, "ALBERT's run_classifier "
+                                     "(--albert_config_file)")
     return run(bert_flags.args_from_flags(AlbertClassifierArgs, flag_values))
+
+
+# BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
+BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
+                   "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
+                   "warmup_proportion": "--warmup_step"}

@@ -142,7 +142,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     config = validate_args(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
-                                      args.albert_config_file)
+                                      args.albert_config_file, config_flag="albert_config_file")
     tf.io.gfile.makedirs(args.output_dir)
     strategy = strategy or strategy_from_flags(args)
     with dtype_policy(args.dtype), strategy.scope():
@@ -152,7 +152,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
 
     explained = record_errors_explained(input_files, args.max_seq_length,
                                         args.max_predictions_per_seq, config,
-                                        args.albert_config_file)
+                                        args.albert_config_file, "albert_config_file")
 
     result = PretrainingResult()
     trained_step = None
@@ -194,4 +194,6 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
 
 def run_from_flags(flag_values) -> PretrainingResult:
     """Reads :class:`AlbertPretrainingArgs` (ALBERT's defaults for flags not given), runs."""
+    bert_flags.check_flags_not_given(flag_values, {"bert_config_file": "--albert_config_file"},
+                                     "ALBERT's run_pretraining (--albert_config_file)")
     return run(bert_flags.args_from_flags(AlbertPretrainingArgs, flag_values))

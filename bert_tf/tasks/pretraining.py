@@ -218,7 +218,8 @@ def check_sizes_and_steps(args) -> None:
 
 
 def checked_input_files(input_file: str, max_seq_length: int, max_predictions_per_seq: int,
-                        vocab_size: int, config_file: str) -> List[str]:
+                        vocab_size: int, config_file: str,
+                        config_flag: str = "bert_config_file") -> List[str]:
     """The files of ``--input_file`` (logged as the original does), checked before a run.
 
     Args:
@@ -238,12 +239,13 @@ def checked_input_files(input_file: str, max_seq_length: int, max_predictions_pe
     for f in input_files:
         logging.info("  %s", f)
     check_input_records(input_files, max_seq_length, max_predictions_per_seq)
-    check_token_ids(input_files, vocab_size, config_file)
+    check_token_ids(input_files, vocab_size, config_file, config_flag=config_flag)
     return input_files
 
 
 def record_errors_explained(input_files: List[str], max_seq_length: int,
-                            max_predictions_per_seq: int, config, config_file: str
+                            max_predictions_per_seq: int, config, config_file: str,
+                            config_flag: str = "bert_config_file"
                             ) -> Callable[[Callable[[], Any]], Any]:
     """A runner ``run(fn)`` that calls ``fn()`` and turns the record errors TensorFlow raises
     while reading ``input_files`` into one-line bert_tf errors.
@@ -267,7 +269,8 @@ def record_errors_explained(input_files: List[str], max_seq_length: int,
             if is_parse_error(e):
                 raise explain_parse_error(e, input_files, max_seq_length,
                                           max_predictions_per_seq) from e
-            index_error = explain_index_error(e, input_files, config, config_file)
+            index_error = explain_index_error(e, input_files, config, config_file,
+                                              config_flag)
             if index_error is not None:
                 raise index_error from e
             raise

@@ -176,6 +176,25 @@ def test_root_script_flags_select_albert_with_its_defaults():
     assert fv.max_seq_length == 128  # the BERT path keeps BERT's default
 
 
+def test_root_script_refuses_bert_flags_albert_does_not_read():
+    """Fresh-user findings: in ALBERT mode --num_train_epochs=0.1 silently trained
+    --train_step=1000 steps, and --bert_config_file was silently ignored."""
+    from bert_tf.tasks.classifier import ClassifierArgs
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles(
+        (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        flag_values=fv)
+    fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--num_train_epochs=0.1",
+        "--bert_config_file=b.json"])
+    with pytest.raises(FlagError) as e:
+        albert_classifier.run_from_flags(fv)
+    assert str(e.value) == (
+        "ALBERT's run_classifier (--albert_config_file) does not read --bert_config_file (use "
+        "--albert_config_file), --num_train_epochs (use --train_step (ALBERT trains a number "
+        "of steps))")
+
+
 @pytest.mark.slow
 def test_train_with_lamb_then_eval_each_checkpoint_once(tmp_path, golden_dir, golden_classifier,
                                                         uncased_vocab_file, shared_data_dir):
@@ -207,3 +226,27 @@ def test_train_with_lamb_then_eval_each_checkpoint_once(tmp_path, golden_dir, go
     # a second --do_eval: nothing newer than best_trial.txt, the newest is evaluated again
     again = albert_classifier.run(dataclasses.replace(args, do_train=False, do_predict=False))
     assert [p for p, _ in again.evaluated] == [os.path.join(out, "model.ckpt-2")]
+
+
+def test_cached_records_are_rewritten_when_the_data_changes(tmp_path, golden_dir,
+                                                            golden_classifier,
+                                                            uncased_vocab_file, caplog):
+    """Fresh-user finding: a train.tsv edited in place (same row count) was trained on from
+    the stale cached records; the fingerprint beside the file now says so and rewrites it."""
+    from bert_tf.data.classifier import InputExample
+    from bert_tf.tokenization.albert_tokenization import FullTokenizer
+    args = _args(golden_dir, golden_classifier, str(tmp_path), uncased_vocab_file)
+    tokenizer = FullTokenizer(uncased_vocab_file, do_lower_case=True)
+    path = str(tmp_path / "mrpc_train.tf_record")
+    first = [InputExample("a", "the cat sat", "on the mat", "1"),
+             InputExample("b", "a dog ran", None, "0")]
+    albert_classifier.write_cached_records(first, ["0", "1"], args, tokenizer, path, reuse=True)
+    assert os.path.exists(path + ".fingerprint.json")
+    mtime = os.stat(path).st_mtime_ns
+    albert_classifier.write_cached_records(first, ["0", "1"], args, tokenizer, path, reuse=True)
+    assert os.stat(path).st_mtime_ns == mtime  # same data and flags: reused
+    changed = [first[0], InputExample("b", "a dog ran", None, "1")]  # one label edited
+    albert_classifier.write_cached_records(changed, ["0", "1"], args, tokenizer, path,
+                                           reuse=True)
+    assert "the examples changed (same count, 2, other content)" in caplog.text
+    assert [r["label_ids"] for r in read_examples(path)] == [[1], [1]]

@@ -106,3 +106,40 @@ def test_root_script_flags_select_albert_with_its_defaults():
     assert (args.optimizer, args.do_train, args.learning_rate, args.num_train_steps,
             args.train_batch_size) == ("lamb", True, 0.00176, 7, 4096)
     assert (fv.do_train, fv.learning_rate, fv.train_batch_size) == (False, 5e-5, 32)
+
+
+def test_records_beyond_the_vocab_name_the_albert_flag(tmp_path, golden_dir):
+    """Fresh-user finding: the vocab check named --bert_config_file in ALBERT mode, where the
+    user gave --albert_config_file."""
+    import json
+
+    from bert_tf.errors import ConfigError
+    with open(os.path.join(golden_dir, "albert", "model", "albert_config.json")) as f:
+        config = json.load(f)
+    config["vocab_size"] = 100
+    path = tmp_path / "small_vocab.json"
+    path.write_text(json.dumps(config))
+    args = dataclasses.replace(_args(golden_dir, str(tmp_path / "out")),
+                               albert_config_file=str(path))
+    with pytest.raises(ConfigError, match=f"vocab_size=100 of --albert_config_file={path}: "
+                                          "the records were made with a larger vocab; pass the "
+                                          "config of the model"):
+        albert_pretraining.run(args)
+    assert not os.path.exists(tmp_path / "out" / "checkpoint")
+
+
+def test_root_script_refuses_bert_config_file_in_albert_mode():
+    """Fresh-user finding: --bert_config_file beside --albert_config_file was ignored
+    silently."""
+    from absl import flags as absl_flags
+
+    from bert_tf import flags as bert_flags
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, ("bert_config_file",)),
+                               (bert_flags.ALBERT_RUN_PRETRAINING,
+                                albert_pretraining.ALBERT_PRETRAINING_FLAGS), flag_values=fv)
+    fv(["prog", "--albert_config_file=c.json", "--bert_config_file=b.json"])
+    with pytest.raises(FlagError, match=r"^ALBERT's run_pretraining \(--albert_config_file\) "
+                                        r"does not read --bert_config_file \(use "
+                                        r"--albert_config_file\)$"):
+        albert_pretraining.run_from_flags(fv)
