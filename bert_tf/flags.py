@@ -28,6 +28,7 @@ with :func:`define_profiles`; :func:`is_xlnet_invocation` tells which path a com
 """
 
 import dataclasses
+import os
 import signal
 import sys
 import types
@@ -825,7 +826,9 @@ def run_main(main: Callable[[Any], Any]) -> None:
 
     * a positional argument (the scripts take flags only) is a :class:`FlagError`
       (:func:`check_no_positional_arguments`);
-    * a :class:`BertTfError` prints ``error: <message>`` and exits 1;
+    * a :class:`BertTfError` prints ``error: <message>`` and exits 1; output folders
+      (:data:`OUTPUT_FOLDER_FLAGS`) that the failed run created and left empty are removed
+      (bert_tf: the originals left them behind);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
@@ -841,10 +844,12 @@ def run_main(main: Callable[[Any], Any]) -> None:
 
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
+        absent = absent_output_folders(FLAGS)
         try:
             check_no_positional_arguments(argv)
             return main(argv)
         except BertTfError as e:
+            remove_empty_new_folders(absent)
             print(f"error: {e}", file=sys.stderr)
             sys.exit(1)
         except KeyboardInterrupt:
@@ -860,6 +865,43 @@ def run_main(main: Callable[[Any], Any]) -> None:
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
+
+# Folders a run creates for what it writes.
+OUTPUT_FOLDER_FLAGS = ("output_dir", "model_dir", "predict_dir", "export_dir", "cached_dir",
+                       "save_dir")
+
+
+def absent_output_folders(flag_values) -> List[str]:
+    """The local folders named by :data:`OUTPUT_FOLDER_FLAGS` in ``flag_values`` (parsed absl
+    flags; others are skipped) that do not exist yet, with each of their missing parents,
+    deepest first. Remote paths (``gs://``...) are left alone."""
+    absent: List[str] = []
+    for name in OUTPUT_FOLDER_FLAGS:
+        try:
+            value = flag_values[name].value if name in flag_values else None
+        except Exception:  # noqa: BLE001 - unparsed flags: nothing to record
+            value = None
+        if not isinstance(value, str) or not value or "://" in value:
+            continue
+        path = os.path.abspath(value)
+        while path not in absent and not os.path.exists(path):
+            absent.append(path)
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+    return sorted(absent, key=len, reverse=True)
+
+
+def remove_empty_new_folders(absent: Sequence[str]) -> None:
+    """Removes each folder of ``absent`` (:func:`absent_output_folders`, deepest first) that
+    now exists and is empty; a folder that holds anything is kept."""
+    for path in absent:
+        try:
+            if os.path.isdir(path) and not os.listdir(path):
+                os.rmdir(path)
+        except OSError:
+            pass
 
 
 def check_no_positional_arguments(argv: Sequence[str]) -> None:

@@ -342,3 +342,26 @@ def test_check_flags_not_given_names_each_given_flag_with_its_replacement():
     with pytest.raises(FlagError) as e:
         check_flags_not_given(SimpleNamespace(a=None, b=0, c="v"), hints, "M")
     assert str(e.value) == "M does not read --b (use --y), --c (use --z)"
+
+
+def test_empty_output_folders_a_failed_run_created_are_removed(tmp_path):
+    """Fresh-user finding: an early error left empty --output_dir folders behind. Only the
+    folders the run created (and their new parents) go, and only when empty."""
+    from absl import flags as absl_flags
+
+    from bert_tf.flags import absent_output_folders, remove_empty_new_folders
+    fv = absl_flags.FlagValues()
+    absl_flags.DEFINE_string("output_dir", None, "", flag_values=fv)
+    absl_flags.DEFINE_string("model_dir", None, "", flag_values=fv)
+    absl_flags.DEFINE_string("predict_dir", None, "", flag_values=fv)
+    (tmp_path / "old").mkdir()
+    fv(["prog", f"--output_dir={tmp_path / 'new' / 'deep' / 'out'}",
+        f"--model_dir={tmp_path / 'old'}", f"--predict_dir={tmp_path / 'kept'}"])
+    absent = absent_output_folders(fv)
+    assert absent == [str(tmp_path / "new" / "deep" / "out"), str(tmp_path / "new" / "deep"),
+                      str(tmp_path / "kept"), str(tmp_path / "new")]
+    (tmp_path / "new" / "deep" / "out").mkdir(parents=True)
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "result.txt").write_text("x")
+    remove_empty_new_folders(absent)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "old"]
