@@ -40,6 +40,7 @@ from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
+from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
 
@@ -258,6 +259,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     if args.pooling != "none":
         check_output_path(args.output_file + ".embeddings.jsonl")
     check_input_file(args.input_file)
+    check_tpu_flags(args)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
     # no checkpoint-name case check: the original extract_features.py has none (spec 4.6)
     tokenizer = load_tokenizer(args.vocab_file, args.do_lower_case)

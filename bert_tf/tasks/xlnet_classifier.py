@@ -79,7 +79,7 @@ from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
@@ -162,6 +162,7 @@ def check_args(args: XLNetClassifierArgs) -> None:
     Raises:
       FlagError: naming the flag.
     """
+    check_tpu_flags(args)
     require_one_mode(do_train=args.do_train, do_eval=args.do_eval, do_predict=args.do_predict)
     for name in ("model_config_path", "spiece_model_file", "task_name", "data_dir", "output_dir",
                  "model_dir"):
