@@ -159,11 +159,11 @@ def check_tpu_flags(flags: Any) -> None:
     """With ``--use_tpu``, the TPU mistakes of google-research/bert#384 and #445 as one line each,
     before any work (bert_tf: the original fails later, deep in a TPU error).
 
-    Checks, only when ``use_tpu`` is set and the TPU is not ``local`` (a TPU VM, whose hosts are
-    this machine: ``--tpu_name=local`` / ``--tpu=local`` / ``--master=local``):
+    Checks, only when ``use_tpu`` is set:
 
     * every path flag of :data:`TPU_PATH_FLAGS` that is given (comma-separated lists included)
-      is a ``gs://`` path;
+      is a ``gs://`` path, unless the TPU is ``local`` (a TPU VM, whose host is this machine:
+      ``--tpu_name=local`` / ``--tpu=local`` / ``--master=local``);
     * BERT: each batch flag of :data:`TPU_BATCH_FLAGS` divides by ``--num_tpu_cores``
       (TPUEstimator shards the global batch over the cores, spec `bert.md` 6.3);
     * XLNet (flags with ``num_core_per_host`` and no ``num_tpu_cores``): each batch divides by
@@ -184,9 +184,8 @@ def check_tpu_flags(flags: Any) -> None:
 
     if not value("use_tpu", False):
         return
-    if "local" in (value("tpu_name"), value("tpu"), value("master")):
-        return
-    for name in TPU_PATH_FLAGS:
+    tpu_vm = "local" in (value("tpu_name"), value("tpu"), value("master"))
+    for name in () if tpu_vm else TPU_PATH_FLAGS:
         paths = value(name)
         if not paths or not isinstance(paths, str):
             continue

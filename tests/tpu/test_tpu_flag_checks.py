@@ -54,6 +54,8 @@ def test_all_gs_paths_pass_and_no_tpu_or_a_tpu_vm_checks_nothing():
     check_tpu_flags(bert_flags(use_tpu=False, output_dir="/tmp/x", train_batch_size=3))
     # a TPU VM (--tpu_name=local): its host is this machine, local paths work
     check_tpu_flags(bert_flags(tpu_name="local", output_dir="/tmp/x"))
+    with pytest.raises(FlagError, match="^--train_batch_size=12 does not divide"):
+        check_tpu_flags(bert_flags(tpu_name="local", train_batch_size=12))
 
 
 @pytest.mark.parametrize("flag,value", [("train_batch_size", 36), ("eval_batch_size", 12),
