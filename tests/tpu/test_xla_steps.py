@@ -1,4 +1,4 @@
-"""Deliverable 1 of issue 17 (part): the BERT classifier's steps compile with XLA.
+"""Deliverable 1 of issue 17 (part): the BERT classifier and XLNet pretraining steps compile with XLA.
 
 A TPU compiles each step with XLA and static shapes. Here the train step (forward + backward,
 :class:`bert_tf.training.train_step.TrainStep` ``use_xla``) and the eval/predict forward of
@@ -93,3 +93,39 @@ def test_classifier_eval_and_predict_steps_compile_with_xla_and_match(tiny_class
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
     # the padding rows carry no weight: the mean is over the 3 real examples only
     np.testing.assert_allclose(float(plain[0]), float(np.mean(plain[1].numpy()[:3])), atol=1e-6)
+
+
+FEATURES = ("input_k", "seg_id", "perm_mask", "target_mapping", "input_q", "target", "target_mask")
+
+
+@pytest.mark.slow
+def test_xlnet_pretraining_loss_with_memory_compiles_with_xla_and_matches(golden_dir):
+    """XLNet pretraining with memory (train_gpu.py's two-stream loss): two steps of the loss
+    the loop trains with, memory carried by :class:`bert_tf.tasks.xlnet_pretraining.Memory`,
+    compiled with XLA, give the plain steps' losses and memories within 1e-5."""
+    from bert_tf.tasks import xlnet_pretraining as xpt
+    from bert_tf.xlnet import checkpoint_map
+    from bert_tf.xlnet.model import XLNetPretrainingModel
+    from tests.xlnet.conftest import GoldenXLNet
+
+    golden = GoldenXLNet(os.path.join(golden_dir, "xlnet", "tiny_random"))
+    ts = golden.two_stream
+    model = XLNetPretrainingModel(golden.config, golden.run_config(mem_len=16, reuse_len=8))
+    model({k: ts["mem/step0/" + k] for k in FEATURES}, mems=[tf.zeros([2, 16, 64])] * 2)
+    checkpoint_map.load_xlnet_checkpoint(checkpoint_map.xlnet_variable_map(model), golden.ckpt)
+    runs = {}
+    for name, compile_ in (("plain", False), ("xla", True)):
+        memory = xpt.Memory(n_layer=2, bsz_per_core=2, mem_len=16, d_model=64)
+        loss_fn = xpt.pretraining_loss_fn(memory)
+        step = tf.function(loss_fn, jit_compile=True) if compile_ else loss_fn
+        losses = []
+        for prefix in ("mem/step0/", "mem/step1/"):
+            features = {k: tf.constant(ts[prefix + k]) for k in FEATURES}
+            losses.append(float(step(model, features)))
+        runs[name] = (losses, [m.numpy() for m in memory.mems])
+    np.testing.assert_allclose(runs["xla"][0], runs["plain"][0], atol=1e-5)
+    for a, b in zip(runs["xla"][1], runs["plain"][1]):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    # and the plain steps are the original's (golden two-stream losses)
+    np.testing.assert_allclose(runs["plain"][0], [float(ts["mem/step0/total_loss"]),
+                                                  float(ts["mem/step1/total_loss"])], atol=1e-5)
