@@ -1,4 +1,4 @@
-"""Deliverable 1 of issue 17 (part): the BERT classifier and XLNet pretraining steps compile with XLA.
+"""Deliverable 1 of issue 17 (part): BERT classifier and XLNet pretraining steps compile with XLA.
 
 A TPU compiles each step with XLA and static shapes. Here the train step (forward + backward,
 :class:`bert_tf.training.train_step.TrainStep` ``use_xla``) and the eval/predict forward of
