@@ -65,7 +65,7 @@ from bert_tf.training.lamb import create_albert_optimizer
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 PREDICT_FILE = "predict.tf_record"
 EVAL_RESULTS_FILE = "eval_results.txt"
@@ -172,6 +172,7 @@ def check_flags(args: AlbertClassifierArgs):
                           "is not supported; pass --albert_config_file and --init_checkpoint")
     if not args.albert_config_file:
         raise FlagError("--albert_config_file is required")
+    check_tpu_flags(args)
     for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
                  "gradient_accumulation_steps"):
         if int(getattr(args, name)) < 1:

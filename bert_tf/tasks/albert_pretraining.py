@@ -44,7 +44,7 @@ from bert_tf.tasks.pretraining import (NoModeError, PretrainingResult, check_siz
 from bert_tf.training import loop
 from bert_tf.training.lamb import create_albert_optimizer
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "sentence_order_accuracy", "sentence_order_loss")
@@ -110,6 +110,7 @@ def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
     for name in ("albert_config_file", "input_file", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")
+    check_tpu_flags(args)
     config = AlbertConfig.from_json_file(args.albert_config_file)
     if args.max_seq_length > config.max_position_embeddings:
         raise FlagError(f"--max_seq_length={args.max_seq_length} is longer than "

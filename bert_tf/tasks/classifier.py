@@ -67,7 +67,7 @@ from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
 from bert_tf.training.restore import restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
 EVAL_FILE = "eval.tf_record"
@@ -189,6 +189,7 @@ def check_flags(args: ClassifierArgs):
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
                                     do_predict=args.do_predict)
     _check_numbers(args)
+    check_tpu_flags(args)
     config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
     processor = data.get_processor(args.task_name)

@@ -43,6 +43,7 @@ from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks.rounded_json import rounded_json_rows
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
+from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
 
@@ -278,6 +279,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     if args.pooling != "none":
         check_output_path(args.output_file + ".embeddings.jsonl")
     check_input_file(args.input_file)
+    check_tpu_flags(args)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
     # The checkpoint-name case check of run_classifier / run_squad (spec 4.6); the original
     # extract_features.py had none, so cased_L-12... with --do_lower_case=True gave features

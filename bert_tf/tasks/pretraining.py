@@ -51,7 +51,7 @@ from bert_tf.training import loop
 from bert_tf.training.eval_results import format_eval_results, write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "next_sentence_accuracy", "next_sentence_loss")
@@ -384,6 +384,7 @@ def run_pretraining(args: PretrainingArgs,
         raise FlagError("--bert_config_file is required")
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_args(args, config)
+    check_tpu_flags(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.bert_config_file)

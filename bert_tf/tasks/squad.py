@@ -64,6 +64,7 @@ from bert_tf.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tasks import run_checks
+from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint)
 
@@ -146,6 +147,7 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     run_checks.require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
+    check_tpu_flags(args)
     if args.do_train and not args.train_file:
         raise FlagError("If `do_train` is True, then `train_file` must be specified.")
     if args.do_predict and not args.predict_file:

@@ -80,7 +80,8 @@ from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.precision import dtype_policy
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
@@ -163,6 +164,7 @@ def check_args(args: XLNetClassifierArgs) -> None:
     Raises:
       FlagError: naming the flag.
     """
+    check_tpu_flags(args)
     require_one_mode(do_train=args.do_train, do_eval=args.do_eval, do_predict=args.do_predict)
     for name in ("model_config_path", "spiece_model_file", "task_name", "data_dir", "output_dir",
                  "model_dir"):
@@ -213,11 +215,17 @@ def check_task_mode(processor, args: XLNetClassifierArgs) -> None:
 def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: int,
                      is_training: bool) -> XLNetClassifier:
     """An :class:`XLNetClassifier` with the fine-tuning run config of ``args`` (no memory),
-    built on a ``[1, max_seq_length]`` dummy batch. Call under the strategy scope."""
+    built on a ``[1, max_seq_length]`` dummy batch. Call under the strategy scope.
+
+    ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
+    (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's
+    TPU path, float32 variables, so checkpoints keep the original's float32 dtypes."""
     run_config = create_run_config(is_training, True, args)
-    model = XLNetClassifier(config, run_config, n_class=n_class, summary_type=args.summary_type,
-                            use_summ_proj=args.use_summ_proj, task_name=args.task_name,
-                            cls_scope=args.cls_scope, is_regression=args.is_regression)
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+        model = XLNetClassifier(config, run_config, n_class=n_class,
+                                summary_type=args.summary_type,
+                                use_summ_proj=args.use_summ_proj, task_name=args.task_name,
+                                cls_scope=args.cls_scope, is_regression=args.is_regression)
     s = args.max_seq_length
     model({"input_ids": tf.zeros([1, s], tf.int32), "segment_ids": tf.zeros([1, s], tf.int32),
            "input_mask": tf.zeros([1, s], tf.float32)}, training=False)
@@ -378,8 +386,6 @@ def _prepare(args: XLNetClassifierArgs, strategy) -> _Run:
     config = XLNetConfig.from_json_file(args.model_config_path)
     sp = load_sp_model(args.spiece_model_file)
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
     spm_basename = os.path.basename(args.spiece_model_file)
 
     def record_file(kind, split=None):

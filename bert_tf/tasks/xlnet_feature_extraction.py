@@ -46,6 +46,7 @@ from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, buc
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
 from bert_tf.xlnet.model import XLNetModel
@@ -177,6 +178,7 @@ class XLNetFeatureExtractor:
 
 
 def _check_args(args: XLNetExtractFeaturesArgs) -> None:
+    check_tpu_flags(args)
     for name in ("model_config_path", "spiece_model_file", "init_checkpoint"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required for XLNet feature extraction "

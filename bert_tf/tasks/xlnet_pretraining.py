@@ -31,7 +31,7 @@ from bert_tf.data.xlnet_pretraining_input import (dataset_fn_builder, find_recor
 from bert_tf import checkpoint_io
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
@@ -86,6 +86,7 @@ def check_args(args: XLNetPretrainingArgs) -> None:
         or ``perm_size`` not > 0 (the original's defaults are 0 and must be set);
         ``reuse_len >= seq_len``; negative ``mem_len``; non-positive steps or batch.
     """
+    check_tpu_flags(args)
     for name in ("record_info_dir", "model_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")

@@ -72,7 +72,7 @@ from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
                                       restore_for_inference)
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
@@ -146,6 +146,7 @@ def check_args(args: XLNetRaceArgs) -> None:
     Raises:
       FlagError: naming the flag.
     """
+    check_tpu_flags(args)
     require_one_mode(do_train=args.do_train, do_eval=args.do_eval)
     for name in ("model_config_path", "spiece_model_file", "data_dir", "output_dir",
                  "model_dir"):

@@ -84,7 +84,7 @@ from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
-from bert_tf.training.strategy import strategy_from_flags
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
@@ -211,6 +211,7 @@ def check_args(args: XLNetSquadArgs) -> None:
     Raises:
       FlagError: naming the flag.
     """
+    check_tpu_flags(args)
     for name in ("spiece_model_file", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required by XLNet's run_squad")

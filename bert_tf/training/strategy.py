@@ -123,7 +123,10 @@ def strategy_from_flags(flags: Any):
     :class:`bert_tf.tasks.xlnet_classifier.XLNetClassifierArgs`): ``tpu`` for the TPU name,
     ``num_hosts * num_core_per_host`` TPU cores, at most ``num_core_per_host`` GPUs, no
     ``TF_CONFIG`` cluster. Flags that are not defined take the original defaults (use_tpu
-    False, num_tpu_cores 8, num_hosts 1).
+    False, num_tpu_cores 8, num_hosts 1). :func:`check_tpu_flags` runs first.
+
+    Raises:
+      FlagError: see :func:`check_tpu_flags` and :func:`get_strategy`.
     """
     def value(name, default):
         try:
@@ -131,6 +134,7 @@ def strategy_from_flags(flags: Any):
         except AttributeError:
             return default
 
+    check_tpu_flags(flags)
     cores_per_host = value("num_core_per_host", None)
     if cores_per_host is not None and value("num_tpu_cores", None) is None:
         return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu", None),
@@ -142,3 +146,74 @@ def strategy_from_flags(flags: Any):
     return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu_name", None),
                         tpu_zone=value("tpu_zone", None), gcp_project=value("gcp_project", None),
                         master=value("master", None), num_tpu_cores=value("num_tpu_cores", 8))
+
+
+# Flags whose paths a TPU's own hosts open (input pipelines, checkpoint save and restore, event
+# files): on a Cloud TPU node those hosts cannot see this machine's disk.
+TPU_PATH_FLAGS = ("output_dir", "init_checkpoint", "data_dir", "input_file", "model_dir",
+                  "record_info_dir", "predict_dir", "summary_dir", "cached_dir")
+TPU_BATCH_FLAGS = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+
+
+def check_tpu_flags(flags: Any) -> None:
+    """With ``--use_tpu``, the TPU mistakes of google-research/bert#384 and #445 as one line each,
+    before any work (bert_tf: the original fails later, deep in a TPU error).
+
+    Checks, only when ``use_tpu`` is set:
+
+    * every path flag of :data:`TPU_PATH_FLAGS` that is given (comma-separated lists included)
+      is a ``gs://`` path, unless the TPU is ``local`` (a TPU VM, whose host is this machine:
+      ``--tpu_name=local`` / ``--tpu=local`` / ``--master=local``);
+    * BERT: each batch flag of :data:`TPU_BATCH_FLAGS` divides by ``--num_tpu_cores``
+      (TPUEstimator shards the global batch over the cores, spec `bert.md` 6.3);
+    * XLNet (flags with ``num_core_per_host`` and no ``num_tpu_cores``): each batch divides by
+      ``num_hosts * num_core_per_host`` and, with ``--bi_data``, the training batch per core is
+      even (data_utils.py / train.py ``assert bsz_per_core % 2 == 0``).
+
+    Args:
+      flags: absl ``FLAGS`` or an args dataclass; flags it does not have are skipped.
+
+    Raises:
+      FlagError: naming the flag and its value.
+    """
+    def value(name, default=None):
+        try:
+            return getattr(flags, name)
+        except AttributeError:
+            return default
+
+    if not value("use_tpu", False):
+        return
+    tpu_vm = "local" in (value("tpu_name"), value("tpu"), value("master"))
+    for name in () if tpu_vm else TPU_PATH_FLAGS:
+        paths = value(name)
+        if not paths or not isinstance(paths, str):
+            continue
+        for path in paths.split(","):
+            path = path.strip()
+            if path and not path.startswith("gs://"):
+                raise FlagError(f"--{name}={path}: a TPU needs gs:// paths (its hosts cannot "
+                                f"read or write this machine's disk); copy it to a Cloud "
+                                f"Storage bucket, or run without --use_tpu")
+    cores_per_host = value("num_core_per_host")
+    xlnet = cores_per_host is not None and value("num_tpu_cores") is None
+    if xlnet:
+        cores = value("num_hosts", 1) * cores_per_host
+        core_flags = f"--num_hosts={value('num_hosts', 1)} x --num_core_per_host={cores_per_host}"
+    else:
+        cores = value("num_tpu_cores", 8)
+        core_flags = f"--num_tpu_cores={cores}"
+    if not cores or cores < 1:
+        raise FlagError(f"{core_flags}: a TPU needs at least one core")
+    for name in TPU_BATCH_FLAGS:
+        batch = value(name)
+        if batch is None:
+            continue
+        if batch % cores:
+            raise FlagError(f"--{name}={batch} does not divide by the {cores} TPU cores "
+                            f"({core_flags}): use a multiple of {cores}")
+    train_batch = value("train_batch_size")
+    if xlnet and value("bi_data", False) and train_batch is not None and (train_batch // cores) % 2:
+        raise FlagError(f"--bi_data=True needs an even batch per TPU core (forward and backward "
+                        f"halves): --train_batch_size={train_batch} over {cores} cores "
+                        f"({core_flags}) gives {train_batch // cores}")

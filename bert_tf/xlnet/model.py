@@ -368,7 +368,9 @@ class XLNetClassifier(keras.Model):
                 "sequence_output": out["sequence_output"]}
 
     def task_loss(self, logits, labels):
-        """``(per_example_loss [B], total_loss)``: cross entropy, or squared error."""
+        """``(per_example_loss [B], total_loss)``: cross entropy, or squared error, in float32
+        (``logits`` of a ``mixed_bfloat16`` model are cast first)."""
+        logits = tf.cast(logits, tf.float32)
         if self.is_regression:
             return regression_loss(logits, labels)
         return classification_loss(logits, labels, self.n_class)

@@ -117,7 +117,9 @@ def test_tpu_padding_and_one_hot_lookup_give_the_same_results(head_ckpt_dir, gol
                                                                tmp_path):
     # use_tpu pads eval/predict to a multiple of the batch with is_real_example=0 records,
     # weighted out of eval_accuracy/eval_loss; `loss` is unweighted and includes them.
-    flags = dict(_golden_flags(), eval_batch_size=7, predict_batch_size=7, use_tpu=True)
+    # a TPU VM (--tpu_name=local) with one core: local paths, batches of 7 allowed
+    flags = dict(_golden_flags(), eval_batch_size=7, predict_batch_size=7, use_tpu=True,
+                 tpu_name="local", num_tpu_cores=1)
     result = run(_args(head_ckpt_dir, os.path.join(golden_clf, "MRPC"), tmp_path, **flags),
                  strategy=tf.distribute.get_strategy())
     records = _records(tmp_path / "eval.tf_record")

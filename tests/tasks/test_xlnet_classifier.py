@@ -18,6 +18,7 @@ from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.tasks import xlnet_classifier as xc
 from bert_tf import checkpoint_io
+from bert_tf.xlnet.config import XLNetConfig
 
 TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
                "ff_activation": "gelu", "untie_r": True, "n_token": 8000}
@@ -477,3 +478,19 @@ def test_changed_data_with_the_same_row_count_rewrites_the_cached_records(golden
     assert not os.path.exists(r.train_file)
     assert (f"the cached {r.train_file} was written for other data or flags (the examples "
             "changed (same count, 1, other content)): writing it again") in caplog.text
+
+
+def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
+        golden, tmp_path, stsb_args):
+    """Issue 17 deliverable 4: --use_bfloat16 is Keras' mixed_bfloat16 policy; the variables,
+    and so the checkpoint (the original's dtypes), stay float32."""
+    args = _args(tmp_path, model_config_path=golden["config"], use_bfloat16=True,
+                 train_batch_size=1, **stsb_args)
+    model = xc.build_classifier(XLNetConfig.from_json_file(golden["config"]), args, 1, True)
+    assert model.xlnet.dtype_policy.name == "mixed_bfloat16"
+    xc.run(args)
+    reader = tf.train.load_checkpoint(str(tmp_path / "model" / "model.ckpt-1"))
+    dtypes = reader.get_variable_to_dtype_map()
+    assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32
+    assert dtypes["model/regression_sts-b/logit/kernel"] == tf.float32
+    assert dtypes["model/transformer/layer_0/ff/layer_1/kernel"] == tf.float32
