@@ -454,6 +454,7 @@ def test_v2_file_scored_as_v1_keeps_predictions_and_skips_metrics(golden_dir, un
     assert "--version_2_with_negative" in caplog.text
 
 
+@pytest.mark.slow  # heavy (10-20 s); run with -m slow
 def test_predict_with_a_checkpoint_of_another_size_names_the_variable(golden_dir,
                                                                       uncased_vocab_file,
                                                                       minilm_checkpoint_dir,

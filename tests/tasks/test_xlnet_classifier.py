@@ -423,6 +423,7 @@ def test_shared_flags_take_the_xlnet_defaults_unless_given():
     xc.check_no_bert_only_flags(_flag_values(["--model_config_path=c.json"]))
 
 
+@pytest.mark.slow  # heavy (10-20 s); run with -m slow
 def test_root_script_dispatches_on_the_xlnet_flags(golden, tmp_path):
     """run_classifier.py with XLNet's original flags runs the XLNet path (eval + predict of a
     checkpoint in --model_dir); a BERT-only flag next to them is a one-line error."""
@@ -480,6 +481,7 @@ def test_changed_data_with_the_same_row_count_rewrites_the_cached_records(golden
             "changed (same count, 1, other content)): writing it again") in caplog.text
 
 
+@pytest.mark.slow  # heavy (10-20 s); run with -m slow
 def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
         golden, tmp_path, stsb_args):
     """Issue 17 deliverable 4: --use_bfloat16 is Keras' mixed_bfloat16 policy; the variables,
