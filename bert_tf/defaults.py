@@ -185,3 +185,22 @@ def resolve_model_files(args, require_init_checkpoint: bool = False):
                         f"--{', --'.join(MODEL_FLAGS)} for the embedded default model "
                         f"({MODEL_NAME})")
     return args
+
+
+def main() -> None:
+    """``python -m bert_tf.defaults``: prints the folder of the converted default model
+    (converting it on first use), laid out as the original BERT archives are
+    (``bert_config.json``, ``vocab.txt``, ``bert_model.ckpt.*``), so that
+    ``BERT_BASE_DIR=$(python -m bert_tf.defaults)`` makes the original README's command lines
+    runnable here as written.
+
+    Raises:
+      ConfigError: as :func:`default_model`.
+    """
+    print(default_model().folder)
+
+
+if __name__ == "__main__":
+    from bert_tf.flags import run_main
+
+    run_main(lambda argv: main())

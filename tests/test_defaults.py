@@ -70,3 +70,24 @@ def test_damaged_cache_is_rebuilt_not_failed_on(tmp_path, monkeypatch, caplog):
     os.remove(os.path.join(model.folder, defaults.MANIFEST))  # an unfinished conversion
     defaults.default_model()
     assert len(calls) == 3 and sorted(os.listdir(tmp_path)) == ["all-MiniLM-L6-v2"]
+
+
+def test_module_prints_the_folder_in_the_original_archive_layout(tmp_path, monkeypatch,
+                                                                  capsys):
+    """issue 15 item 9: ``BERT_BASE_DIR=$(python -m bert_tf.defaults)`` names a folder with
+    the original archive's three files."""
+    import os
+    from bert_tf import convert
+
+    def fake_convert(hf_dir, out_dir):
+        for name in ("bert_config.json", "vocab.txt", "bert_model.ckpt.index",
+                     "bert_model.ckpt.data-00000-of-00001"):
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write("x")
+
+    monkeypatch.setenv("BERT_TF_CACHE", str(tmp_path))
+    monkeypatch.setattr(defaults, "minilm_hf_dir", lambda: "/hf")
+    monkeypatch.setattr(convert, "convert_hf_folder", fake_convert)
+    defaults.main()
+    assert capsys.readouterr().out == str(tmp_path / "all-MiniLM-L6-v2") + "\n"
+    assert os.path.exists(tmp_path / "all-MiniLM-L6-v2" / "bert_config.json")
