@@ -66,6 +66,7 @@ from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
+from bert_tf.training.summaries import write_eval_summaries
 
 PREDICT_FILE = "predict.tf_record"
 EVAL_RESULTS_FILE = "eval_results.txt"
@@ -391,6 +392,9 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
             lines.append("best = {}\n".format(best_value))
             lines.append("=" * 50 + "\n")
             result.evaluated.append((restored.prefix, results))
+            if chief:  # TensorBoard: <output_dir>/eval/ (the Estimator's eval summaries)
+                write_eval_summaries(args.output_dir, results,
+                                     step=int(restored.global_step))
             global_step = int(restored.global_step)
             if prefix is not None and results[key] > best_value:
                 best_value, best_step = results[key], global_step

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import tensorflow as tf
 
 from bert_tf.atomic_files import atomic_write_text
+from bert_tf.training.summaries import write_eval_summaries
 
 EVAL_RESULTS_FILE = "eval_results.txt"
 
@@ -32,8 +33,11 @@ def format_eval_results(results: Mapping[str, Any]) -> str:
 
 
 def write_eval_results(folder: str, results: Mapping[str, Any],
-                       file_name: str = EVAL_RESULTS_FILE) -> str:
-    """Writes ``<folder>/<file_name>`` (:func:`format_eval_results`) atomically.
+                       file_name: str = EVAL_RESULTS_FILE, summaries: bool = True) -> str:
+    """Writes ``<folder>/<file_name>`` (:func:`format_eval_results`) atomically, and the
+    numeric results as TensorBoard scalars in ``<folder>/eval/`` (the Estimator's evaluation
+    summaries, :func:`bert_tf.training.summaries.write_eval_summaries`) unless not
+    ``summaries``.
 
     Args:
       folder: output folder (created if missing; local or ``gs://``-style paths).
@@ -49,4 +53,6 @@ def write_eval_results(folder: str, results: Mapping[str, Any],
     tf.io.gfile.makedirs(folder)
     path = os.path.join(folder, file_name)
     atomic_write_text(path, format_eval_results(results))
+    if summaries:
+        write_eval_summaries(folder, results)
     return path

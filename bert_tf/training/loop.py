@@ -19,7 +19,8 @@ Replaces ``TPUEstimator.train`` of the original scripts (spec `bert.md` sections
   the end, ``model.ckpt-<step>`` (model variables by original name, their two Adam slots,
   int64 ``global_step``) written atomically, the ``checkpoint`` state file updated, the
   newest ``keep_checkpoint_max`` (5, the Estimator default) kept, chief only;
-* logs ``global_step``, ``loss`` and ``examples/sec`` every ``log_every_n_steps`` updates.
+* logs ``global_step``, ``loss`` and ``examples/sec`` every ``log_every_n_steps`` updates;
+* writes TensorBoard event files to ``output_dir`` (:mod:`bert_tf.training.summaries`).
 
 Data on resume: the dataset is repeated forever (as the original training input functions
 do) and, on resume, the first ``global_step * gradient_accumulation_steps`` batches are
@@ -43,11 +44,14 @@ from bert_tf import checkpoint_io
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
+from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
 __all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "Summaries", "TrainConfig",
            "TrainResult", "is_chief", "save_checkpoint", "train"]
+
+Summaries = TrainSummaries  # the earlier name
 
 # TrainConfig field <- flag of the shared vocabulary (bert_tf.flags), for TrainConfig.from_flags.
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
@@ -89,10 +93,11 @@ class TrainConfig:
       loss_scale: dynamic loss scaling (float16 compute) via ``keras.optimizers.
         LossScaleOptimizer`` in :meth:`create_optimizer`. The scale is not checkpointed.
       basename: checkpoint basename (``model.ckpt``).
-      summary_dir: (bert_tf) write TensorBoard scalars here after each chunk of updates
-        (chief only): ``loss_summary`` (the mean loss), ``train/lr`` and ``train/gnorm`` (the
-        last update's learning rate and pre-clip gradient norm, as XLNet's host call). None:
-        none.
+      summary_dir: write TensorBoard scalars here after each chunk of updates (chief only;
+        :class:`bert_tf.training.summaries.TrainSummaries`: ``loss_summary``, ``train/lr``,
+        ``train/gnorm``, ``global_step/sec``, ``examples/sec``). None: ``output_dir``, as the
+        Estimator wrote its event files to ``model_dir``.
+      write_summaries: False: no event files at all.
       loss_summary: the tag of the loss scalar (``loss``; XLNet: ``train/total_loss``).
 
     Raises:
@@ -116,6 +121,7 @@ class TrainConfig:
     loss_scale: bool = False
     basename: str = "model.ckpt"
     summary_dir: Optional[str] = None
+    write_summaries: bool = True
     loss_summary: str = "loss"
 
     def __post_init__(self):
@@ -254,49 +260,21 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         run_steps = TrainStep(model, loss_fn, optimizer, strategy, accumulation, config.use_xla)
     saves = Cadence(config.save_checkpoints_steps, step, last_step)
     progress = ProgressLog(config.log_every_n_steps, step, last_step, run_steps.scaled)
-    summaries = Summaries(config.summary_dir, config.loss_summary, optimizer, chief)
+    summaries = TrainSummaries((config.summary_dir or config.output_dir)
+                               if config.write_summaries else None,
+                               config.loss_summary, optimizer, chief, step)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
     while step < last_step:
         n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop)
         loss, examples = run_steps(iterator, n - step)
         last_loss = float(loss.numpy())
-        step = progress.update(state.global_step, last_loss, int(examples.numpy()))
-        summaries.write(step, last_loss)
+        chunk_examples = int(examples.numpy())
+        step = progress.update(state.global_step, last_loss, chunk_examples)
+        summaries.write(step, last_loss, chunk_examples)
         if saves.due(step):
             latest = save_checkpoint(state.variables, config.output_dir, step,
                                      config.keep_checkpoint_max, config.basename, chief=chief)
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
-
-
-class Summaries:
-    """TensorBoard scalars of :func:`train` (``tf.summary``), written by the chief only.
-
-    Args:
-      summary_dir: the event file folder, or None (nothing written).
-      loss_tag: tag of the mean loss of each chunk of updates.
-      optimizer: the training optimizer (a ``LossScaleOptimizer`` is unwrapped): its current
-        learning rate is ``train/lr``; an :class:`AdamWeightDecay`'s ``global_norm`` is
-        ``train/gnorm``.
-      chief: whether this worker writes.
-    """
-
-    def __init__(self, summary_dir: Optional[str], loss_tag: str, optimizer, chief: bool):
-        self.loss_tag = loss_tag
-        self.optimizer = getattr(optimizer, "inner_optimizer", optimizer)
-        self.writer = (tf.summary.create_file_writer(summary_dir)
-                       if summary_dir and chief else None)
-
-    def write(self, step: int, loss: float) -> None:
-        """Writes the scalars at global step ``step`` (int) and flushes."""
-        if self.writer is None:
-            return
-        with self.writer.as_default(step=step):
-            tf.summary.scalar(self.loss_tag, loss)
-            tf.summary.scalar("train/lr", float(self.optimizer.learning_rate))
-            norm = getattr(self.optimizer, "global_norm", None)
-            if norm is not None:
-                tf.summary.scalar("train/gnorm", norm)
-        self.writer.flush()
 
 
 class ProgressLog:

@@ -202,7 +202,8 @@ def test_eval_run_on_golden_batch_records_writes_original_metrics(tiny_dir, tiny
     assert values["global_step"] == "0"  # no checkpoint in output_dir: init_checkpoint, step 0
     for key, value in spec_metrics(g).items():
         np.testing.assert_allclose(float(values[key]), value, rtol=0, atol=LOSS_ATOL, err_msg=key)
-    assert os.listdir(out) == ["eval_results.txt"]  # written atomically: no temp file left
+    # written atomically: no temp file left; eval/: the TensorBoard scalars of the evaluation
+    assert sorted(os.listdir(out)) == ["eval", "eval_results.txt"]
 
 
 # ---- input pipeline (spec 6.2) -------------------------------------------------------------------
