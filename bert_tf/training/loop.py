@@ -19,7 +19,9 @@ Replaces ``TPUEstimator.train`` of the original scripts (spec `bert.md` sections
   the end, ``model.ckpt-<step>`` (model variables by original name, their two Adam slots,
   int64 ``global_step``) written atomically, the ``checkpoint`` state file updated, the
   newest ``keep_checkpoint_max`` (5, the Estimator default) kept, chief only;
-* logs ``global_step``, ``loss`` and ``examples/sec`` every ``log_every_n_steps`` updates;
+* logs ``global_step``, ``loss`` and ``examples/sec`` every ``log_every_n_steps`` updates,
+  and a progress line (step/total, rates, ETA; :mod:`bert_tf.training.progress`) every 10%
+  of the run (a chunk of ``steps_per_loop`` updates ends there) or 30 s;
 * writes TensorBoard event files to ``output_dir`` (:mod:`bert_tf.training.summaries`).
 
 Data on resume: the dataset is repeated forever (as the original training input functions
@@ -44,6 +46,7 @@ from bert_tf import checkpoint_io
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
+from bert_tf.training.progress import ProgressReporter
 from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
@@ -263,17 +266,21 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     summaries = TrainSummaries((config.summary_dir or config.output_dir)
                                if config.write_summaries else None,
                                config.loss_summary, optimizer, chief, step)
+    bar = ProgressReporter("train", last_step, "steps", start=step)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
     while step < last_step:
-        n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop)
+        n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop,
+                bar.next_count)
         loss, examples = run_steps(iterator, n - step)
         last_loss = float(loss.numpy())
         chunk_examples = int(examples.numpy())
         step = progress.update(state.global_step, last_loss, chunk_examples)
         summaries.write(step, last_loss, chunk_examples)
+        bar.update(step, chunk_examples)
         if saves.due(step):
             latest = save_checkpoint(state.variables, config.output_dir, step,
                                      config.keep_checkpoint_max, config.basename, chief=chief)
+    bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
 
 

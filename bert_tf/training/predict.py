@@ -21,7 +21,6 @@ per-position outputs (SQuAD logits) would lose the padded positions, so leave it
 """
 
 import math
-import time
 from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -29,6 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
+from bert_tf.training.progress import ProgressReporter
 
 Batch = Mapping[str, np.ndarray]
 
@@ -173,26 +173,18 @@ class BatchPredictor:
                 ) -> Iterator[Tuple[Batch, Dict[str, np.ndarray]]]:
         """Yields ``(batch, outputs)`` for each batch, logging progress.
 
-        Logs ``<name>: <done>[/<total>] examples, <rate> examples/s`` at most every
-        ``log_every_s`` seconds and once at the end.
+        Logs :func:`bert_tf.training.progress.format_progress` lines (done/total examples,
+        examples/s, ETA) every 10% of ``total`` (when given) or ``log_every_s`` seconds, and
+        once at the end.
         """
-        start = last = time.time()
+        bar = ProgressReporter(name, total, "examples", every_s=log_every_s)
         done = 0
         for batch in batches:
             outputs = self.predict_batch(batch)
             done += len(next(iter(outputs.values())))
             yield batch, outputs
-            now = time.time()
-            if now - last >= log_every_s:
-                last = now
-                _log_progress(name, done, total, now - start)
-        _log_progress(name, done, total, time.time() - start)
-
-
-def _log_progress(name, done, total, seconds):
-    of = f"/{total}" if total is not None else ""
-    logging.info("%s: %d%s examples, %.1f examples/s", name, done, of,
-                 done / max(seconds, 1e-9))
+            bar.update(done)
+        bar.finish()
 
 
 def numpy_batches(dataset: tf.data.Dataset) -> Iterator[Dict[str, np.ndarray]]:

@@ -1,0 +1,44 @@
+"""Progress lines of training/evaluation/prediction (issue 15 item 7); numbers by hand."""
+
+import logging
+
+from absl import logging as absl_logging
+
+from bert_tf.training.progress import ProgressReporter, format_duration, format_progress
+
+
+def test_format_progress_hand_worked():
+    # 30 of 100 steps in 12 s: 2.5 steps/s, 960 examples -> 80 examples/s, 70 left -> 28 s.
+    assert format_progress("train", 30, 100, 12.0, "steps", examples=960) == (
+        "train: 30/100 steps (30%), 2.5 steps/s, 80.0 examples/s, elapsed 0:00:12, "
+        "ETA 0:00:28")
+    # resumed at step 50: 10 steps in 10 s -> 1 step/s, 40 left -> 40 s.
+    assert format_progress("train", 60, 100, 10.0, "steps", start=50) == (
+        "train: 60/100 steps (60%), 1.0 steps/s, elapsed 0:00:10, ETA 0:00:40")
+    assert format_progress("predict", 50, None, 4.0) == (
+        "predict: 50 examples, 12.5 examples/s, elapsed 0:00:04")
+    assert format_progress("eval", 0, 8, 1.0).endswith("ETA ?")  # no rate yet
+    assert format_duration(90061) == "25:01:01" and format_duration(3599.6) == "1:00:00"
+
+
+def test_reporter_logs_every_tenth_and_once_at_the_end(caplog):
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO):
+            bar = ProgressReporter("eval", 100, every_s=1e9)
+            logged = [n for n in range(5, 101, 5) if bar.update(n)]
+            bar.finish()  # the 100/100 line was the last one: no repeat
+            tail = ProgressReporter("predict", 7, every_s=1e9)
+            tail.update(3)
+            tail.finish()
+    finally:
+        absl_logging.set_verbosity(verbosity)
+    assert logged == list(range(10, 101, 10))
+    lines = [r.getMessage() for r in caplog.records]
+    # predict: 10% of 7 rounds up to 1 example, so the update at 3 logs; finish adds nothing
+    assert [line.split(",")[0] for line in lines] == (
+        [f"eval: {n}/100 examples ({n}%)" for n in range(10, 101, 10)]
+        + ["predict: 3/7 examples (43%)"])
+    # resumed training from step 3 of 23: a line every 2 steps, the first at step 5
+    assert ProgressReporter("train", 23, "steps", start=3).next_count == 5
