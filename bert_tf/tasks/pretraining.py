@@ -49,6 +49,7 @@ from bert_tf.errors import FlagError
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
 from bert_tf.training.eval_results import format_eval_results, write_eval_results
+from bert_tf.training.progress import ProgressReporter
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -308,6 +309,8 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
       strategy: the strategy the model was built under (default: the current one).
       use_xla: compile the forward pass with XLA.
 
+    Logs progress lines (:mod:`bert_tf.training.progress`) every 10% or 30 s.
+
     Returns:
       dict of :data:`EVAL_KEYS` (see :func:`metrics_from_sums`). With several replicas,
       ``loss`` is the mean of the replicas' batch losses; the other metrics pool all examples.
@@ -329,9 +332,12 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
 
     iterator = iter(dataset)
     totals = dict.fromkeys(METRIC_SUM_KEYS, 0.0)
-    for _ in range(int(max_eval_steps)):
+    bar = ProgressReporter("eval", int(max_eval_steps), "steps")  # the original was silent
+    for done in range(1, int(max_eval_steps) + 1):
         for k, v in step(iterator).items():
             totals[k] += float(v.numpy())
+        bar.update(done)
+    bar.finish()
     return metrics_from_sums(totals, global_step)
 
 
