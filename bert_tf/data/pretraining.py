@@ -40,6 +40,7 @@ from bert_tf.data.pretraining_corpus import (expand_input_patterns, id_to_token_
                                              make_worker_pool, ordered_map, read_documents,
                                              worker_tokenizer)
 from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.progress import ProgressReporter
 
 # Tokens the algorithm looks up by name (spec 2.1): [CLS]/[SEP] frame every instance, [MASK]
 # replaces 80% of the predicted pieces.
@@ -320,13 +321,21 @@ def iter_training_instances(all_documents: Sequence, vocab_words: Sequence[str],
                             ) -> Iterator[TrainingInstance]:
     """Yields the instances of ``dupe_factor`` passes over the (already shuffled) documents.
 
-    This is spec 5.3 step 3, in creation order, BEFORE the final ``rng.shuffle``.
+    This is spec 5.3 step 3, in creation order, BEFORE the final ``rng.shuffle``. Logs
+    progress lines over the ``dupe_factor * len(all_documents)`` documents
+    (:class:`bert_tf.progress.ProgressReporter`; the original was silent).
     """
+    bar = ProgressReporter("create_pretraining_data", dupe_factor * len(all_documents),
+                           "documents")
+    done = 0
     for _ in range(dupe_factor):
         for document_index in range(len(all_documents)):
             yield from create_instances_from_document(
                 all_documents, document_index, max_seq_length, short_seq_prob, masked_lm_prob,
                 max_predictions_per_seq, vocab_words, rng, do_whole_word_mask=do_whole_word_mask)
+            done += 1
+            bar.update(done)
+    bar.finish()
 
 
 def create_training_instances(input_files: Sequence[str], tokenizer, max_seq_length: int,

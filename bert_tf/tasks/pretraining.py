@@ -49,7 +49,7 @@ from bert_tf.errors import FlagError
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
 from bert_tf.training.eval_results import format_eval_results, write_eval_results
-from bert_tf.training.progress import ProgressReporter
+from bert_tf.progress import ProgressReporter
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -309,7 +309,7 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
       strategy: the strategy the model was built under (default: the current one).
       use_xla: compile the forward pass with XLA.
 
-    Logs progress lines (:mod:`bert_tf.training.progress`) every 10% or 30 s.
+    Logs progress lines (:mod:`bert_tf.progress`) every 10% or 30 s.
 
     Returns:
       dict of :data:`EVAL_KEYS` (see :func:`metrics_from_sums`). With several replicas,

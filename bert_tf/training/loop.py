@@ -20,7 +20,7 @@ Replaces ``TPUEstimator.train`` of the original scripts (spec `bert.md` sections
   int64 ``global_step``) written atomically, the ``checkpoint`` state file updated, the
   newest ``keep_checkpoint_max`` (5, the Estimator default) kept, chief only;
 * logs ``global_step``, ``loss`` and ``examples/sec`` every ``log_every_n_steps`` updates,
-  and a progress line (step/total, rates, ETA; :mod:`bert_tf.training.progress`) every 10%
+  and a progress line (step/total, rates, ETA; :mod:`bert_tf.progress`) every 10%
   of the run (a chunk of ``steps_per_loop`` updates ends there) or 30 s;
 * writes TensorBoard event files to ``output_dir`` (:mod:`bert_tf.training.summaries`).
 
@@ -46,7 +46,7 @@ from bert_tf import checkpoint_io
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
-from bert_tf.training.progress import ProgressReporter
+from bert_tf.progress import ProgressReporter
 from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator

@@ -28,7 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
-from bert_tf.training.progress import ProgressReporter
+from bert_tf.progress import ProgressReporter
 
 Batch = Mapping[str, np.ndarray]
 
@@ -173,7 +173,7 @@ class BatchPredictor:
                 ) -> Iterator[Tuple[Batch, Dict[str, np.ndarray]]]:
         """Yields ``(batch, outputs)`` for each batch, logging progress.
 
-        Logs :func:`bert_tf.training.progress.format_progress` lines (done/total examples,
+        Logs :func:`bert_tf.progress.format_progress` lines (done/total examples,
         examples/s, ETA) every 10% of ``total`` (when given) or ``log_every_s`` seconds, and
         once at the end.
         """

@@ -4,7 +4,7 @@ import logging
 
 from absl import logging as absl_logging
 
-from bert_tf.training.progress import ProgressReporter, format_duration, format_progress
+from bert_tf.progress import ProgressReporter, format_duration, format_progress
 
 
 def test_format_progress_hand_worked():
