@@ -17,6 +17,7 @@ from bert_tf.tasks import classifier
 from bert_tf.tasks.classifier import ClassifierArgs, run
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import format_eval_results
+from tests.training.event_files import read_scalars
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -297,6 +298,14 @@ def test_sts_b_regression_writes_pearson_and_spearman(tiny_model_dir, shared_dat
     assert labels[:2] == pytest.approx([5.0, 4.75])  # dev.tsv's first scores, as floats
     lines = (out / "test_results.tsv").read_text().splitlines()
     assert len(lines) == 4 and all(len(line.split("\t")) == 1 for line in lines)
+    # TensorBoard (issue 15 item 8): the Estimator's scalars in --output_dir, eval in eval/;
+    # lr(N) = 5e-5 * (1 - N / 2) (2 steps, int(2 * 0.1) = 0 warmup steps, spec 7.1)
+    train_scalars = read_scalars(str(out))
+    assert {"loss", "train/lr", "train/gnorm", "global_step/sec", "examples/sec"} <= set(
+        train_scalars)
+    assert train_scalars["train/lr"][1] == pytest.approx(2.5e-5, rel=1e-6)
+    eval_scalars = read_scalars(str(out / "eval"))
+    assert eval_scalars["eval_pearson"][2] == pytest.approx(result.eval_results["eval_pearson"])
 
 
 # ---- metrics, hand-worked ----------------------------------------------------------------------

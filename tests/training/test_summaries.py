@@ -16,17 +16,7 @@ import tensorflow as tf
 
 from bert_tf.training import loop
 from bert_tf.training.eval_results import write_eval_results
-
-
-def read_scalars(folder):
-    """tag -> {step: value} of every event file in ``folder``."""
-    out = {}
-    for path in glob.glob(os.path.join(folder, "events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(path):
-            for value in event.summary.value:
-                out.setdefault(value.tag, {})[event.step] = float(
-                    tf.make_ndarray(value.tensor))
-    return out
+from tests.training.event_files import read_scalars
 
 
 def test_training_writes_the_estimator_scalars_to_output_dir(tmp_path):
