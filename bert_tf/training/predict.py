@@ -25,7 +25,6 @@ from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequen
 
 import numpy as np
 import tensorflow as tf
-from absl import logging
 
 from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
 from bert_tf.progress import ProgressReporter
