@@ -78,6 +78,7 @@ from bert_tf import checkpoint_io
 from bert_tf.training import loop
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.summaries import write_eval_summaries
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
 from bert_tf.training.precision import dtype_policy
@@ -553,10 +554,11 @@ def _evaluate(r: _Run, eval_model):
         ret["path"] = prefix
         eval_results.append(ret)
         _log_result("Eval result", ret)
+        write_eval_summaries(args.model_dir, ret, step=global_step)  # TensorBoard eval/
     key_name = "eval_pearsonr" if args.is_regression else "eval_accuracy"
     best = sorted(eval_results, key=lambda res: res[key_name], reverse=True)[0]
     _log_result("Best result", best)
-    write_eval_results(args.model_dir, best)
+    write_eval_results(args.model_dir, best, summaries=False)  # eval/ has each checkpoint's
     return eval_results, best
 
 

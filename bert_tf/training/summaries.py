@@ -103,7 +103,7 @@ def write_eval_summaries(model_dir: str, results: Mapping[str, Any],
     Args:
       model_dir: the training output folder.
       results: metric name -> value; non-numeric values, arrays (ALBERT's STS-B ``pred``)
-        and ``global_step`` itself are not written.
+        and the step itself (``global_step``, XLNet's ``step``) are not written.
       step: the summary step; default ``results["global_step"]`` (0 when absent).
 
     Returns:
@@ -112,7 +112,7 @@ def write_eval_summaries(model_dir: str, results: Mapping[str, Any],
     if step is None:
         step = _scalar(results.get("global_step", 0))
         step = 0 if step is None or not math.isfinite(step) else int(step)
-    values = {k: _scalar(v) for k, v in results.items() if k != "global_step"}
+    values = {k: _scalar(v) for k, v in results.items() if k not in ("global_step", "step")}
     values = {k: v for k, v in values.items() if v is not None}
     if not values:
         return None

@@ -19,6 +19,7 @@ from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.tasks import xlnet_classifier as xc
 from bert_tf import checkpoint_io
 from bert_tf.xlnet.config import XLNetConfig
+from tests.training.event_files import read_scalars
 
 TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
                "ff_activation": "gelu", "untie_r": True, "n_token": 8000}
@@ -209,6 +210,11 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
     best = max(result["eval_results"], key=lambda r: r["eval_pearsonr"])
     with open(model_dir / "eval_results.txt") as f:
         assert f"eval_pearsonr = {best['eval_pearsonr']}" in f.read().splitlines()
+    # TensorBoard (issue 15 item 8): each evaluated checkpoint at its step in eval/
+    scalars = read_scalars(str(model_dir / "eval"))
+    assert sorted(scalars["eval_pearsonr"]) == [2, 4] and "step" not in scalars
+    assert scalars["eval_pearsonr"][4] == pytest.approx(last["eval_pearsonr"], rel=1e-6)
+    assert 4 in read_scalars(str(model_dir))["loss"]
 
     # resume: a second run continues from model.ckpt-4; max_save=0 keeps every checkpoint.
     again = xc.run(_args(tmp_path, do_train=True, train_steps=6, save_steps=2, **common))
