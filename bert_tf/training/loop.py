@@ -96,7 +96,8 @@ class TrainConfig:
       loss_scale: dynamic loss scaling (float16 compute) via ``keras.optimizers.
         LossScaleOptimizer`` in :meth:`create_optimizer`. The scale is not checkpointed.
       basename: checkpoint basename (``model.ckpt``).
-      summary_dir: write TensorBoard scalars here after each chunk of updates (chief only;
+      summary_dir: write TensorBoard scalars here every ``log_every_n_steps`` updates and at
+        the end (the Estimator's ``save_summary_steps``; chief only;
         :class:`bert_tf.training.summaries.TrainSummaries`: ``loss_summary``, ``train/lr``,
         ``train/gnorm``, ``global_step/sec``, ``examples/sec``). None: ``output_dir``, as the
         Estimator wrote its event files to ``model_dir``.
@@ -263,6 +264,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         run_steps = TrainStep(model, loss_fn, optimizer, strategy, accumulation, config.use_xla)
     saves = Cadence(config.save_checkpoints_steps, step, last_step)
     progress = ProgressLog(config.log_every_n_steps, step, last_step, run_steps.scaled)
+    summary_steps = Cadence(config.log_every_n_steps, step, last_step)  # save_summary_steps
     summaries = TrainSummaries((config.summary_dir or config.output_dir)
                                if config.write_summaries else None,
                                config.loss_summary, optimizer, chief, step)
@@ -275,7 +277,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         last_loss = float(loss.numpy())
         chunk_examples = int(examples.numpy())
         step = progress.update(state.global_step, last_loss, chunk_examples)
-        summaries.write(step, last_loss, chunk_examples)
+        summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
         bar.update(step, chunk_examples)
         if saves.due(step):
             latest = save_checkpoint(state.variables, config.output_dir, step,

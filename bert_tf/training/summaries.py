@@ -35,7 +35,7 @@ def _learning_rate(optimizer, step: int) -> float:
 
 
 class TrainSummaries:
-    """Training scalars, written by the chief after each chunk of updates.
+    """Training scalars, written by the chief every ``log_every_n_steps`` updates.
 
     Tags at global step ``N`` (after the chunk): ``<loss_tag>`` (mean loss of the chunk,
     float), ``train/lr`` (the schedule at ``N``, the value XLNet's host call pairs with step
@@ -59,11 +59,17 @@ class TrainSummaries:
         self.optimizer = getattr(optimizer, "inner_optimizer", optimizer)
         self.writer = None
         self.last_step, self.last_time = int(start_step), time.time()
+        self.examples = 0
 
-    def write(self, step: int, loss: float, examples: int) -> None:
-        """Writes the scalars at global step ``step`` (int); ``examples`` (int): examples the
-        chunk consumed. Flushes."""
+    def write(self, step: int, loss: float, examples: int, due: bool = True) -> None:
+        """Records a chunk that ended at global step ``step`` (int) with mean ``loss`` after
+        consuming ``examples`` examples (int); when ``due`` (the log cadence: every
+        ``log_every_n_steps``, as the Estimator's ``save_summary_steps``, and the last step)
+        writes the scalars and flushes. Speeds cover every chunk since the last write."""
         if self.summary_dir is None:
+            return
+        self.examples += int(examples)
+        if not due:
             return
         if self.writer is None:
             self.writer = tf.summary.create_file_writer(self.summary_dir)
@@ -76,9 +82,9 @@ class TrainSummaries:
             if norm is not None:
                 tf.summary.scalar("train/gnorm", norm)
             tf.summary.scalar("global_step/sec", (step - self.last_step) / elapsed)
-            tf.summary.scalar("examples/sec", examples / elapsed)
+            tf.summary.scalar("examples/sec", self.examples / elapsed)
         self.writer.flush()
-        self.last_step, self.last_time = step, now
+        self.last_step, self.last_time, self.examples = step, now, 0
 
 
 def _scalar(value: Any) -> Optional[float]:

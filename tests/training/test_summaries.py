@@ -32,7 +32,8 @@ def test_training_writes_the_estimator_scalars_to_output_dir(tmp_path):
 
     out = str(tmp_path / "out")
     config = loop.TrainConfig(out, 4, learning_rate=1e-3, num_warmup_steps=0,
-                              save_checkpoints_steps=0, warm_started=True, stop_at_step=3)
+                              save_checkpoints_steps=0, warm_started=True, stop_at_step=3,
+                              log_every_n_steps=1)
     loop.train(model, loss_fn, data, {"output_weights": dense.kernel}, config)
     scalars = read_scalars(out)  # summary_dir defaults to output_dir (the Estimator's)
     assert {"loss", "train/lr", "train/gnorm", "global_step/sec", "examples/sec"} <= set(scalars)
@@ -43,6 +44,11 @@ def test_training_writes_the_estimator_scalars_to_output_dir(tmp_path):
         assert scalars["train/lr"][step] == pytest.approx(1e-3 * (1 - step / 4), rel=1e-6)
         assert scalars["examples/sec"][step] > 0 and scalars["global_step/sec"][step] > 0
     assert scalars["loss"][2] < 4.0  # the first update moved w towards 2
+
+    every2 = str(tmp_path / "every2")  # every log_every_n_steps and the last step
+    loop.train(model, loss_fn, data, {"output_weights": dense.kernel}, loop.TrainConfig(
+        every2, 5, save_checkpoints_steps=0, warm_started=True, log_every_n_steps=2))
+    assert sorted(read_scalars(every2)["loss"]) == [2, 4, 5]
 
     quiet = str(tmp_path / "quiet")
     loop.train(model, loss_fn, data, {"output_weights": dense.kernel}, loop.TrainConfig(
