@@ -30,7 +30,8 @@ def _read(path):
         return f.read()
 
 
-def test_every_path_on_ram_gives_the_local_bytes(golden_dir, uncased_vocab_file, tmp_path):
+def test_every_path_on_ram_gives_the_local_bytes(golden_dir, uncased_vocab_file, tmp_path,
+                                                  monkeypatch):
     sources = {"input.txt": os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
                "vocab.txt": uncased_vocab_file}
     tiny = os.path.join(golden_dir, "bert", "tiny_random")
@@ -42,9 +43,13 @@ def test_every_path_on_ram_gives_the_local_bytes(golden_dir, uncased_vocab_file,
     for name, src in sources.items():
         gfile.copy(src, f"{local}/{name}")
         gfile.copy(src, f"{ram}/{name}")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
     try:
         local_summary = extract_features(_args(local, f"{local}/vocab.txt", "o.jsonl"))
+        monkeypatch.chdir(cwd)
         ram_summary = extract_features(_args(ram, f"{ram}/vocab.txt", "o.jsonl"))
+        assert os.listdir(cwd) == []  # nothing local made under a "ram:" folder
         assert ram_summary["output_file"] == f"{ram}/out/o.jsonl"  # not abspath'ed into cwd
         assert ram_summary["embeddings_file"] == f"{ram}/out/o.jsonl.embeddings.jsonl"
         for name in ("o.jsonl", "o.jsonl.embeddings.jsonl"):
