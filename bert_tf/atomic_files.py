@@ -225,3 +225,31 @@ def atomic_write_text(path: str, text: str) -> None:
     """Writes ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_text_writer(path) as f:
         f.write(text)
+
+
+def move_folder(src: str, dst: str, last_file: str = "") -> None:
+    """Moves the finished folder ``src`` to the new name ``dst`` (both in one file system).
+
+    Local: one ``os.replace`` (atomic). Remote: every file is copied under ``dst`` and then
+    ``src`` is removed, as ``gs://``'s own folder rename does object by object (``ram://``
+    renames only the folder's entry and loses its files); ``last_file`` (a name relative to
+    ``src``, e.g. ``saved_model.pb``) is copied last, so a reader that waits for it never
+    sees a partial folder.
+
+    Raises:
+      OSError (local) or ``tf.errors.OpError`` (remote) from the file system.
+    """
+    if not is_remote(src):
+        os.replace(src, dst)
+        return
+    gfile = _gfile()
+    files = []
+    for folder, _, names in gfile.walk(src):
+        files.extend(posixpath.join(folder, name) for name in names)
+    last = posixpath.join(src, last_file) if last_file else None
+    files.sort(key=lambda f: f == last)
+    for f in files:
+        target = dst + f[len(src):]
+        gfile.makedirs(posixpath.dirname(target))
+        gfile.copy(f, target, overwrite=True)
+    gfile.rmtree(src)
