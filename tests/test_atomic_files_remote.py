@@ -94,3 +94,16 @@ def test_paths_shown():
     assert is_remote("gs://bucket/x") and is_remote("ram://x") and not is_remote("/tmp/x")
     assert display_path("gs://bucket/out.jsonl") == "gs://bucket/out.jsonl"
     assert display_path("out.jsonl") == os.path.join(os.getcwd(), "out.jsonl")
+
+
+def test_move_folder_keeps_every_file(ram_dir, tmp_path):
+    from bert_tf.atomic_files import move_folder
+    for root in (ram_dir, str(tmp_path)):
+        gfile.makedirs(f"{root}/.tmp-1/variables")
+        for name, text in (("saved_model.pb", "pb"), ("variables/variables.index", "ix")):
+            with gfile.GFile(f"{root}/.tmp-1/{name}", "w") as f:
+                f.write(text)
+        move_folder(f"{root}/.tmp-1", f"{root}/7", last_file="saved_model.pb")
+        assert gfile.listdir(root) == ["7"]
+        assert _read(f"{root}/7/saved_model.pb") == b"pb"
+        assert _read(f"{root}/7/variables/variables.index") == b"ix"
