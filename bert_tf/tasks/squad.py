@@ -44,7 +44,6 @@ Beyond the original:
 * ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``.
 """
 
-import gzip
 import json
 import math
 import os
@@ -63,6 +62,7 @@ from bert_tf.data import squad_metrics
 from bert_tf.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.file_streams import open_text
 from bert_tf.tasks import run_checks
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
@@ -356,8 +356,7 @@ def write_prediction_files(examples: Sequence[squad_data.SquadExample],
 
 
 def _load_dataset(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with open_text(path) as f:  # local or gs:// (tf.io.gfile)
         return json.load(f)["data"]
 
 
