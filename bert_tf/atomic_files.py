@@ -5,12 +5,23 @@ through here, so a failed or killed run never leaves a partial file and never da
 previous one. Temporary files are named ``.tmp-<pid>-...``: one left by a process that no longer
 runs (``kill -9``) is removed by the next write into the same folder. The renamed file gets the permissions a plain ``open(path, "w")`` would give it
 (``0o666`` minus the umask), not the ``0o600`` of ``tempfile.mkstemp``.
+
+Remote paths (any ``scheme://``: ``gs://`` as the original's ``tf.gfile`` outputs, ``ram://`` in
+the tests) go through ``tf.io.gfile`` (GFile, ``rename(overwrite=True)``, ``exists``, ``remove``,
+``makedirs``), as the original's outputs did (spec: every path is a ``tf.gfile`` path). There
+the temporary name also carries the host (``.tmp-<pid>-h<host>-...``) because several hosts
+may write into one bucket folder: the sweep removes only this host's temporary files of dead
+processes. A remote folder cannot be checked for write access before writing (GCS has no
+permissions per folder), and a remote file keeps the bucket's permissions (no chmod).
 """
 
 import contextlib
 import os
+import posixpath
 import re
+import socket
 import tempfile
+import uuid
 from typing import Iterator, TextIO
 
 from bert_tf.errors import OutputPathError
@@ -29,6 +40,37 @@ def current_umask() -> int:
     return 0o022
 
 
+def is_remote(path: str) -> bool:
+    """True for a ``scheme://`` path (``gs://``, ``ram://``, ...), handled by ``tf.io.gfile``."""
+    return "://" in path
+
+
+def display_path(path: str) -> str:
+    """``os.path.abspath(path)`` for a local path; a remote path unchanged (``abspath`` would
+    turn ``gs://b/x`` into ``<cwd>/gs:/b/x``)."""
+    return path if is_remote(path) else os.path.abspath(path)
+
+
+def _gfile():
+    import tensorflow as tf  # only for remote paths: the local path stays TensorFlow-free
+    return tf.io.gfile
+
+
+def _check_remote_output_path(path: str, create_parent: bool) -> str:
+    gfile = _gfile()
+    if path.endswith("/") or gfile.isdir(path):
+        raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
+    folder = posixpath.dirname(path)
+    if create_parent and not gfile.isdir(folder):
+        try:
+            gfile.makedirs(folder)
+        except Exception as e:  # tf.errors.OpError and friends
+            raise OutputPathError(f"{path}: cannot create the folder {folder} ({e})") from e
+    if gfile.exists(folder) and not gfile.isdir(folder):
+        raise OutputPathError(f"{path}: output folder {folder} is not a folder")
+    return path
+
+
 def check_output_path(path: str, create_parent: bool = False) -> str:
     """Checks that ``path`` can become an output file; call it before any long work.
 
@@ -40,8 +82,13 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
 
     Raises:
       OutputPathError: ``path`` is empty, ends with a slash or is a folder, or its parent is
-        missing (and not created), not a folder, or not writable (names the path).
+        missing (and not created), not a folder, or not writable (names the path). For a
+        remote path (:func:`is_remote`) only "is a folder" and "parent is a file" can be known
+        before writing: a bucket has no folders to be missing, and write access shows at the
+        first write.
     """
+    if path and is_remote(path):
+        return _check_remote_output_path(path, create_parent)
     if not path or path.endswith(os.sep) or os.path.isdir(path):
         raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
     folder = os.path.dirname(os.path.abspath(path))
@@ -59,6 +106,11 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
 
 
 _TEMP_NAME = re.compile(r"^\.tmp-(\d+)-")
+_REMOTE_TEMP_NAME = re.compile(r"^\.tmp-(\d+)-h([A-Za-z0-9]*)-")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", socket.gethostname())
 
 
 def _process_alive(pid: int) -> bool:
@@ -72,7 +124,13 @@ def _process_alive(pid: int) -> bool:
 
 
 def remove_stale_temp_files(folder: str) -> None:
-    """Removes ``.tmp-<pid>-*`` files in ``folder`` whose process no longer runs."""
+    """Removes ``.tmp-<pid>-*`` files in ``folder`` whose process no longer runs.
+
+    In a remote folder, only ``.tmp-<pid>-h<host>-*`` files of this host (a pid says nothing
+    about another host's processes)."""
+    if is_remote(folder):
+        _remove_stale_remote_temp_files(folder)
+        return
     try:
         names = os.listdir(folder)
     except OSError:
@@ -86,16 +144,54 @@ def remove_stale_temp_files(folder: str) -> None:
                 pass
 
 
+def _remove_stale_remote_temp_files(folder: str) -> None:
+    gfile = _gfile()
+    try:
+        names = gfile.listdir(folder)
+    except Exception:  # missing folder (nothing to sweep) or unreadable listing
+        return
+    host = _host()
+    for name in names:
+        m = _REMOTE_TEMP_NAME.match(name)
+        if (m and m.group(2) == host and int(m.group(1)) != os.getpid()
+                and not _process_alive(int(m.group(1)))):
+            try:
+                gfile.remove(posixpath.join(folder, name))
+            except Exception:
+                pass
+
+
+@contextlib.contextmanager
+def _atomic_remote_path(path: str, suffix: str) -> Iterator[str]:
+    gfile = _gfile()
+    folder = posixpath.dirname(path)
+    remove_stale_temp_files(folder)
+    tmp = posixpath.join(folder, f".tmp-{os.getpid()}-h{_host()}-{uuid.uuid4().hex}{suffix}")
+    try:
+        yield tmp
+        gfile.rename(tmp, path, overwrite=True)
+    finally:
+        if gfile.exists(tmp):
+            gfile.remove(tmp)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
     """Yields a temporary path next to ``path``; renames it to ``path`` if the block succeeds.
 
-    On an exception the temporary file is removed and ``path`` is left as it was.
+    On an exception the temporary file is removed and ``path`` is left as it was. For a
+    remote ``path`` the temporary file is not created in advance (the caller writes it with
+    ``tf.io.gfile`` or a TensorFlow writer) and the rename is ``tf.io.gfile.rename(...,
+    overwrite=True)``: on GCS a copy then delete, so the target appears whole, never partial.
 
     Raises:
       OutputPathError: see :func:`check_output_path`.
     """
     check_output_path(path)
+    if is_remote(path):
+        with _atomic_remote_path(path, suffix) as tmp:
+            yield tmp
+        return
     folder = os.path.dirname(os.path.abspath(path))
     remove_stale_temp_files(folder)
     try:
@@ -114,13 +210,46 @@ def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
 
 @contextlib.contextmanager
 def atomic_text_writer(path: str) -> Iterator[TextIO]:
-    """A UTF-8 text file object for ``path``, written atomically (see :func:`atomic_path`)."""
+    """A UTF-8 text file object for ``path``, written atomically (see :func:`atomic_path`);
+    a ``tf.io.gfile.GFile`` for a remote path (it takes ``str`` and writes UTF-8)."""
     with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as f:
-            yield f
+        if is_remote(path):
+            with _gfile().GFile(tmp, "w") as f:
+                yield f
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                yield f
 
 
 def atomic_write_text(path: str, text: str) -> None:
     """Writes ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_text_writer(path) as f:
         f.write(text)
+
+
+def move_folder(src: str, dst: str, last_file: str = "") -> None:
+    """Moves the finished folder ``src`` to the new name ``dst`` (both in one file system).
+
+    Local: one ``os.replace`` (atomic). Remote: every file is copied under ``dst`` and then
+    ``src`` is removed, as ``gs://``'s own folder rename does object by object (``ram://``
+    renames only the folder's entry and loses its files); ``last_file`` (a name relative to
+    ``src``, e.g. ``saved_model.pb``) is copied last, so a reader that waits for it never
+    sees a partial folder.
+
+    Raises:
+      OSError (local) or ``tf.errors.OpError`` (remote) from the file system.
+    """
+    if not is_remote(src):
+        os.replace(src, dst)
+        return
+    gfile = _gfile()
+    files = []
+    for folder, _, names in gfile.walk(src):
+        files.extend(posixpath.join(folder, name) for name in names)
+    last = posixpath.join(src, last_file) if last_file else None
+    files.sort(key=lambda f: f == last)
+    for f in files:
+        target = dst + f[len(src):]
+        gfile.makedirs(posixpath.dirname(target))
+        gfile.copy(f, target, overwrite=True)
+    gfile.rmtree(src)

@@ -69,6 +69,20 @@ def resolve_prefix(path: str) -> str:
     raise CheckpointError(f"{path}: checkpoint not found (expected {path}.index and its data file)")
 
 
+def open_reader(prefix: str):
+    """A ``CheckpointReader`` of the bundle at ``prefix`` (from :func:`resolve_prefix`).
+
+    Not ``tf.train.load_checkpoint``: that first asks ``isdir(prefix)``, which is true on
+    ``ram://`` for any prefix of a file name (its folders are name prefixes), and then looks
+    for a ``checkpoint`` state file in a folder that is not there. On local disk and ``gs://``
+    the two read the same bundle.
+
+    Raises:
+      whatever the reader raises for a missing or damaged bundle (callers name the prefix).
+    """
+    return tf.compat.v1.train.NewCheckpointReader(prefix)
+
+
 def read_checkpoint(path: str, include_optimizer: bool = False) -> Dict[str, np.ndarray]:
     """Reads every tensor of a checkpoint into numpy arrays.
 
@@ -84,7 +98,7 @@ def read_checkpoint(path: str, include_optimizer: bool = False) -> Dict[str, np.
     """
     prefix = resolve_prefix(path)
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = open_reader(prefix)
         names = sorted(reader.get_variable_to_shape_map())
         out = {}
         for name in names:
@@ -102,7 +116,7 @@ def list_checkpoint(path: str) -> Dict[str, Tuple[Tuple[int, ...], str]]:
     """Returns name -> (shape, dtype name) for every entry, without reading values."""
     prefix = resolve_prefix(path)
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = open_reader(prefix)
         shapes = reader.get_variable_to_shape_map()
         dtypes = reader.get_variable_to_dtype_map()
     except Exception as e:
@@ -382,7 +396,7 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     # Check every shape before assigning anything, so a wrong config changes nothing.
     _check_shapes(prefix, stored, name_to_variable, mapping.source)
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = open_reader(prefix)
         values = {name: reader.get_tensor(src) for name, src in mapping.source.items()}
     except Exception as e:  # a truncated .data file: IndexError "Read less bytes than requested"
         raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged or "

@@ -54,3 +54,26 @@ def test_truncated_data_file_is_one_clear_error(tmp_path):
     np.testing.assert_array_equal(var.numpy(), np.zeros([4096]))
     with pytest.raises(CheckpointError, match="unreadable checkpoint"):
         checkpoint_io.read_checkpoint(prefix)
+
+
+def test_step_checkpoints_and_state_file_on_ram():
+    """Issue 17 deliverable 2: a model_dir on ``ram://`` (the ``tf.io.gfile`` API of
+    ``gs://``): bundles, the ``checkpoint`` state file and the latest-checkpoint look-up."""
+    import uuid
+
+    model_dir = f"ram://ckpt-{uuid.uuid4().hex}/model"
+    try:
+        prefixes = [f"{model_dir}/model.ckpt-{step}" for step in (10, 20)]
+        for step, prefix in zip((10, 20), prefixes):
+            checkpoint_io.write_checkpoint(prefix, {"w": np.full([2], step, np.float32)})
+        checkpoint_io.write_state_file(model_dir, prefixes[-1], prefixes)
+        with tf.io.gfile.GFile(f"{model_dir}/checkpoint") as f:
+            assert f.read() == ('model_checkpoint_path: "model.ckpt-20"\n'
+                                'all_model_checkpoint_paths: "model.ckpt-10"\n'
+                                'all_model_checkpoint_paths: "model.ckpt-20"\n')
+        assert checkpoint_io.existing_checkpoints(model_dir) == prefixes
+        assert checkpoint_io.latest_checkpoint(model_dir) == prefixes[-1]
+        np.testing.assert_array_equal(checkpoint_io.read_checkpoint(model_dir)["w"], [20, 20])
+        assert not [n for n in tf.io.gfile.listdir(model_dir) if n.startswith(".tmp-")]
+    finally:
+        tf.io.gfile.rmtree(model_dir.rsplit("/", 1)[0])

@@ -19,7 +19,6 @@ Behaviour beyond the original (bad input; the original raised KeyError/IndexErro
 """
 
 import collections
-import gzip
 import json
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -27,6 +26,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from absl import logging
 
 from bert_tf.errors import FlagError, InputDataError
+from bert_tf.file_streams import open_text
 
 UNIQUE_ID_START = 1000000000
 """The first feature's ``unique_id`` (original ``convert_examples_to_features``)."""
@@ -150,8 +150,7 @@ def read_squad_examples(input_file: str, is_training: bool,
         context (names the file, the qas id and its position).
     """
     try:
-        opener = gzip.open if input_file.endswith(".gz") else open
-        with opener(input_file, "rt", encoding="utf-8") as reader:
+        with open_text(input_file) as reader:  # gs:// too, as the original's tf.gfile.Open
             input_json = json.load(reader)
     except FileNotFoundError as e:
         raise InputDataError(f"{input_file}: SQuAD file not found") from e

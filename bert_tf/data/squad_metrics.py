@@ -24,6 +24,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from absl import logging
 
 from bert_tf.errors import InputDataError
+from bert_tf.file_streams import open_text
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -315,7 +316,7 @@ def load_json(path: str):
       InputDataError: the file is missing or not valid JSON (names the file, line and column).
     """
     try:
-        with open(path, "r", encoding="utf-8") as f:
+        with open_text(path) as f:  # local or gs:// (tf.io.gfile)
             return json.load(f)
     except FileNotFoundError as e:
         raise InputDataError(f"{path}: file not found") from e

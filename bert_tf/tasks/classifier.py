@@ -53,7 +53,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import defaults
-from bert_tf.atomic_files import atomic_write_text
+from bert_tf.atomic_files import atomic_write_text, move_folder
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
@@ -292,7 +292,8 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
     ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression). Loadable with
     ``tf.saved_model.load`` alone. The timestamped folder (Estimator
     ``export_saved_model`` / TF Serving version layout) is written under a temporary name and
-    renamed, so a reader never sees a partial export.
+    renamed, so a reader never sees a partial export (remote: copied file by file with
+    ``saved_model.pb`` last, :func:`bert_tf.atomic_files.move_folder`).
 
     Returns:
       The folder written.
@@ -310,11 +311,11 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
         return {"probabilities": out["probabilities"]}
 
     try:
-        os.makedirs(export_dir, exist_ok=True)
-    except OSError as e:
-        raise FlagError(f"--export_dir={export_dir}: cannot create it ({e.strerror or e})") from e
+        tf.io.gfile.makedirs(export_dir)  # gs:// as the original's Estimator export
+    except (OSError, tf.errors.OpError) as e:
+        raise FlagError(f"--export_dir={export_dir}: cannot create it ({getattr(e, 'strerror', None) or e})") from e
     version = int(time.time())
-    while os.path.exists(os.path.join(export_dir, str(version))):
+    while tf.io.gfile.exists(os.path.join(export_dir, str(version))):
         version += 1
     final = os.path.join(export_dir, str(version))
     tmp = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
@@ -323,7 +324,7 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
     archive.add_endpoint("serve", serve, input_signature=spec)
     try:
         archive.write_out(tmp, verbose=False)
-        os.replace(tmp, final)
+        move_folder(tmp, final, last_file="saved_model.pb")
     except (OSError, tf.errors.OpError) as e:
         tf.io.gfile.rmtree(tmp) if tf.io.gfile.exists(tmp) else None
         raise FlagError(f"--export_dir={export_dir}: cannot write the SavedModel ({e})") from e

@@ -17,6 +17,8 @@ Beyond the original:
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
   partial output;
+* every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
+  ``gs://`` works as the original's ``tf.gfile`` did (tested on ``ram://``, issue 17);
 * the floats are formatted vectorized (:mod:`bert_tf.tasks.rounded_json`): the same bytes as
   the original's per-float ``round(x, 6)`` + ``json.dumps``, about 9x faster.
 """
@@ -24,7 +26,6 @@ Beyond the original:
 import contextlib
 import json
 import math
-import os
 import time
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
@@ -34,7 +35,7 @@ from absl import logging
 
 from bert_tf import defaults
 from bert_tf import flags as bert_flags
-from bert_tf.atomic_files import atomic_text_writer, check_output_path
+from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
@@ -373,8 +374,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
                          num_tokens, num_tokens / max(time.time() - start, 1e-9))
     seconds = time.time() - start
-    return {"output_file": os.path.abspath(output_file),
-            "embeddings_file": os.path.abspath(embeddings_path) if embeddings_path else None,
+    return {"output_file": display_path(output_file),
+            "embeddings_file": display_path(embeddings_path) if embeddings_path else None,
             "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
             "tokens_per_second": num_tokens / max(seconds, 1e-9)}
 

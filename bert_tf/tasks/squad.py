@@ -44,7 +44,6 @@ Beyond the original:
 * ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``.
 """
 
-import gzip
 import json
 import math
 import os
@@ -63,6 +62,8 @@ from bert_tf.data import squad_metrics
 from bert_tf.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.atomic_files import display_path
+from bert_tf.file_streams import open_text
 from bert_tf.tasks import run_checks
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
@@ -356,8 +357,7 @@ def write_prediction_files(examples: Sequence[squad_data.SquadExample],
 
 
 def _load_dataset(path: str):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with open_text(path) as f:  # local or gs:// (tf.io.gfile)
         return json.load(f)["data"]
 
 
@@ -472,7 +472,7 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
     train_examples = read_train_examples(args) if args.do_train else None
     eval_examples = read_predict_examples(args) if args.do_predict else None
     run_checks.make_output_dir(args.output_dir)
-    summary: Dict = {"output_dir": os.path.abspath(args.output_dir)}
+    summary: Dict = {"output_dir": display_path(args.output_dir)}
 
     model = None
     if strategy is None and (args.do_train or predict_fn is None):
@@ -545,7 +545,8 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
                  len(examples), len(features), seconds, len(examples) / seconds)
 
     predictions = write_prediction_files(examples, features, results, args)
-    join = lambda name: os.path.abspath(os.path.join(args.output_dir, name))  # noqa: E731
+    # display_path, not abspath: abspath("gs://b/x") is "<cwd>/gs:/b/x", a local folder
+    join = lambda name: display_path(os.path.join(args.output_dir, name))  # noqa: E731
     summary.update(num_predict_examples=len(examples), num_predict_features=len(features),
                    predict_seconds=seconds, predict_examples_per_second=len(examples) / seconds,
                    predict_features_per_second=len(features) / seconds,

@@ -70,7 +70,8 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
-from bert_tf.atomic_files import atomic_path, atomic_write_text
+from bert_tf.atomic_files import atomic_path, atomic_write_text, is_remote
+from bert_tf.file_streams import open_text
 from bert_tf.data import record_cache
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad import check_squad_layout
@@ -483,12 +484,20 @@ def eval_cache_paths(args: XLNetSquadArgs) -> Tuple[str, str]:
                          + FEATURES_CACHE_SUFFIX))
 
 
+def _glob(pattern: str) -> List[str]:
+    """Local: ``glob.glob`` (skips dot files, so no ``.tmp-`` file); remote: ``tf.io.gfile.glob``."""
+    return tf.io.gfile.glob(pattern) if is_remote(pattern) else glob.glob(pattern)
+
+
 def write_features_cache(path: str, settings: Dict[str, Any],
                          features: Sequence[data.XLNetSquadFeatures]) -> None:
     """Writes the eval features as gzip JSON lines (a ``settings`` header line, then one
     feature per line), atomically."""
     with atomic_path(path, suffix=".gz") as tmp:
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        raw_file = tf.io.gfile.GFile(tmp, "wb") if is_remote(tmp) else open(tmp, "wb")  # gs://
+        # filename="": no file name in the gzip header (it was the random temporary name), so
+        # the same features give the same bytes, local or remote
+        with raw_file as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:
             f.write((json.dumps({"settings": settings, "num_features": len(features)})
                      + "\n").encode("utf-8"))
             for feature in features:
@@ -502,7 +511,7 @@ def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.XLNetSquad
       FlagError: unreadable (names the file).
     """
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
+        with open_text(path) as f:  # gunzipped; local or gs:// (tf.io.gfile)
             header = json.loads(next(f))
             features = []
             for line in f:
@@ -707,7 +716,7 @@ def _check_inputs(r: _Run) -> None:
             "given: nothing to predict with (the original silently predicts with fresh random "
             "weights here)")
     if args.do_train:
-        r.train_files = check_cached_train_records(sorted(glob.glob(train_record_glob(args))),
+        r.train_files = check_cached_train_records(sorted(_glob(train_record_glob(args))),
                                                    args)
         if not r.train_files and not args.train_file:
             raise FlagError(f"no cached training records {train_record_glob(args)}: run "

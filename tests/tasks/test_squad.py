@@ -538,3 +538,45 @@ def test_original_v11_command_line_predicts_on_the_golden_subset(golden_dir,
     assert sorted(os.listdir(out)) == ["eval.tf_record", "eval_results.json",
                                        "nbest_predictions.json", "predictions.json"]
     assert "predicted 203 questions" in proc.stdout
+
+
+def test_predict_with_every_path_on_ram_writes_the_golden_predictions(golden_dir, uncased_vocab_file,
+                                                                     tmp_path, monkeypatch):
+    """Issue 17 deliverable 2: config, vocab, predict_file and output_dir on ``ram://`` (the
+    ``tf.io.gfile`` API of ``gs://``); the files are the ORIGINAL's (golden F) and the local run's."""
+    import uuid
+
+    import tensorflow as tf
+
+    gfile = tf.io.gfile
+    ram = f"ram://squad-{uuid.uuid4().hex}"
+    gold = _squad_dir(golden_dir, "v2.0")
+    gfile.makedirs(ram)
+    for name, src in (("bert_config.json", _tiny(golden_dir, "bert_config.json")),
+                      ("vocab.txt", uncased_vocab_file),
+                      ("dev-subset.json.gz", os.path.join(gold, "dev-subset.json.gz"))):
+        gfile.copy(src, f"{ram}/{name}")
+    try:
+        local = tmp_path / "out"
+        task.run(_golden_args(golden_dir, uncased_vocab_file, local, "v2.0"),
+                 predict_fn=_golden_logits_fn(golden_dir, "v2.0"))
+        cwd = tmp_path / "cwd"
+        cwd.mkdir()
+        monkeypatch.chdir(cwd)
+        summary = task.run(_golden_args(golden_dir, f"{ram}/vocab.txt", f"{ram}/out", "v2.0",
+                                        bert_config_file=f"{ram}/bert_config.json",
+                                        predict_file=f"{ram}/dev-subset.json.gz"),
+                           predict_fn=_golden_logits_fn(golden_dir, "v2.0"))
+        assert os.listdir(cwd) == []  # nothing written under a local "ram:" folder
+        assert summary["predictions_file"] == f"{ram}/out/predictions.json"
+
+        def ram_bytes(name):
+            with gfile.GFile(f"{ram}/out/{name}", "rb") as f:
+                return f.read()
+
+        for name in ("predictions.json", "null_odds.json"):
+            assert ram_bytes(name) == _read(os.path.join(gold, name)), name
+        for name in ("nbest_predictions.json", "null_odds.json", "eval_results.json"):
+            assert ram_bytes(name) == _read(local / name), name
+    finally:
+        gfile.rmtree(ram)

@@ -454,3 +454,32 @@ def test_cached_train_records_of_other_flags_are_rewritten_or_refused(tmp_path, 
         assert xsq.check_cached_train_records([shard], args) == []
     assert not os.path.exists(shard) and not os.path.exists(shard + ".fingerprint.json")
     assert "is not the file they were made from): writing them again" in caplog.text
+
+
+def test_features_cache_on_ram_is_the_local_file(tmp_path):
+    """Issue 17 deliverable 2: the eval features cache written to / read from ``ram://`` (the
+    ``tf.io.gfile`` API of ``gs://``) has the local file's bytes and reads back the same."""
+    import uuid
+
+    import tensorflow as tf
+
+    from bert_tf.data.xlnet_squad import XLNetSquadFeatures
+
+    feature = XLNetSquadFeatures(
+        unique_id=1000000000, example_index=0, doc_span_index=0, tok_start_to_orig_index=[0, 4],
+        tok_end_to_orig_index=[3, 8], token_is_max_context={0: True, 1: False},
+        input_ids=[5, 6, 7], input_mask=[0, 0, 1], p_mask=[0, 0, 1], segment_ids=[0, 1, 2],
+        paragraph_len=2, cls_index=2)
+    settings = {"max_seq_length": 3}
+    ram = f"ram://xsq-{uuid.uuid4().hex}"
+    tf.io.gfile.makedirs(ram)
+    try:
+        local_path, ram_path = str(tmp_path / "c.eval.features.jsonl.gz"), f"{ram}/c.eval.features.jsonl.gz"
+        xsq.write_features_cache(local_path, settings, [feature])
+        xsq.write_features_cache(ram_path, settings, [feature])
+        with open(local_path, "rb") as f, tf.io.gfile.GFile(ram_path, "rb") as g:
+            assert g.read() == f.read()
+        assert tf.io.gfile.listdir(ram) == ["c.eval.features.jsonl.gz"]
+        assert xsq.read_features_cache(ram_path) == (settings, [feature])
+    finally:
+        tf.io.gfile.rmtree(ram)
