@@ -76,7 +76,8 @@ SUBMIT_RESULTS_FILE = "submit_results.tsv"
 BEST_CHECKPOINT = "model.ckpt-best"
 
 
-@bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER)
+@bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
 class AlbertClassifierArgs:
     """The flags of ALBERT's run_classifier.py (defaults: its own,
     :data:`bert_tf.flags.ALBERT_RUN_CLASSIFIER`) plus bert_tf's ``use_xla``,
@@ -105,18 +106,8 @@ class AlbertClassifierArgs:
     save_checkpoints_steps: int
     keep_checkpoint_max: int
     iterations_per_loop: int
-    use_tpu: bool
     optimizer: str
-    tpu_name: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_tpu_cores: int
     export_dir: Optional[str]
-    # ---- bert_tf ----
-    use_xla: bool
-    gradient_accumulation_steps: int
-    dtype: str
 
 
 ALBERT_CLASSIFIER_FLAGS = tuple(AlbertClassifierArgs.__dataclass_fields__)

@@ -50,7 +50,8 @@ EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "sentence_order_accuracy", "sentence_order_loss")
 
 
-@bert_flags.args_class(bert_flags.ALBERT_RUN_PRETRAINING)
+@bert_flags.args_class(bert_flags.ALBERT_RUN_PRETRAINING, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
 class AlbertPretrainingArgs:
     """ALBERT run_pretraining.py's flags (its defaults) plus bert_tf's ``use_xla``,
     ``dtype``, ``gradient_accumulation_steps``."""
@@ -75,17 +76,8 @@ class AlbertPretrainingArgs:
     keep_checkpoint_max: int
     iterations_per_loop: int
     max_eval_steps: int
-    use_tpu: bool
     init_from_group0: bool
-    tpu_name: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_tpu_cores: int
     # (bert_tf)
-    use_xla: bool
-    dtype: str
-    gradient_accumulation_steps: int
 
 
 ALBERT_PRETRAINING_FLAGS = tuple(AlbertPretrainingArgs.__dataclass_fields__)

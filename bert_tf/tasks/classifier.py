@@ -75,7 +75,8 @@ PREDICT_FILE = "predict.tf_record"
 TEST_RESULTS_FILE = "test_results.tsv"
 
 
-@bert_flags.args_class(bert_flags.RUN_CLASSIFIER)
+@bert_flags.args_class(bert_flags.RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
 class ClassifierArgs:
     """The original `run_classifier.py` flags (spec 8.1) plus bert_tf's; the defaults are
     :data:`bert_tf.flags.RUN_CLASSIFIER`'s (the original's).
@@ -103,17 +104,8 @@ class ClassifierArgs:
     warmup_proportion: float
     save_checkpoints_steps: int
     iterations_per_loop: int
-    use_tpu: bool
-    tpu_name: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_tpu_cores: int
     # ---- bert_tf ----
     export_dir: Optional[str]
-    use_xla: bool
-    gradient_accumulation_steps: int
-    dtype: str
 
 
 @dataclass

@@ -62,7 +62,8 @@ class NoModeError(FlagError, ValueError):
     """Neither ``--do_train`` nor ``--do_eval`` is set (the original raises ValueError)."""
 
 
-@bert_flags.args_class(bert_flags.RUN_PRETRAINING)
+@bert_flags.args_class(bert_flags.RUN_PRETRAINING, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
 class PretrainingArgs:
     """The original `run_pretraining.py` flags (spec 6.1) plus three (bert_tf) flags.
 
@@ -86,16 +87,7 @@ class PretrainingArgs:
     save_checkpoints_steps: int
     iterations_per_loop: int
     max_eval_steps: int
-    use_tpu: bool
-    tpu_name: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_tpu_cores: int
     # (bert_tf)
-    use_xla: bool
-    dtype: str
-    gradient_accumulation_steps: int
 
 
 # ---------------------------------------------------------------------------------------------

@@ -81,7 +81,8 @@ EVAL_RESULTS_FILE = "eval_results.json"
 PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
 
 
-@bert_flags.args_class(bert_flags.RUN_SQUAD)
+@bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
 class SquadArgs:
     """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
 
@@ -110,19 +111,10 @@ class SquadArgs:
     iterations_per_loop: int
     n_best_size: int
     max_answer_length: int
-    use_tpu: bool
-    tpu_name: Optional[str]
-    tpu_zone: Optional[str]
-    gcp_project: Optional[str]
-    master: Optional[str]
-    num_tpu_cores: int
     verbose_logging: bool
     version_2_with_negative: bool
     null_score_diff_threshold: float
     # bert_tf
-    use_xla: bool
-    dtype: str
-    gradient_accumulation_steps: int
 
 
 # ---- start-up checks ---------------------------------------------------------------------------
