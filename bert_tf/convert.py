@@ -185,7 +185,9 @@ def _read_bert_original(in_dir: str, checkpoint: Optional[str], do_lower_case: b
                           f"bert_config.json, vocab.txt and bert_model.ckpt)")
     config = BertConfig.from_json_file(config_path)
     prefix, arrays = _read_original(in_dir, checkpoint, CHECKPOINT_NAME)
-    check_weights_fit_config(arrays, config, prefix, config_path)
+    from bert_tf.checkpoint_io import is_optimizer_entry
+    check_weights_fit_config({n: a for n, a in arrays.items() if not is_optimizer_entry(n)},
+                             config, prefix, config_path)
     vocab = load_vocab(vocab_path)
     if len(vocab) != config.vocab_size:
         raise ConfigError(f"{vocab_path}: {len(vocab)} tokens but {config_path} has vocab_size "
