@@ -1,12 +1,20 @@
-"""Convert a Hugging Face BERT folder to an original BERT checkpoint folder.
+"""Convert weights between the original BERT / XLNet layout, Hugging Face and keras-hub.
 
     python -m bert_tf.convert --hf_dir <folder with config.json, model.safetensors, vocab.txt> \
         --out_dir <folder> [--extra_npz head.npz]
+    python -m bert_tf.convert --from original --to hf --in_dir <original folder> --out_dir <folder>
+    python -m bert_tf.convert --from original --to keras_hub --in_dir <original folder> --out_dir <folder>
+    python -m bert_tf.convert --from keras_hub --to original --in_dir <preset folder> --out_dir <folder>
 
-writes ``bert_model.ckpt.index``, ``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json``
-and ``vocab.txt`` in the layout of the original release's archives (spec `bert.md` 3.1), so the
-original scripts and ours load them. ``--extra_npz`` adds arrays under their npz key as
-top-level variables (e.g. a classifier head's `output_weights` / `output_bias`).
+HF -> original (the default, `--hf_dir`) writes ``bert_model.ckpt.index``,
+``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json`` and ``vocab.txt`` in the layout of
+the original release's archives (spec `bert.md` 3.1), so the original scripts and ours load
+them; a HF XLNet folder (``model_type`` xlnet) gives ``xlnet_model.ckpt`` + ``xlnet_config.json``.
+``--extra_npz`` adds arrays under their npz key as top-level variables (e.g. a classifier head's
+`output_weights` / `output_bias`). Original -> HF writes ``config.json``, ``model.safetensors``
+(+ ``vocab.txt``, ``tokenizer_config.json`` for BERT, ``spiece.model`` for XLNet); original <->
+keras-hub reads/writes a `BertBackbone` preset folder. Name tables: `bert/hf_mapping.py`,
+`bert/hf_export.py`, `bert/keras_hub_mapping.py`, `xlnet/hf_mapping.py`.
 
 Every file is written atomically; an existing output folder is updated file by file.
 """
