@@ -113,6 +113,14 @@ def xlnet_config_from_hf(hf_config: Mapping, source: str = "config.json") -> XLN
          "n_token": hf_config["vocab_size"]}, source=source)
 
 
+def _layer_shape(suffix: str, config: XLNetConfig) -> Tuple[int, ...]:
+    """Shape of a per-layer original variable (spec `xlnet.md` 4.2)."""
+    d, f = config.d_model, config.d_inner
+    if suffix.startswith("rel_attn/") and suffix.endswith("/kernel"):
+        return (d, config.n_head, config.d_head)
+    return {"ff/layer_1/kernel": (d, f), "ff/layer_1/bias": (f,), "ff/layer_2/kernel": (f, d)}.get(suffix, (d,))
+
+
 def convert_original_weights(arrays: Mapping[str, np.ndarray], config: XLNetConfig,
                              source: str = "checkpoint"
                              ) -> Tuple[Dict[str, np.ndarray], List[str]]:
@@ -151,7 +159,7 @@ def convert_original_weights(arrays: Mapping[str, np.ndarray], config: XLNetConf
             out[f"layer.{i}.{hf}"] = biases[orig][i] if config.untie_r else biases[orig]
         out[f"layer.{i}.{SEG_EMBED[1]}"] = seg_embed[i]
         for orig, hf, transpose in LAYER_NAMES:
-            value = take(f"layer_{i}/{orig}")
+            value = take(f"layer_{i}/{orig}", _layer_shape(orig, config))
             out[f"layer.{i}.{hf}"] = value.T if transpose else value
     extra = [k for k in arrays if k.startswith(TRANSFORMER_SCOPE + "/") and k not in used
              and not is_optimizer_entry(k)]

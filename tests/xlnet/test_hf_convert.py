@@ -109,3 +109,21 @@ def test_hf_head_tensors_and_erf_gelu_are_refused(golden_folder, tmp_path, capsy
     assert main(["--hf_dir", str(hf), "--out_dir", str(back)]) == 1
     assert "ff_activation 'gelu' has no original XLNet equivalent" in capsys.readouterr().err
     assert not back.exists()
+
+
+def test_shape_mismatch_and_missing_checkpoint_are_named(golden_folder, tmp_path, capsys):
+    from bert_tf.checkpoint_io import write_checkpoint
+    config = json.loads((golden_folder / "xlnet_config.json").read_text())
+    (golden_folder / "xlnet_config.json").write_text(json.dumps(dict(config, d_inner=256)))
+    out = tmp_path / "hf"
+    argv = ["--from", "original", "--to", "hf", "--in_dir", str(golden_folder), "--out_dir", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "model/transformer/layer_0/ff/layer_1/kernel has shape [64, 128] but the config implies [64, 256]" in err
+    (golden_folder / "xlnet_config.json").write_text(json.dumps(config))
+    for f in golden_folder.glob("xlnet_model.ckpt*"):
+        f.unlink()
+    assert main(argv) == 1
+    assert "checkpoint not found" in capsys.readouterr().err
+    assert not out.exists()
