@@ -147,9 +147,12 @@ def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
         raise ConfigError(f"--albert_hub_module_handle={args.albert_hub_module_handle}: TF-Hub "
                           "is not supported; pass --albert_config_file and --init_checkpoint")
     if version == 1 and args.export_dir:
-        raise FlagError(f"--export_dir={args.export_dir}: not supported for ALBERT SQuAD (the "
+        raise FlagError(f"--export_dir={args.export_dir}: not supported for ALBERT SQuAD v1 (the "
                         "original exports an Estimator SavedModel and a TFLite file; bert_tf "
                         "has neither path here): leave it unset")
+    if version == 2 and (args.export_dir or not args.use_einsum):
+        name = "export_dir" if args.export_dir else "use_einsum"
+        raise FlagError(f"--{name}: ALBERT's run_squad_v2 has no such flag (run_squad_v1's)")
     if not (args.do_train or args.do_predict):
         raise FlagError("At least one of `do_train` or `do_predict` must be True.")
     if args.do_train:

@@ -4,7 +4,9 @@ golden tiny ALBERT on real paragraphs (../shared/data/squad) with the real Sente
 and the metrics / v2 threshold recomputed with the official formulas written out here."""
 
 import collections
+import dataclasses
 import json
+import math
 import os
 import re
 import string
@@ -12,7 +14,9 @@ import string
 import numpy as np
 import pytest
 import tensorflow as tf
+from absl import flags as absl_flags
 
+from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint, save_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2
@@ -72,12 +76,12 @@ def small_files(squad_file, tmp_path_factory):
                                                      "paragraphs": out}]}, f)
         return path
 
-    train_paragraphs = article["paragraphs"][:3]
+    train_paragraphs = article["paragraphs"][:2]
     train_v1 = [dict(p, qas=[dict(qa, answers=qa["answers"][:1]) for qa in p["qas"]])
                 for p in train_paragraphs]
     train_v2 = [dict(p, qas=[dict(qa, answers=qa["answers"][:1]) for qa in p["qas"]])
                 for p in train_paragraphs]
-    predict = article["paragraphs"][3:5]
+    predict = article["paragraphs"][2:4]
     return {"train_v1": write("train_v1.json", train_v1, True),
             "train_v2": write("train_v2.json", train_v2, False),
             "predict_v1": write("predict_v1.json", predict, True),
@@ -214,6 +218,39 @@ def test_training_records_are_int64(sp, squad_file, tmp_path):
     assert list(ex["p_mask"].int64_list.value) == feats[0].p_mask
 
 
+def _hand_feature():
+    """"The cat sat on the mat." as 6 pieces after [CLS] q q [SEP] (window positions 4..9);
+    position 5 ("cat") is not its max context."""
+    return data.AlbertSquadFeatures(
+        unique_id=7, example_index=0, doc_span_index=0,
+        tok_start_to_orig_index=[0, 4, 8, 12, 15, 19], tok_end_to_orig_index=[2, 6, 10, 13, 17, 22],
+        token_is_max_context={4: True, 5: False, 6: True, 7: True, 8: True, 9: True},
+        tokens=[], input_ids=[0] * 12, input_mask=[1] * 11 + [0], segment_ids=[0] * 12,
+        paragraph_len=11, p_mask=[0] * 12)
+
+
+def test_v1_postprocess_by_hand():
+    from bert_tf.data import albert_squad_postprocess as post
+    example = data.SquadExample("q1", "?", "The cat sat on the mat.")
+    start = [9, 0, 0, 0, 1, 8, 5, 0, 0, 6, 0, 0]  # best: 0 ([CLS]), 5 (not max), 9, 6
+    end = [0, 0, 0, 0, 0, 0, 0, 4, 0, 7, 0, 0]    # best: 9, 7, then 0, 1 (ties: lower first)
+    result = post.RawResultV1(7, start, end)
+    preds = post.compute_predictions_v1([example], [_hand_feature()], [result], 4, 30)
+    # kept: (9, 9) "mat." 6+7; (6, 9) "sat on the mat." 5+7; (6, 7) "sat on" 5+4
+    texts = [e["text"] for e in preds.nbest["q1"]]
+    assert texts == ["mat.", "sat on the mat.", "sat on"] and preds.predictions["q1"] == "mat."
+    z = [math.exp(13 - 13), math.exp(12 - 13), math.exp(9 - 13)]
+    assert [e["probability"] for e in preds.nbest["q1"]] == [x / sum(z) for x in z]
+    assert [(e["start_log_prob"], e["end_log_prob"]) for e in preds.nbest["q1"]] == [
+        (6.0, 7.0), (5.0, 7.0), (5.0, 4.0)]
+    short = post.compute_predictions_v1([example], [_hand_feature()], [result], 4, 3)
+    assert [e["text"] for e in short.nbest["q1"]] == ["mat.", "sat on"]  # (6, 9) is 4 long
+    none = post.compute_predictions_v1([example], [_hand_feature()],
+                                       [post.RawResultV1(7, [1] + [0] * 11, [1] + [0] * 11)], 1, 30)
+    assert none.nbest["q1"] == [{"text": "empty", "probability": 1.0, "start_log_prob": 0.0,
+                                 "end_log_prob": 0.0}]
+
+
 # ---- official metrics, restated ----------------------------------------------------------------
 
 def _normalize(s):
@@ -244,6 +281,7 @@ def _read(path):
 
 # ---- runs ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_v1_train_then_predict(albert_dir, spm_file, small_files, tmp_path):
     out = tmp_path / "v1"
     out.mkdir()
@@ -272,10 +310,10 @@ def test_v1_train_then_predict(albert_dir, spm_file, small_files, tmp_path):
         scores = [e["start_log_prob"] + e["end_log_prob"] for e in entries]
         assert scores == sorted(scores, reverse=True) and len(entries) <= 20
     # The official v1.1 formula, restated: max over gold answers, percent over questions.
-    em = 100.0 * np.mean([max(float(_normalize(preds[qa["id"]]) == _normalize(a["text"]))
-                              for a in qa["answers"]) for qa in qas])
-    f1 = 100.0 * np.mean([max(_f1(preds[qa["id"]], a["text"]) for a in qa["answers"])
-                          for qa in qas])
+    em = 100.0 * sum(max(float(_normalize(preds[qa["id"]]) == _normalize(a["text"]))
+                         for a in qa["answers"]) for qa in qas) / len(qas)
+    f1 = 100.0 * sum(max(_f1(preds[qa["id"]], a["text"]) for a in qa["answers"])
+                     for qa in qas) / len(qas)
     text = _read(out / "eval_results.txt")
     block = f"exact_match = {em}\nf1 = {f1}\n"
     step = result["train"].global_step
@@ -288,6 +326,7 @@ def test_v1_train_then_predict(albert_dir, spm_file, small_files, tmp_path):
     assert again["weights_from"] == ckpt and _read(out / "nbest_predictions.json") == before
 
 
+@pytest.mark.slow
 def test_v2_train_then_predict_with_threshold_search(albert_dir, spm_file, small_files,
                                                      tmp_path):
     out = tmp_path / "v2"
@@ -304,12 +343,31 @@ def test_v2_train_then_predict_with_threshold_search(albert_dir, spm_file, small
                         ("answer_class/dense_1/kernel", [64, 1])):
         assert names[name] == shape
     assert "answer_class/dense_1/bias" not in names
-    qas = _qas(small_files["predict_v2"])
+    check_v2_outputs(out, small_files["predict_v2"], result["metrics"])
+
+
+def test_v2_predict_from_init_checkpoint(albert_dir, spm_file, small_files, tmp_path):
+    """Predict only: the encoder from --init_checkpoint, the heads at their initial values
+    (reported), beam search, the two-pass threshold."""
+    out = tmp_path / "v2p"
+    out.mkdir()
+    args = make_args(albert_dir, spm_file, out, predict_file=small_files["predict_v2"],
+                     do_predict=True, start_n_top=3, end_n_top=2, predict_batch_size=32)
+    result = task.run(args, version=2)
+    assert result["weights_from"] == os.path.join(albert_dir, "model.ckpt")
+    assert result["global_step"] == 0
+    assert result["num_predict_features"] > result["num_predict_examples"]
+    check_v2_outputs(out, small_files["predict_v2"], result["metrics"])
+
+
+def check_v2_outputs(out, predict_file, metrics):
+    """predictions / null_odds / eval_results.txt of a v2 run against the official threshold
+    search and metrics, restated here."""
+    qas = _qas(predict_file)
     preds = json.loads(_read(out / "predictions.json"))
     nbest = json.loads(_read(out / "nbest_predictions.json"))
     null = json.loads(_read(out / "null_odds.json"))
     assert list(preds) == list(null) == [qa["id"] for qa in qas]
-    metrics = result["metrics"]
     thresh = metrics["null_score_diff_threshold"]
     # The official threshold search, restated, over the first pass (every best span kept).
     first = {q: nbest[q][0]["text"] for q in preds}
@@ -339,6 +397,8 @@ def test_v2_train_then_predict_with_threshold_search(albert_dir, spm_file, small
     assert _read(out / "eval_results.txt").startswith(
         "exact = {}\nf1 = {}\nnull_score_diff_threshold = {}\ntotal = {}\n".format(
             metrics["exact"], metrics["f1"], thresh, len(qas)))
+
+
 
 
 def test_v2_heads_use_cls_position_zero(albert_dir):
@@ -390,13 +450,59 @@ def test_flag_checks(albert_dir, spm_file, small_files, tmp_path):
     assert not os.path.exists(tmp_path / "predictions.json")
 
 
-def test_defaults_are_the_originals():
-    args = task.AlbertSquadArgs()
-    assert (args.max_seq_length, args.doc_stride, args.max_query_length) == (384, 128, 64)
-    assert (args.train_batch_size, args.predict_batch_size, args.learning_rate) == (32, 8, 5e-5)
-    assert (args.num_train_epochs, args.warmup_proportion, args.n_best_size) == (3.0, 0.1, 20)
-    assert (args.max_answer_length, args.start_n_top, args.end_n_top) == (30, 5, 5)
-    assert (args.dropout_prob, args.use_einsum, args.do_lower_case) == (0.1, True, True)
-    assert (args.save_checkpoints_steps, args.iterations_per_loop) == (1000, 1000)
-    assert "dropout_prob" in task.V2_FLAGS and "dropout_prob" not in task.V1_FLAGS
-    assert "export_dir" in task.V1_FLAGS and "export_dir" not in task.V2_FLAGS
+# The original's flags.DEFINE_* defaults (google-research/albert@b772393 run_squad_v1.py;
+# run_squad_v2.py: the same without use_einsum / export_dir, plus start_n_top, end_n_top,
+# dropout_prob).
+V1_DEFAULTS = {
+    "albert_config_file": None, "vocab_file": None, "spm_model_file": None, "output_dir": None,
+    "train_file": None, "predict_file": None, "train_feature_file": None,
+    "predict_feature_file": None, "predict_feature_left_file": None, "init_checkpoint": None,
+    "albert_hub_module_handle": None, "do_lower_case": True, "max_seq_length": 384,
+    "doc_stride": 128, "max_query_length": 64, "do_train": False, "do_predict": False,
+    "train_batch_size": 32, "predict_batch_size": 8, "learning_rate": 5e-5,
+    "num_train_epochs": 3.0, "warmup_proportion": 0.1, "save_checkpoints_steps": 1000,
+    "iterations_per_loop": 1000, "n_best_size": 20, "max_answer_length": 30,
+    "use_tpu": False, "tpu_name": None, "tpu_zone": None, "gcp_project": None, "master": None,
+    "num_tpu_cores": 8, "use_einsum": True, "export_dir": None}
+V2_ONLY = {"start_n_top": 5, "end_n_top": 5, "dropout_prob": 0.1}
+BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32"}
+
+
+def test_args_are_the_original_flags_with_their_defaults():
+    defaults = {f.name: f.default for f in dataclasses.fields(task.AlbertSquadArgs)}
+    assert defaults == {**V1_DEFAULTS, **V2_ONLY, **BERT_TF_EXTRAS}
+    assert set(task.V1_FLAGS) == set(V1_DEFAULTS) | set(BERT_TF_EXTRAS)
+    assert set(task.V2_FLAGS) == (set(V1_DEFAULTS) - {"use_einsum", "export_dir"}
+                                  | set(V2_ONLY) | set(BERT_TF_EXTRAS))
+
+
+def _root_flags(argv):
+    """run_squad.py's three profiles on fresh FlagValues, parsed."""
+    from bert_tf.tasks.squad import SquadArgs
+    from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles(
+        (bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
+        (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS),
+        (bert_flags.ALBERT_RUN_SQUAD_V1, tuple(task.AlbertSquadArgs.__dataclass_fields__)),
+        flag_values=fv)
+    fv(["prog"] + argv)
+    return fv
+
+
+def test_root_script_reads_albert_defaults_and_picks_the_version():
+    import run_squad
+    fv = _root_flags(["--albert_config_file=c.json", "--spm_model_file=s", "--output_dir=o",
+                      "--export_dir=x"])
+    args = bert_flags.args_from_flags(task.AlbertSquadArgs, fv)
+    assert (args.max_seq_length, args.learning_rate, args.start_n_top) == (384, 5e-5, 5)
+    assert fv.max_seq_length == 384 and fv.learning_rate == 5e-5  # BERT's run_squad defaults
+    with pytest.raises(FlagError, match="not supported for ALBERT SQuAD v1"):
+        run_squad.albert_main(fv)
+    fv = _root_flags(["--albert_config_file=c.json", "--spm_model_file=s", "--output_dir=o",
+                      "--export_dir=x", "--version_2_with_negative"])
+    with pytest.raises(FlagError, match="ALBERT's run_squad_v2 has no such flag"):
+        run_squad.albert_main(fv)
+    fv = _root_flags(["--albert_config_file=c.json", "--bert_config_file=b.json"])
+    with pytest.raises(FlagError, match="does not read --bert_config_file"):
+        run_squad.albert_main(fv)
