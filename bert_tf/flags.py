@@ -254,7 +254,8 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                        "unset or empty: WordPiece with --vocab_file. Giving it selects ALBERT's "
                        "create_pretraining_data.py."),
     "input_file_mode": ("string", "r", "ALBERT: the data format of the input file (the "
-                        "original's open() mode; bert_tf reads the files as UTF-8 in either)."),
+                        "original's open() mode: r or rb; bert_tf reads the files as UTF-8 in "
+                        "either, the same lines; any other mode is refused)."),
     "ngram": ("integer", 3, "ALBERT: maximum number of ngrams to mask."),
     "favor_shorter_ngram": ("bool", True, "ALBERT: sample n-gram length n with probability "
                             "proportional to 1/n (False: reversed)."),
@@ -281,6 +282,14 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "start_warmup_step": ("integer", 0, "ALBERT: the starting step of warmup."),
     "init_from_group0": ("bool", False, "ALBERT: initialize the parameters of the other groups "
                          "from group 0 of --init_checkpoint."),
+    "masked_lm_budget": ("float", 0.0, "ALBERT: if > 0, the ratio of masked to unmasked "
+                         "n-grams for on-the-fly masking; 0: the records' own (offline) masks. "
+                         "bert_tf refuses a value > 0: the original then reads only "
+                         "token_boundary and its model_fn fails on the missing "
+                         "masked_lm_positions (the online masking was never released)."),
+    "threshold_to_export": ("float", float("nan"), "ALBERT: a classifier threshold attached "
+                            "to the SavedModel of --export_dir and served with the "
+                            "predictions (output 'threshold'); NaN: none."),
     # run_squad_v1.py / run_squad_v2.py
     "train_feature_file": ("string", None, "ALBERT SQuAD: the training features TFRecord; "
                            "written from --train_file when absent, else reused."),
