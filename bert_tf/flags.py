@@ -254,7 +254,8 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                        "unset or empty: WordPiece with --vocab_file. Giving it selects ALBERT's "
                        "create_pretraining_data.py."),
     "input_file_mode": ("string", "r", "ALBERT: the data format of the input file (the "
-                        "original's open() mode; bert_tf reads the files as UTF-8 in either)."),
+                        "original's open() mode: r or rb; bert_tf reads the files as UTF-8 in "
+                        "either, the same lines; any other mode is refused)."),
     "ngram": ("integer", 3, "ALBERT: maximum number of ngrams to mask."),
     "favor_shorter_ngram": ("bool", True, "ALBERT: sample n-gram length n with probability "
                             "proportional to 1/n (False: reversed)."),
@@ -281,6 +282,27 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "start_warmup_step": ("integer", 0, "ALBERT: the starting step of warmup."),
     "init_from_group0": ("bool", False, "ALBERT: initialize the parameters of the other groups "
                          "from group 0 of --init_checkpoint."),
+    "masked_lm_budget": ("float", 0.0, "ALBERT: if > 0, the ratio of masked to unmasked "
+                         "n-grams for on-the-fly masking; 0: the records' own (offline) masks. "
+                         "bert_tf refuses a value > 0: the original then reads only "
+                         "token_boundary and its model_fn fails on the missing "
+                         "masked_lm_positions (the online masking was never released)."),
+    "threshold_to_export": ("float", float("nan"), "ALBERT: a classifier threshold attached "
+                            "to the SavedModel of --export_dir and served with the "
+                            "predictions (output 'threshold'); NaN: none."),
+    # run_squad_v1.py / run_squad_v2.py
+    "train_feature_file": ("string", None, "ALBERT SQuAD: the training features TFRecord; "
+                           "written from --train_file when absent, else reused."),
+    "predict_feature_file": ("string", None, "ALBERT SQuAD: the predict features TFRecord; "
+                             "written when it or --predict_feature_left_file is absent, else "
+                             "reused (required with --do_predict)."),
+    "predict_feature_left_file": ("string", None, "ALBERT SQuAD: the predict features kept "
+                                  "for post-processing (the original: a pickle; bert_tf: gzip "
+                                  "JSON lines, refused when not bert_tf's; required with "
+                                  "--do_predict)."),
+    "use_einsum": ("bool", True, "ALBERT: tf.einsum or tf.reshape+tf.matmul for dense layers "
+                   "(same numbers; bert_tf computes both the same way)."),
+    "dropout_prob": ("float", 0.1, "ALBERT SQuAD v2: dropout of the answer-class head."),
 }
 
 # Every flag of every script: name -> (kind, default, help).
@@ -580,6 +602,31 @@ ALBERT_RUN_PRETRAINING = ALBERT.for_script(
            "optimizer": "ALBERT: lamb (default) or adamw; weight decay 0.01, beta1 0.9, "
                         "beta2 0.999, epsilon 1e-6, LayerNorm and biases not decayed (nor "
                         "layer-adapted), gradients clipped to global norm 1.0."})
+
+# ALBERT's run_squad_v1.py / run_squad_v2.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_squad_v1` / `... .run_squad_v2`, or run_squad.py with
+# --albert_config_file (v2 with --version_2_with_negative).
+_ALBERT_SQUAD_HELPS = {
+    "output_dir": "ALBERT: checkpoints (model.ckpt-N), predictions.json, "
+                  "nbest_predictions.json, null_odds.json (v2), eval_results.txt.",
+    "init_checkpoint": "ALBERT: checkpoint to start from (a BERT checkpoint is refused, "
+                       "naming the first variable that does not fit); predict uses it when "
+                       "--output_dir has no model.ckpt-N.",
+    "do_predict": "ALBERT: predict --predict_file with the newest model.ckpt-N of --output_dir "
+                  "(else --init_checkpoint) and, when it has answers, score it (bert_tf: the "
+                  "original polls --output_dir until a checkpoint reaches the training steps "
+                  "and keeps model.ckpt-best).",
+    "spm_model_file": "ALBERT: SentencePiece model (required: SQuAD features are "
+                      "SentencePiece pieces aligned to the characters).",
+    "vocab_file": "ALBERT: read by the original's tokenizer set-up only (the SQuAD features "
+                  "use --spm_model_file).",
+    "start_n_top": "ALBERT SQuAD v2: beam size for the start positions.",
+    "end_n_top": "ALBERT SQuAD v2: beam size for the end positions.",
+}
+ALBERT_RUN_SQUAD_V1 = dataclasses.replace(
+    ALBERT, flags=ALBERT.flags + ("start_n_top", "end_n_top")).for_script(
+    "run_squad_v1.py", defaults={"max_seq_length": 384}, helps=_ALBERT_SQUAD_HELPS)
+ALBERT_RUN_SQUAD_V2 = dataclasses.replace(ALBERT_RUN_SQUAD_V1, script="run_squad_v2.py")
 
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")

@@ -22,7 +22,9 @@ and the shared training layer:
   ``masked_lm_accuracy``, ``masked_lm_loss``, ``sentence_order_accuracy``,
   ``sentence_order_loss``.
 
-``--masked_lm_budget`` (on-the-fly masking) is not supported.
+``--masked_lm_budget`` > 0 (on-the-fly masking) is refused in one line: the original's input
+then reads only ``token_boundary`` and its ``model_fn`` fails on the missing
+``masked_lm_positions`` (the online masking was never released).
 """
 
 import time
@@ -77,6 +79,7 @@ class AlbertPretrainingArgs:
     iterations_per_loop: int
     max_eval_steps: int
     init_from_group0: bool
+    masked_lm_budget: float
     # (bert_tf)
 
 
@@ -102,6 +105,11 @@ def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
     for name in ("albert_config_file", "input_file", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")
+    if args.masked_lm_budget:
+        raise FlagError(f"--masked_lm_budget={args.masked_lm_budget}: on-the-fly masking is "
+                        "not supported (the original then reads only token_boundary and its "
+                        "model_fn fails on the missing masked_lm_positions): leave it 0 and "
+                        "mask offline with create_pretraining_data")
     check_tpu_flags(args)
     config = AlbertConfig.from_json_file(args.albert_config_file)
     if args.max_seq_length > config.max_position_embeddings:

@@ -276,12 +276,15 @@ def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
     return model
 
 
-def export_saved_model(model: BertClassifier, export_dir: str) -> str:
+def export_saved_model(model: BertClassifier, export_dir: str,
+                       threshold: Optional[float] = None) -> str:
     """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
 
     Signature ``serving_default``: int32 ``input_ids``, ``input_mask``, ``segment_ids``
     ``[batch, seq]`` (``seq`` <= max_position_embeddings) -> ``probabilities`` float32
-    ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression). Loadable with
+    ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression) and, when
+    ``threshold`` is given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar
+    (the original's ``_add_threshold_to_model_fn``). Loadable with
     ``tf.saved_model.load`` alone. The timestamped folder (Estimator
     ``export_saved_model`` / TF Serving version layout) is written under a temporary name and
     renamed, so a reader never sees a partial export (remote: copied file by file with
@@ -300,7 +303,10 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
     def serve(input_ids, input_mask, segment_ids):
         out = model({"input_ids": input_ids, "input_mask": input_mask,
                      "segment_ids": segment_ids}, training=False)
-        return {"probabilities": out["probabilities"]}
+        outputs = {"probabilities": out["probabilities"]}
+        if threshold is not None:  # ALBERT --threshold_to_export: served with the predictions
+            outputs["threshold"] = tf.constant(threshold, tf.float32)
+        return outputs
 
     try:
         tf.io.gfile.makedirs(export_dir)  # gs:// as the original's Estimator export
