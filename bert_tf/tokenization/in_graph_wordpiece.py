@@ -227,6 +227,19 @@ class BertTextPreprocessor(keras.layers.Layer):
         return tf.cast(pieces.merge_dims(1, 2), tf.int32)
 
     @_NO_AUTOGRAPH
+    def word_piece_ids_of_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of each word on its own: ragged ``tf.string [batch, (words)]`` -> int32 ragged
+        ``[batch, (words), (pieces)]``.
+
+        For run_squad's layout, where every whitespace-separated ``doc_token`` of the context
+        is tokenized separately and ``tok_to_orig_index`` is the word of each piece
+        (``result.value_rowids()`` of the inner dimension). The byte offsets of the words in
+        the context come from whatever split made them (e.g.
+        ``tf_text.regex_split_with_offsets``); this layer gives no offsets of single pieces.
+        """
+        return words.with_flat_values(self.word_piece_ids(words.flat_values))
+
+    @_NO_AUTOGRAPH
     def call(self, text_a, text_b=None):
         ids_a = self.word_piece_ids(text_a)
         ids_b = None if text_b is None else self.word_piece_ids(text_b)

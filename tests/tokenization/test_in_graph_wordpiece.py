@@ -96,6 +96,19 @@ def test_code_points_where_icu_and_python_disagree(uncased_layer, uncased_vocab_
     assert uncased_layer.word_piece_ids(_utf8(texts)).to_list() == expected
 
 
+def test_word_piece_ids_of_words(golden_lines, uncased_layer, uncased_vocab_file):
+    # run_squad tokenizes each whitespace word (doc_token) on its own.
+    tokenizer = wordpiece.FullTokenizer(uncased_vocab_file, do_lower_case=True)
+    texts = [line["text"] for line in golden_lines[:40]]
+    words = [t.split(" ") for t in texts]
+    ragged = tf.ragged.constant([[w.encode("utf-8") for w in row] for row in words],
+                                dtype=tf.string)
+    got = uncased_layer.word_piece_ids_of_words(ragged).to_list()
+    expected = [[tokenizer.convert_tokens_to_ids(tokenizer.tokenize(w)) for w in row]
+                for row in words]
+    assert got == expected
+
+
 def test_invalid_utf8_bytes_dropped_as_convert_to_unicode(uncased_layer, uncased_vocab_file):
     tokenizer = wordpiece.FullTokenizer(uncased_vocab_file, do_lower_case=True)
     texts = [b"caf\xc3 ok", b"\xffhello\xfe world"]
