@@ -6,6 +6,7 @@ all of MRPC and STS-B, bert_tf's Python convert_single_example (itself equal to 
 """
 import csv
 import json
+import math
 import os
 
 import numpy as np
@@ -136,24 +137,55 @@ def _glue_pairs(data_dir):
     return pairs
 
 
+def _is_score_tie(sp, ids, want):
+    """Both id lists spell the same text with the same total piece score (exact sum): two
+    segmentations the unigram Viterbi cannot tell apart, where float rounding picks one."""
+    total = lambda row: math.fsum(sp.GetScore(i) for i in row)  # noqa: E731
+    return sp.DecodeIds(ids) == sp.DecodeIds(want) and total(ids) == total(want)
+
+
+def test_score_tie_detector_can_fail(spiece):
+    sp = sentencepiece_prepro.load_sp_model(spiece)
+    six, sixty_six = sp.PieceToId("6"), sp.PieceToId("66")
+    assert _is_score_tie(sp, [six, sixty_six], [sixty_six, six])
+    assert not _is_score_tie(sp, [six, six, six], [six, sixty_six])
+
+
 @pytest.mark.slow
 def test_every_mrpc_and_stsb_pair(shared_data_dir, spiece, layers):
+    # Every sentence's ids equal tokenize_fn's except where SentencePiece itself meets an exact
+    # tie (measured: 2 of 28,858 sentences, one MRPC pair, cased and uncased: in "1,666.58"
+    # "6 66" vs "66 6", whose score sums are equal; tf.text's bundled sentencepiece and
+    # sentencepiece 0.2.3 round the running sums differently, so each picks one); every
+    # pair without such a sentence gives convert_single_example's features.
     pairs = _glue_pairs(shared_data_dir)
     assert len(pairs) == 14429
     sp = sentencepiece_prepro.load_sp_model(spiece)
     for uncased in (False, True):
         layer = XLNetTextPreprocessor(spiece, uncased, 128)
         tokenize = lambda text: sentencepiece_prepro.tokenize_fn(sp, text, uncased)  # noqa
-        bad = 0
+        ties, bad = [], []
         for start in range(0, len(pairs), 2048):
             chunk = pairs[start:start + 2048]
-            out = layer(_utf8([a for a, _ in chunk]), _utf8([b for _, b in chunk]))
-            out = {k: v.numpy().tolist() for k, v in out.items()}
+            text_a, text_b = _utf8([a for a, _ in chunk]), _utf8([b for _, b in chunk])
+            ids_a, ids_b = layer.piece_ids(text_a).to_list(), layer.piece_ids(text_b).to_list()
+            out = {k: v.numpy().tolist() for k, v in layer(text_a, text_b).items()}
             for i, (a, b) in enumerate(chunk):
+                tie = False
+                for text, ids in ((a, ids_a[i]), (b, ids_b[i])):
+                    want = tokenize(text)
+                    if ids != want:
+                        (ties if _is_score_tie(sp, ids, want) else bad).append(text)
+                        tie = True
+                if tie:
+                    continue
                 want = xlnet_classifier.convert_single_example(
                     i, InputExample("x", a, b, "0"), ["0"], 128, tokenize)
                 if (out["input_ids"][i] != want.input_ids
                         or out["segment_ids"][i] != want.segment_ids
                         or out["input_mask"][i] != [float(m) for m in want.input_mask]):
-                    bad += 1
-        assert bad == 0, f"uncased={uncased}: {bad} of {len(pairs)} pairs differ"
+                    bad.append((a, b))
+        print(f"uncased={uncased}: {len(ties)} SentencePiece score ties of {2 * len(pairs)} "
+              f"sentences: {ties}")
+        assert not bad, f"uncased={uncased}: {len(bad)} differ: {bad[:3]}"
+        assert len(ties) <= 10
