@@ -52,7 +52,9 @@ def test_golden_prepro_pieces_and_ids(prepro_lines, layers, uncased):
     ids = layer.piece_ids(texts).to_list()
     for i, line in enumerate(prepro_lines):
         assert prepro[i] == line["prepro" + suffix], (i, line["text"])
-        assert pieces[i] == line["pieces" + suffix], (i, line["text"])
+        # An unknown piece (id 0) reads "<unk>" here; the original keeps its text.
+        assert pieces[i] == [p if j else "<unk>" for p, j in
+                             zip(line["pieces" + suffix], line["ids" + suffix])], i
         assert ids[i] == line["ids" + suffix], (i, line["text"])
     # The digit-comma fix fired on 21 lines (cased), where plain SentencePiece differs.
     if not uncased:
@@ -144,20 +146,28 @@ def _is_score_tie(sp, ids, want):
     return sp.DecodeIds(ids) == sp.DecodeIds(want) and total(ids) == total(want)
 
 
-def test_score_tie_detector_can_fail(spiece):
+# A real MRPC line where "666" has two segmentations of equal score ("6 66", "66 6"):
+# tf_text.SentencepieceTokenizer picks "66 6", sentencepiece 0.2.3 (the golden's) "6 66".
+NASDAQ = ("The technology-laced Nasdaq Composite Index .IXIC climbed 40.09 points, or 2.46 "
+          "percent, to 1,666.58, based on the latest data, and marking its highest close since "
+          "May 23, 2002.")
+
+
+def test_sentencepiece_score_tie_as_sentencepiece_python(spiece, layers):
     sp = sentencepiece_prepro.load_sp_model(spiece)
+    want = sentencepiece_prepro.tokenize_fn(sp, NASDAQ, uncased=False)
     six, sixty_six = sp.PieceToId("6"), sp.PieceToId("66")
+    bigrams = [want[i:i + 2] for i in range(len(want) - 1)]
+    assert [six, sixty_six] in bigrams and [sixty_six, six] not in bigrams
     assert _is_score_tie(sp, [six, sixty_six], [sixty_six, six])
-    assert not _is_score_tie(sp, [six, six, six], [six, sixty_six])
+    assert layers[False].piece_ids(_utf8([NASDAQ])).to_list() == [want]
 
 
 @pytest.mark.slow
 def test_every_mrpc_and_stsb_pair(shared_data_dir, spiece, layers):
-    # Every sentence's ids equal tokenize_fn's except where SentencePiece itself meets an exact
-    # tie (measured: 2 of 28,858 sentences, one MRPC pair, cased and uncased: in "1,666.58"
-    # "6 66" vs "66 6", whose score sums are equal; tf.text's bundled sentencepiece and
-    # sentencepiece 0.2.3 round the running sums differently, so each picks one); every
-    # pair without such a sentence gives convert_single_example's features.
+    # Every sentence's ids equal tokenize_fn's, and every pair gives convert_single_example's
+    # features. A difference that is an exact SentencePiece score tie is reported apart (seen
+    # with tf_text.SentencepieceTokenizer: 2 of 28,858 sentences, see NASDAQ).
     pairs = _glue_pairs(shared_data_dir)
     assert len(pairs) == 14429
     sp = sentencepiece_prepro.load_sp_model(spiece)
@@ -188,4 +198,4 @@ def test_every_mrpc_and_stsb_pair(shared_data_dir, spiece, layers):
         print(f"uncased={uncased}: {len(ties)} SentencePiece score ties of {2 * len(pairs)} "
               f"sentences: {ties}")
         assert not bad, f"uncased={uncased}: {len(bad)} differ: {bad[:3]}"
-        assert len(ties) <= 10
+        assert not ties
