@@ -151,16 +151,19 @@ class ExactStringMap(tf.Module):
         import tensorflow_text as tf_text
 
         has_risky = tf.strings.regex_full_match(strings, "(?s).*" + self._risky_class + ".*")
-        rows = tf.where(has_risky)  # [m, 1] int64
-        risky_strings = tf.gather_nd(strings, rows)
-        runs = tf_text.regex_split(risky_strings, self._risky_class,
-                                   keep_delim_regex_pattern=self._risky_class)
-        run_values = runs.flat_values
-        is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
-        run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
-                              self._tf_fn(run_values))
-        fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
-        return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+
+        def fix_risky_rows():
+            rows = tf.where(has_risky)  # [m, 1] int64
+            runs = tf_text.regex_split(tf.gather_nd(strings, rows), self._risky_class,
+                                       keep_delim_regex_pattern=self._risky_class)
+            run_values = runs.flat_values
+            is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
+            run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
+                                  self._tf_fn(run_values))
+            fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
+            return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+
+        return tf.cond(tf.reduce_any(has_risky), fix_risky_rows, lambda: mapped)
 
 
 _PROBES = {}

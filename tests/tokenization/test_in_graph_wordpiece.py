@@ -213,6 +213,20 @@ def test_saved_model_holds_the_vocab(tmp_path, uncased_vocab_file, golden_lines)
         assert got["input_ids"][i].numpy().tolist() == want.input_ids
 
 
+def test_vocab_with_blank_line_and_duplicate(tmp_path):
+    # load_vocab: a blank line still takes an id, a duplicated token keeps its later id.
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "", "want", "##ed", "un", "want", "##want",
+              "runn", "##ing", ","]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(t + "\n" for t in tokens), encoding="utf-8")
+    tokenizer = wordpiece.FullTokenizer(str(vocab), do_lower_case=True)
+    texts = ["UNwant\u00E9d,running", "wanted want unwanted xyz"]
+    expected = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in texts]
+    assert expected[1][:2] == [8, 6]  # "want" is id 8 (its later line), "##ed" 6
+    layer = BertTextPreprocessor(str(vocab), True, 16)
+    assert layer.word_piece_ids(_utf8(texts)).to_list() == expected
+
+
 def test_bad_vocab_and_length(tmp_path, uncased_vocab_file):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[UNK]\n[SEP]\nhello\n", encoding="utf-8")
