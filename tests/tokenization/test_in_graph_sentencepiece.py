@@ -119,6 +119,29 @@ def test_tf_function_and_get_config(prepro_lines, layers):
         np.testing.assert_array_equal(eager[name].numpy(), cloned[name].numpy())
 
 
+@pytest.mark.slow
+def test_saved_model_holds_the_sentencepiece_model(tmp_path, spiece, prepro_lines):
+    model = tmp_path / "spiece.model"
+    model.write_bytes(open(spiece, "rb").read())
+    layer = XLNetTextPreprocessor(str(model), True, 48)
+    module = tf.Module()
+    module.layer = layer
+    module.serve = tf.function(lambda a, b: layer(a, b), input_signature=[
+        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path / "saved"))
+    model.unlink()  # the loaded model must not need the file
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    texts_a = [line["text"] for line in prepro_lines[:60]]
+    texts_b = [line["text"] for line in prepro_lines[60:120]]
+    got = loaded.serve(_utf8(texts_a), _utf8(texts_b))["input_ids"].numpy().tolist()
+    sp = sentencepiece_prepro.load_sp_model(spiece)
+    tokenize = lambda text: sentencepiece_prepro.tokenize_fn(sp, text, uncased=True)  # noqa
+    for i, (a, b) in enumerate(zip(texts_a, texts_b)):
+        want = xlnet_classifier.convert_single_example(i, InputExample("x", a, b, "0"), ["0"],
+                                                       48, tokenize)
+        assert got[i] == want.input_ids, i
+
+
 def test_bad_model_and_length(tmp_path, spiece):
     bad = tmp_path / "spiece.model"
     bad.write_bytes(b"not a model")

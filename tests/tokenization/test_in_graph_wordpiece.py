@@ -249,7 +249,6 @@ def _glue_sentences(data_dir):
     return sentences
 
 
-@pytest.mark.slow
 def test_every_mrpc_and_stsb_sentence(shared_data_dir, uncased_vocab_file, uncased_layer,
                                       cased_layer):
     sentences = _glue_sentences(shared_data_dir)
