@@ -13,6 +13,10 @@ uncased MiniLM vocab (bert-base-uncased). Rows, all producing word-piece ids of 
                      max_seq_length 128 (lines/s counts both sentences of a pair)
   tftext_fastbert    tensorflow_text.FastBertTokenizer(lower_case_nfd_strip_accents=True),
                      tf.function: tf.text's own tokenizer, NOT equal to the original
+  xlnet_tokenize_fn  XLNet: sentencepiece_prepro.tokenize_fn (preprocess_text + encode_ids,
+                     sentencepiece 0.2.3) with the golden 8000-piece spiece.model, cased
+  xlnet_in_graph     XLNetTextPreprocessor.piece_ids in one tf.function, same model
+(the lines_differing entry of each xlnet row compares with xlnet_tokenize_fn)
 
 Rows run round-robin, one run of each per round; lines/s is reported as median (min-max) over
 --rounds rounds, for wall time and for CPU time (process_time, all threads; steadier on a
@@ -34,10 +38,13 @@ sys.path.insert(0, REPO)
 import tensorflow as tf  # noqa: E402
 
 from bert_tf.tokenization import wordpiece  # noqa: E402
+from bert_tf.tokenization import sentencepiece_prepro  # noqa: E402
+from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor  # noqa: E402
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 RESULTS = os.path.join(REPO, "bench", "results", "in_graph_tokenizer.json")
+SPIECE = os.path.join(REPO, "tests", "golden", "xlnet", "spiece.model")
 
 
 def default_vocab():
@@ -90,6 +97,14 @@ def main():
     fast_fn.get_concrete_function(tf.TensorSpec([None], tf.string))
     trace_s = time.perf_counter() - start
 
+    sp = sentencepiece_prepro.load_sp_model(SPIECE)
+    xlnet = XLNetTextPreprocessor(SPIECE, False, 128)
+    xlnet_fn = tf.function(xlnet.piece_ids)
+    xlnet_fn.get_concrete_function(tf.TensorSpec([None], tf.string))
+
+    def xlnet_tokenize_fn():
+        return [sentencepiece_prepro.tokenize_fn(sp, t, uncased=False) for t in lines]
+
     def full_tokenizer():
         tok = wordpiece.FullTokenizer(vocab_file, do_lower_case=True)
         return [tok.convert_tokens_to_ids(tok.tokenize(t)) for t in lines]
@@ -111,8 +126,11 @@ def main():
         "in_graph_function": lambda: ragged_rows(ids_fn),
         "in_graph_packed": packed,
         "tftext_fastbert": lambda: ragged_rows(fast_fn),
+        "xlnet_tokenize_fn": xlnet_tokenize_fn,
+        "xlnet_in_graph": lambda: ragged_rows(xlnet_fn),
     }
     reference = full_tokenizer()
+    xlnet_reference = xlnet_tokenize_fn()
     wall = {name: [] for name in rows}
     cpu = {name: [] for name in rows}
     differ = {}
@@ -123,7 +141,8 @@ def main():
             wall[name].append(len(lines) / (time.perf_counter() - w0))
             cpu[name].append(len(lines) / (time.process_time() - c0))
             if out is not None:
-                differ[name] = sum(o != r for o, r in zip(out, reference))
+                ref = xlnet_reference if name.startswith("xlnet") else reference
+                differ[name] = sum(o != r for o, r in zip(out, ref))
 
     def summary(values):
         return {"median": statistics.median(values), "min": min(values), "max": max(values)}
@@ -136,7 +155,9 @@ def main():
         "lines_per_s_cpu": {k: summary(v) for k, v in cpu.items()},
         "ratio_to_full_tokenizer_cpu_median": {
             k: statistics.median(c / f for c, f in zip(cpu[k], cpu["full_tokenizer"]))
-            for k in rows},
+            for k in rows if not k.startswith("xlnet")},
+        "xlnet_in_graph_to_tokenize_fn_cpu_median": statistics.median(
+            c / f for c, f in zip(cpu["xlnet_in_graph"], cpu["xlnet_tokenize_fn"])),
         "lines_differing_from_full_tokenizer": differ,
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "loadavg": os.getloadavg()},
