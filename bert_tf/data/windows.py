@@ -176,7 +176,8 @@ def pool_window_logits(logits: np.ndarray, example_index: np.ndarray, num_exampl
       float32 ``[N, num_labels]``.
 
     Raises:
-      ValueError: an example with no window, or another pooling.
+      ValueError: an example with no window, a window of an example beyond N, or another
+        pooling.
     """
     logits = np.asarray(logits, np.float32)
     example_index = np.asarray(example_index).reshape(-1)
@@ -184,10 +185,12 @@ def pool_window_logits(logits: np.ndarray, example_index: np.ndarray, num_exampl
         raise ValueError(f"pooling={pooling!r}: expected one of {WINDOW_POOLINGS}")
     real = example_index >= 0
     logits, example_index = logits[real], example_index[real]
-    counts = np.bincount(example_index, minlength=num_examples)[:num_examples]
-    if len(counts) < num_examples or (counts == 0).any():
-        missing = int(np.flatnonzero(np.append(counts, [0] * (num_examples - len(counts))) == 0)[0])
-        raise ValueError(f"example {missing} has no window among the predictions")
+    counts = np.bincount(example_index, minlength=num_examples)
+    if len(counts) > num_examples:
+        raise ValueError(f"a window of example {len(counts) - 1}: only {num_examples} examples")
+    missing = np.flatnonzero(counts == 0)
+    if len(missing):
+        raise ValueError(f"example {int(missing[0])} has no window among the predictions")
     out = np.zeros((num_examples, logits.shape[1]), np.float64)
     if pooling == "mean":
         np.add.at(out, example_index, logits.astype(np.float64))

@@ -15,7 +15,7 @@ from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_featur
 
 MAX_SEQ_LENGTH = 64
 DOC_STRIDE = 24
-LAYERS = "-1,-4"
+LAYERS = "-1,-4"  # the vectors of two layers are checked
 
 
 def _args(ckpt_dir, input_file, output_file, **kw):
@@ -83,7 +83,7 @@ def long_run(minilm_checkpoint_dir, shared_data_dir, tokenizer, tmp_path_factory
     document = _mrpc_document(shared_data_dir, tokenizer)
     input_file = str(folder / "input.txt")
     with open(input_file, "w", encoding="utf-8") as f:  # an empty and a short line among long ones
-        f.write(document + "\n\nA short line that fits in one window.\n" + document[:2000] + "\n")
+        f.write(document + "\n\nA short line that fits in one window.\n" + document[:400] + "\n")
     out = str(folder / "windows.jsonl")
     summary = extract_features(_args(minilm_checkpoint_dir, input_file, out,
                                      doc_stride=DOC_STRIDE, pooling="mean"))
@@ -105,6 +105,7 @@ def _direct_model(ckpt_dir):
     return model
 
 
+@pytest.mark.slow  # ~40 s here: two extract runs and a direct run over 125 windows
 def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_windows(
         long_run, tokenizer, minilm_checkpoint_dir):
     pieces = tokenizer.tokenize(long_run["document"])
@@ -150,6 +151,7 @@ def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_window
                                atol=2e-5, rtol=0)
 
 
+@pytest.mark.slow  # shares the long run above
 def test_lines_that_fit_one_window_are_written_as_without_doc_stride(long_run):
     with open(long_run["out"], encoding="utf-8") as f:
         windowed = f.readlines()
