@@ -193,3 +193,44 @@ def test_pair_whose_short_side_leaves_no_room_for_the_stride(head_ckpt_dir, data
                                              r"tokens and is kept whole in every window"):
         run(_args(head_ckpt_dir, data_dir, tmp_path / "out", do_eval=True, doc_stride=58))
     assert not os.path.exists(tmp_path / "out" / "eval.tf_record")
+
+
+def test_albert_mode_refuses_doc_stride_in_one_line():
+    from absl import flags as absl_flags
+
+    from bert_tf import flags as bert_flags
+    from bert_tf.tasks import albert_classifier
+
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles(
+        (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        flag_values=fv)
+    fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--doc_stride=64"])
+    with pytest.raises(FlagError) as e:
+        albert_classifier.run_from_flags(fv)
+    assert str(e.value) == (
+        "ALBERT's run_classifier (--albert_config_file) does not read --doc_stride (use the "
+        "BERT or XLNet mode for sliding windows; ALBERT mode truncates as ALBERT's original)")
+
+
+def test_root_script_flags_default_to_the_originals_truncation():
+    from absl import flags as absl_flags
+
+    from bert_tf import flags as bert_flags
+    from bert_tf.tasks import albert_classifier, xlnet_classifier
+
+    fv = absl_flags.FlagValues()
+    bert_flags.define_profiles(
+        (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
+        (bert_flags.XLNET_RUN_CLASSIFIER, xlnet_classifier.XLNET_CLASSIFIER_FLAGS),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        flag_values=fv)
+    fv(["prog"])
+    assert fv.doc_stride is None and fv.window_pooling is None  # run_squad's is 128
+    assert bert_flags.RUN_SQUAD.default("doc_stride") == 128
+    help_text = fv["doc_stride"].help
+    assert help_text.startswith("(bert_tf, beyond the original) Split an input longer")
+    assert "(bert_tf, beyond the original)" in fv["window_pooling"].help
+    args = bert_flags.args_from_flags(xlnet_classifier.XLNetClassifierArgs, fv)
+    assert args.doc_stride is None and args.window_pooling is None
