@@ -556,6 +556,13 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     examples = read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression
+    if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
+        for name, file_name in (("train", TRAIN_FILE), ("eval", EVAL_FILE),
+                                ("predict", PREDICT_FILE)):
+            for example in examples.get(name, ()):
+                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, label_list,
+                                             args.max_seq_length, tokenizer, args.doc_stride,
+                                             where=f"{file_name}: ")
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)

@@ -504,6 +504,12 @@ def _read_examples(r: _Run) -> None:
             _check_cache(r, r.eval_file, "eval", r.eval_examples, args.eval_split)
         if args.do_predict:
             _check_cache(r, r.predict_file, "predict", r.eval_examples, args.eval_split)
+    if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
+        for path, exs in ((r.train_file, r.train_examples), (r.eval_file, r.eval_examples)):
+            for example in exs or ():
+                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, r.label_list,
+                                             args.max_seq_length, r.tokenize, args.doc_stride,
+                                             where=f"{os.path.basename(path)}: ")
     for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
                                                        else ()):
         try:

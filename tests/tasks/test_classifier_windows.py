@@ -188,11 +188,13 @@ def test_bad_window_flags_fail_before_anything_is_written(head_ckpt_dir, data_di
 
 
 def test_pair_whose_short_side_leaves_no_room_for_the_stride(head_ckpt_dir, data_dir, tmp_path):
-    # text_b (6 words: >= 6 pieces) kept whole leaves at most 64 - 3 - 6 = 55 < 58 tokens of text_a
-    with pytest.raises(InputDataError, match=r"eval.tf_record: example dev-\d+: text_b has \d+ "
-                                             r"tokens and is kept whole in every window"):
-        run(_args(head_ckpt_dir, data_dir, tmp_path / "out", do_eval=True, doc_stride=58))
-    assert not os.path.exists(tmp_path / "out" / "eval.tf_record")
+    # text_b (6 words: >= 6 pieces) kept whole leaves at most 64 - 3 - 6 = 55 < 58 tokens of
+    # text_a; found before training, nothing written
+    with pytest.raises(InputDataError, match=r"train.tf_record: example train-\d+: text_b has "
+                                             r"\d+ tokens and is kept whole in every window"):
+        run(_args(head_ckpt_dir, data_dir, tmp_path / "out", do_train=True, do_eval=True,
+                  doc_stride=58))
+    assert os.listdir(tmp_path / "out") == []
 
 
 def test_albert_mode_refuses_doc_stride_in_one_line():

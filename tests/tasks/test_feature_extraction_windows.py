@@ -141,8 +141,10 @@ def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_window
     got = np.array([[layer["values"] for layer in f["layers"]] for f in features], np.float32)
     assert [layer["index"] for layer in features[5]["layers"]] == [-1, -4]
     np.testing.assert_allclose(got, expected, atol=2e-5, rtol=0)
-    # tokens near a window edge do take another window than a naive "first window holding it"
-    assert any(_reference_owner(p, spans) != p // DOC_STRIDE for p in range(len(pieces)))
+    # the max-context rule matters: many tokens take another window than the first holding them
+    first_holder = [min(i for i, (s, n) in enumerate(spans) if s <= p < s + n)
+                    for p in range(len(pieces))]
+    assert sum(_reference_owner(p, spans) != first_holder[p] for p in range(len(pieces))) > 1000
 
     # the --pooling=mean embedding pools the stitched last-layer rows
     with open(long_run["out"] + ".embeddings.jsonl", encoding="utf-8") as f:
