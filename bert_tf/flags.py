@@ -109,6 +109,10 @@ _BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
     "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
+    # ---- long inputs by sliding windows (issue 13) ----
+    "window_pooling": ("enum:mean|max", None, "(bert_tf, beyond the original) With --doc_stride: "
+                       "how run_classifier.py pools the logits of an example's windows into its "
+                       "one prediction (unset: mean)."),
 }
 
 # ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) -------------------------------
@@ -397,6 +401,7 @@ XLNET = Profile(
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
            "master")                                                  # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
+          + ("window_pooling",)  # long inputs by sliding windows (issue 13)
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
           + tuple(_XLNET_PRETRAIN_SPECS)                               # train.py
@@ -631,16 +636,35 @@ ALBERT_RUN_SQUAD_V2 = dataclasses.replace(ALBERT_RUN_SQUAD_V1, script="run_squad
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
 RUN_PRETRAINING = BERT.for_script("run_pretraining.py")
-RUN_CLASSIFIER = BERT.for_script("run_classifier.py")
+# ---- long inputs by sliding windows (issue 13): --doc_stride of run_classifier.py and
+# extract_features.py, unset by default (the original's truncation) ----
+_WINDOW_DEFAULTS = {"doc_stride": None}
+_CLASSIFIER_WINDOW_HELPS = {
+    "doc_stride": "(bert_tf, beyond the original) Split an input longer than --max_seq_length "
+                  "into windows, the next starting every doc_stride tokens (run_squad.py's "
+                  "rule; a pair keeps its shorter side whole), instead of truncating it; each "
+                  "window is a training instance with its example's label, and an example's "
+                  "prediction pools its windows' logits (--window_pooling). Unset: truncate as "
+                  "the original."}
+_EXTRACT_WINDOW_HELPS = {
+    "doc_stride": "(bert_tf, beyond the original) Split a line longer than --max_seq_length "
+                  "into windows, the next starting every doc_stride tokens (run_squad.py's "
+                  "rule; one text per line, not pairs); each token is written once, with the "
+                  "values of the window where it has the most context (run_squad's "
+                  "token_is_max_context). Unset: truncate as the original."}
+
+RUN_CLASSIFIER = BERT.for_script("run_classifier.py", defaults=_WINDOW_DEFAULTS,
+                                 helps=_CLASSIFIER_WINDOW_HELPS)
 RUN_SQUAD = BERT.for_script("run_squad.py", defaults={"max_seq_length": 384})  # spec 9.1
-EXTRACT_FEATURES = BERT.for_script("extract_features.py")
+EXTRACT_FEATURES = BERT.for_script("extract_features.py", defaults=_WINDOW_DEFAULTS,
+                                   helps=_EXTRACT_WINDOW_HELPS)
 XLNET_RUN_CLASSIFIER = XLNET.for_script(
-    "run_classifier.py",
+    "run_classifier.py", defaults=_WINDOW_DEFAULTS,
     helps={"init_checkpoint": "XLNet: checkpoint prefix to start from (e.g. "
                               ".../xlnet_model.ckpt); a path ending in 'latest' means the "
-                              "newest checkpoint of its folder."})
+                              "newest checkpoint of its folder.", **_CLASSIFIER_WINDOW_HELPS})
 XLNET_EXTRACT_FEATURES = XLNET.for_script(
-    "extract_features.py",
+    "extract_features.py", defaults=_WINDOW_DEFAULTS, helps=_EXTRACT_WINDOW_HELPS,
     refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
              "do_lower_case": "--uncased"})
 

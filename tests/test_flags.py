@@ -21,8 +21,12 @@ from bert_tf.tasks.squad import SquadArgs
 from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs
 from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs
 
-# the original scripts' own defaults where they differ from the vocabulary's (spec 9.1)
-SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}}
+# the original scripts' own defaults where they differ from the vocabulary's (spec 9.1);
+# --doc_stride of run_classifier.py / extract_features.py: unset = the original's truncation
+# (run_squad's 128 is FLAG_SPECS'; bert_tf sliding windows, issue 13)
+WINDOW_DEFAULTS = {"doc_stride": None}
+SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}, ClassifierArgs: WINDOW_DEFAULTS,
+                    ExtractFeaturesArgs: WINDOW_DEFAULTS}
 
 
 @pytest.mark.parametrize("args_class", [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadArgs])
@@ -56,7 +60,10 @@ ALL_ARGS_CLASSES = [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadA
 ORIGINAL_DIFFERENCES = {
     SquadArgs: {"max_seq_length": 384},
     XLNetClassifierArgs: {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
-                          "predict_batch_size": 128, "output_dir": "", "data_dir": ""},
+                          "predict_batch_size": 128, "output_dir": "", "data_dir": "",
+                          **WINDOW_DEFAULTS},
+    ClassifierArgs: WINDOW_DEFAULTS, ExtractFeaturesArgs: WINDOW_DEFAULTS,
+    XLNetExtractFeaturesArgs: WINDOW_DEFAULTS,
 }
 PROFILES = {ClassifierArgs: "BERT run_classifier.py",
             ExtractFeaturesArgs: "BERT extract_features.py",
@@ -97,8 +104,10 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
+    # (plus bert_tf's sliding-window flags, issue 13, unset by default)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        XLNET_RUN_CLASSIFIER_SPEC)
+        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling"])
+    assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     for name, expected in XLNET_RUN_CLASSIFIER_SPEC.items():
         assert getattr(args, name) == expected, name

@@ -456,4 +456,8 @@ def run_from_flags(flag_values) -> AlbertClassifierResult:
 # BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
 BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
                    "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
-                   "warmup_proportion": "--warmup_step"}
+                   "warmup_proportion": "--warmup_step",
+                   # issue 13: ALBERT mode keeps ALBERT's truncation (its cached records)
+                   "doc_stride": "the BERT or XLNet mode for sliding windows; ALBERT mode "
+                                 "truncates as ALBERT's original",
+                   "window_pooling": "the BERT or XLNet mode, with --doc_stride"}
