@@ -24,6 +24,7 @@ def _tiny_bert_config(tmp_path):
     return str(path)
 
 
+@pytest.mark.slow  # two short training runs: 35-60 s on the 2 shared cores
 def test_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_path, monkeypatch):
     from bert_tf.tasks.classifier import ClassifierArgs, run
 
@@ -50,3 +51,95 @@ def test_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_p
                  "out/model.ckpt-2.index", "out/model.ckpt-1.index"):
         assert name in plain, name
     assert set(events) == {"out", "out/eval"}
+
+
+def _assert_checkpoints(plain, folder, steps):
+    """``<folder>/model.ckpt-N`` bundles for ``steps`` and the ``checkpoint`` state file."""
+    for step in steps:
+        for part in ("index", "data-00000-of-00001"):
+            assert f"{folder}/model.ckpt-{step}.{part}" in plain, (step, part)
+    assert f"{folder}/checkpoint" in plain
+
+
+@pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
+def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
+    from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
+
+    config = json.loads(open(os.path.join(golden_dir, "bert", "tiny_random",
+                                          "bert_config.json")).read())
+    files = {"bert_config.json": os.path.join(golden_dir, "bert", "tiny_random",
+                                              "bert_config.json"),
+             "bert_model.ckpt.index": os.path.join(golden_dir, "bert", "tiny_random",
+                                                   "bert_model.ckpt.index"),
+             "bert_model.ckpt.data-00000-of-00001": os.path.join(
+                 golden_dir, "bert", "tiny_random", "bert_model.ckpt.data-00000-of-00001"),
+             "data/tf_examples.tfrecord": os.path.join(golden_dir, "bert", "pretraining_data",
+                                                       "tf_examples.tfrecord")}
+    assert config["vocab_size"] > 0
+
+    def run_fn(folder):
+        keras.utils.set_random_seed(17)
+        return run_pretraining(PretrainingArgs(
+            bert_config_file=f"{folder}/bert_config.json", input_file=f"{folder}/data/*.tfrecord",
+            init_checkpoint=f"{folder}/bert_model.ckpt", output_dir=f"{folder}/out",
+            do_train=True, do_eval=True, train_batch_size=4, eval_batch_size=8,
+            num_train_steps=2, num_warmup_steps=1, save_checkpoints_steps=1, max_eval_steps=2,
+            learning_rate=1e-3))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result.train.global_step == local_result.train.global_step == 2
+    _assert_checkpoints(plain, "out", [1, 2])
+    assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
+
+
+@pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
+def test_run_pretraining_xlnet_with_memory(golden_dir, tmp_path, monkeypatch):
+    from tests.tasks.test_xlnet_pretraining import tiny_args
+    from bert_tf.tasks import xlnet_pretraining as xpt
+
+    src = os.path.join(golden_dir, "xlnet", "pretraining_data", "tfrecords")
+    files = {f"tfrecords/{n}": os.path.join(src, n) for n in os.listdir(src)}
+
+    def run_fn(folder):
+        keras.utils.set_random_seed(17)
+        return xpt.run(tiny_args(f"{folder}/tfrecords", f"{folder}/model", train_steps=2,
+                                 iterations=1, save_steps=1))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result["train"].global_step == local_result["train"].global_step == 2
+    _assert_checkpoints(plain, "model", [1, 2])
+    assert set(events) == {"model"}
+
+
+@pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
+def test_run_pretraining_albert_train_eval(golden_dir, tmp_path, monkeypatch):
+    from bert_tf.tasks import albert_pretraining
+    from bert_tf.tasks.albert_pretraining import AlbertPretrainingArgs
+
+    model = os.path.join(golden_dir, "albert", "model")
+    files = {"albert_config.json": os.path.join(model, "albert_config.json"),
+             "data/sample.tfrecord": os.path.join(golden_dir, "albert", "pretraining_data",
+                                                  "sample_text.seq64.tfrecord")}
+    files.update({f"ckpt/{n}": os.path.join(model, n) for n in os.listdir(model)
+                  if n.startswith("model.ckpt")})
+
+    def run_fn(folder):
+        keras.utils.set_random_seed(17)
+        return albert_pretraining.run(AlbertPretrainingArgs(
+            albert_config_file=f"{folder}/albert_config.json",
+            input_file=f"{folder}/data/sample.tfrecord", output_dir=f"{folder}/out",
+            init_checkpoint=f"{folder}/ckpt/model.ckpt", do_train=True, do_eval=True,
+            max_seq_length=64, max_predictions_per_seq=10, train_batch_size=4,
+            eval_batch_size=4, num_train_steps=2, num_warmup_steps=1, learning_rate=1e-3,
+            save_checkpoints_steps=1, max_eval_steps=2))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result.train.global_step == local_result.train.global_step == 2
+    _assert_checkpoints(plain, "out", [1, 2])
+    assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
