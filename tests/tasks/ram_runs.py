@@ -122,7 +122,7 @@ def assert_same_outputs(local, ram, local_tree, ram_tree, differ=()):
         if name in differ:
             continue
         want = data.replace(local.encode(), ram.encode())
-        assert ram_plain[name] == want, name
+        assert ram_plain[name] == want, (name, ram_plain[name][:2000], want[:2000])
     assert sorted(ram_events) == sorted(local_events), (sorted(ram_tree), sorted(local_tree))
     for folder, scalars in local_events.items():
         assert sorted(map(repr, ram_events[folder])) == sorted(map(repr, scalars)), folder

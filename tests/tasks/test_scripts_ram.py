@@ -143,3 +143,113 @@ def test_run_pretraining_albert_train_eval(golden_dir, tmp_path, monkeypatch):
     assert ram_result.train.global_step == local_result.train.global_step == 2
     _assert_checkpoints(plain, "out", [1, 2])
     assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
+
+
+def _tree_files(src, prefix):
+    """Relative name under ``prefix`` -> path, for every file under the local folder ``src``."""
+    return {f"{prefix}/{os.path.relpath(os.path.join(d, n), src)}": os.path.join(d, n)
+            for d, _, names in os.walk(src) for n in names}
+
+
+XLNET_TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_inner": 32,
+                     "ff_activation": "gelu", "untie_r": True, "n_token": 8000}
+
+
+@pytest.mark.slow  # two short training runs
+def test_xlnet_run_classifier_train_eval_predict(golden_dir, tmp_path, monkeypatch):
+    from bert_tf.tasks import xlnet_classifier as xc
+
+    config = tmp_path / "xlnet_config.json"
+    config.write_text(json.dumps(XLNET_TINY_CONFIG))
+    mrpc = os.path.join(golden_dir, "bert", "classifier", "MRPC")
+    files = {"xlnet_config.json": str(config),
+             "spiece.model": os.path.join(golden_dir, "xlnet", "spiece.model")}
+    files.update({f"data/{n}": os.path.join(mrpc, n) for n in ("train.tsv", "dev.tsv",
+                                                               "test.tsv")})
+
+    def run_fn(folder):
+        keras.utils.set_random_seed(17)
+        return xc.run(xc.XLNetClassifierArgs(
+            output_dir=f"{folder}/proc", model_dir=f"{folder}/model",
+            predict_dir=f"{folder}/pred", data_dir=f"{folder}/data",
+            model_config_path=f"{folder}/xlnet_config.json",
+            spiece_model_file=f"{folder}/spiece.model", task_name="mrpc",
+            max_seq_length=32, train_batch_size=8, eval_batch_size=8, predict_batch_size=8,
+            learning_rate=1e-3, do_train=True, do_eval=True, do_predict=True, train_steps=2,
+            save_steps=1, eval_all_ckpt=True))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result["train"].global_step == local_result["train"].global_step == 2
+    _assert_checkpoints(plain, "model", [1, 2])
+    assert "model/eval_results.txt" in plain
+    assert [n for n in plain if n.startswith("pred/")] and [n for n in plain
+                                                          if n.startswith("proc/")]
+    assert set(events) == {"model", "model/eval"}
+
+
+@pytest.mark.slow  # the golden RACE eval twice
+def test_xlnet_run_race_eval(golden_dir, shared_data_dir, tmp_path, monkeypatch):
+    from bert_tf.tasks import xlnet_race as xr
+
+    race = os.path.join(golden_dir, "xlnet_squad", "race", "RACE")
+    qa = os.path.join(golden_dir, "xlnet_squad", "tiny_random_qa")
+    files = _tree_files(race, "RACE")
+    files.update({n: os.path.join(qa, n) for n in os.listdir(qa) if n.startswith("xlnet_")})
+    files["spiece.model"] = os.path.join(shared_data_dir, "xlnet", "spiece.model")
+
+    def run_fn(folder):
+        return xr.run(xr.XLNetRaceArgs(
+            do_train=False, do_eval=True, eval_split="dev", data_dir=f"{folder}/RACE",
+            output_dir=f"{folder}/output_dir", model_dir=f"{folder}/model_dir",
+            init_checkpoint=f"{folder}/xlnet_model.ckpt",
+            model_config_path=f"{folder}/xlnet_config.json",
+            spiece_model_file=f"{folder}/spiece.model", max_seq_length=128, max_qa_length=32,
+            uncased=False, eval_batch_size=4, num_hosts=1, num_core_per_host=1,
+            summary_type="last", use_summ_proj=True))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, _ = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result["eval"] == local_result["eval"]
+    assert "model_dir/eval_results.txt" in plain
+    assert [n for n in plain if n.startswith("output_dir/") and n.endswith(".tf_record")]
+
+
+@pytest.mark.slow  # two short training runs
+def test_albert_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_path,
+                                                  monkeypatch):
+    from bert_tf.tasks import albert_classifier
+    from bert_tf.tasks.albert_classifier import AlbertClassifierArgs
+
+    model = os.path.join(golden_dir, "albert", "model")
+    glue = os.path.join(golden_dir, "albert", "classifier", "glue_data", "MRPC")
+    files = {"vocab.txt": uncased_vocab_file,
+             "albert_config.json": os.path.join(model, "albert_config.json"),
+             "glue/MRPC/train.tsv": os.path.join(golden_dir, "bert", "classifier", "MRPC",
+                                                 "train.tsv"),
+             "glue/MRPC/dev.tsv": os.path.join(glue, "dev.tsv"),
+             "glue/MRPC/test.tsv": os.path.join(glue, "test.tsv")}
+    files.update({f"ckpt/{n}": os.path.join(model, n) for n in os.listdir(model)
+                  if n.startswith("model.ckpt")})
+
+    def run_fn(folder):
+        keras.utils.set_random_seed(17)
+        return albert_classifier.run(AlbertClassifierArgs(
+            task_name="MRPC", data_dir=f"{folder}/glue", output_dir=f"{folder}/out",
+            vocab_file=f"{folder}/vocab.txt", spm_model_file="",
+            albert_config_file=f"{folder}/albert_config.json",
+            init_checkpoint=f"{folder}/ckpt/model.ckpt", do_lower_case=True,
+            max_seq_length=64, do_train=True, do_eval=True, do_predict=True,
+            train_batch_size=8, eval_batch_size=8, predict_batch_size=8, train_step=2,
+            warmup_step=1, save_checkpoints_steps=1))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    _assert_checkpoints(plain, "out", [1, 2])
+    for name in ("out/eval_results.txt", "out/best_trial.txt", "out/test_results.tsv",
+                 "out/submit_results.tsv"):
+        assert name in plain, name
+    assert "out" in events
