@@ -253,3 +253,72 @@ def test_albert_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file
                  "out/submit_results.tsv"):
         assert name in plain, name
     assert "out" in events
+
+
+def test_create_pretraining_data_bert(golden_dir, uncased_vocab_file, tmp_path, monkeypatch):
+    from bert_tf.data.pretraining import create_pretraining_data
+
+    files = {"vocab.txt": uncased_vocab_file,
+             "text/sample_text.txt": os.path.join(golden_dir, "bert", "pretraining_data",
+                                                  "sample_text.txt")}
+
+    def run_fn(folder):  # the golden command line (pretraining_data/flags.txt), dupe_factor 2
+        return create_pretraining_data(
+            input_file=f"{folder}/text/*.txt", output_file=f"{folder}/out/tf_examples.tfrecord",
+            vocab_file=f"{folder}/vocab.txt", do_lower_case=True, max_seq_length=128,
+            max_predictions_per_seq=20, masked_lm_prob=0.15, random_seed=12345, dupe_factor=2)
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, _ = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert sorted(plain) == ["out/tf_examples.tfrecord"] and ram_result == local_result > 0
+
+
+def test_create_pretraining_data_xlnet(golden_dir, tmp_path, monkeypatch):
+    import numpy as np
+
+    from bert_tf.data.tfrecord import read_examples
+    from bert_tf.tasks.xlnet_pretraining_data import XLNetDataArgs, run
+    from tests.tasks.test_xlnet_pretraining_data import RECORDS
+
+    golden = os.path.join(golden_dir, "xlnet", "pretraining_data")
+    files = {"sotu_pretrain.txt": os.path.join(golden, "sotu_pretrain.txt"),
+             "spiece.model": os.path.join(golden_dir, "xlnet", "spiece.model")}
+
+    def run_fn(folder):  # the golden command line (README section E)
+        return run(XLNetDataArgs(
+            use_tpu=False, bsz_per_host=4, num_core_per_host=1, seq_len=128, reuse_len=64,
+            uncased=False, bi_data=True, mask_alpha=6, mask_beta=1, use_eod=True,
+            from_raw_text=True, num_predict=21, input_glob=f"{folder}/sotu_pretrain.txt",
+            sp_path=f"{folder}/spiece.model", save_dir=f"{folder}/pretraining_data",
+            split="train", pass_id=0, num_task=1, task=0, random_seed=20190619))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, _ = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert f"pretraining_data/tfrecords/{RECORDS}" in plain
+    assert "pretraining_data/corpus_info.json" in plain
+    # and they are the original's records (golden decoded_tfrecords.npz)
+    records = list(read_examples(os.path.join(local, "pretraining_data", "tfrecords", RECORDS)))
+    with np.load(os.path.join(golden, "decoded_tfrecords.npz")) as want:
+        np.testing.assert_array_equal(np.array([r["input"] for r in records]), want["input"])
+
+
+def test_create_pretraining_data_albert(golden_dir, uncased_vocab_file, tmp_path, monkeypatch):
+    from bert_tf.tasks.albert_pretraining_data import AlbertDataArgs, run
+
+    files = {"vocab.txt": uncased_vocab_file,
+             "sample_text.txt": os.path.join(golden_dir, "bert", "pretraining_data",
+                                             "sample_text.txt")}
+
+    def run_fn(folder):  # the golden command line (albert/pretraining_data/flags.txt)
+        return run(AlbertDataArgs(
+            input_file=f"{folder}/sample_text.txt", output_file=f"{folder}/out/s.tfrecord",
+            vocab_file=f"{folder}/vocab.txt", do_lower_case=True, max_seq_length=64,
+            max_predictions_per_seq=10, masked_lm_prob=0.15, dupe_factor=2, random_seed=12345,
+            ngram=3, favor_shorter_ngram=True, random_next_sentence=False))
+
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, _ = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert sorted(plain) == ["out/s.tfrecord"] and ram_result == local_result == 28
