@@ -141,11 +141,12 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
       names its first variable). NanLossError: training diverged.
     """
     config = validate_args(args)
+    # before the record checks (TF ops): a TF_CONFIG cluster is configured before the first op
+    strategy = strategy or strategy_from_flags(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.albert_config_file, config_flag="albert_config_file")
     tf.io.gfile.makedirs(args.output_dir)
-    strategy = strategy or strategy_from_flags(args)
     with dtype_policy(args.dtype), strategy.scope():
         model = AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu)
         model.build_with_dummy_input()
