@@ -29,6 +29,7 @@ with :func:`define_profiles`; :func:`is_xlnet_invocation` tells which path a com
 
 import dataclasses
 import os
+import posixpath
 import signal
 import sys
 import types
@@ -36,7 +37,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import app, flags
 
+from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError
+from bert_tf.output_locks import output_locks
 
 FLAGS = flags.FLAGS
 
@@ -834,6 +837,10 @@ def run_main(main: Callable[[Any], Any]) -> None:
     * a :class:`BertTfError` prints ``error: <message>`` and exits 1; output folders
       (:data:`OUTPUT_FOLDER_FLAGS`) that the failed run created and left empty are removed
       (bert_tf: the originals left them behind);
+    * before ``main``, each output the command line names (:func:`locked_outputs`) is locked
+      (:mod:`bert_tf.output_locks`: a second run on the same output fails with one line),
+      and the temporary files that killed runs left in the output folders
+      (:func:`output_folders`) are removed, said in one line (issue 15 item 5);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
@@ -852,7 +859,10 @@ def run_main(main: Callable[[Any], Any]) -> None:
         absent = absent_output_folders(FLAGS)
         try:
             check_no_positional_arguments(argv)
-            return main(argv)
+            with output_locks(locked_outputs(FLAGS)):
+                for folder in output_folders(FLAGS):
+                    remove_stale_temp_files(folder)
+                return main(argv)
         except BertTfError as e:
             remove_empty_new_folders(absent)
             print(f"error: {e}", file=sys.stderr)
@@ -874,6 +884,57 @@ HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
 # Folders a run creates for what it writes.
 OUTPUT_FOLDER_FLAGS = ("output_dir", "model_dir", "predict_dir", "export_dir", "cached_dir",
                        "save_dir")
+
+
+# Outputs locked for the run (:func:`locked_outputs`).
+LOCKED_OUTPUT_FLAGS = ("output_file", "output_dir", "model_dir", "predict_dir", "save_dir")
+
+
+def _flag_value(flag_values, name: str) -> Optional[str]:
+    try:
+        value = flag_values[name].value if name in flag_values else None
+    except Exception:  # noqa: BLE001 - unparsed flags: nothing to lock or sweep
+        value = None
+    return value if isinstance(value, str) and value else None
+
+
+def locked_outputs(flag_values) -> List[Tuple[str, str]]:
+    """``(path, "--flag")`` for each output of :data:`LOCKED_OUTPUT_FLAGS` set in
+    ``flag_values`` (each item of a comma-separated ``--output_file``), for
+    :func:`bert_tf.output_locks.output_locks`.
+
+    ``--output_dir`` is left out when ``--model_dir`` is set: in the XLNet scripts it holds
+    only the cached TFRecords, which runs of one data set share (several fine-tunings at once
+    with one cache is the original's usage) and which are written atomically with their
+    fingerprint; the run's own outputs are in ``--model_dir``.
+    """
+    outputs = []
+    for name in LOCKED_OUTPUT_FLAGS:
+        value = _flag_value(flag_values, name)
+        if value is None or (name == "output_dir" and _flag_value(flag_values, "model_dir")):
+            continue
+        items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
+        outputs.extend((item, f"--{name}") for item in items if item)
+    return outputs
+
+
+def output_folders(flag_values) -> List[str]:
+    """The folders a run writes into, where killed runs may have left temporary files: the
+    values of :data:`OUTPUT_FOLDER_FLAGS` and the folder of each ``--output_file`` item, each
+    once, in that order."""
+    folders: List[str] = []
+    for name in OUTPUT_FOLDER_FLAGS + ("output_file",):
+        value = _flag_value(flag_values, name)
+        if value is None:
+            continue
+        if name == "output_file":
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            paths = [posixpath.dirname(v) if "://" in v else os.path.dirname(os.path.abspath(v))
+                     for v in items]
+        else:
+            paths = [value]
+        folders.extend(p for p in paths if p not in folders)
+    return folders
 
 
 def absent_output_folders(flag_values) -> List[str]:

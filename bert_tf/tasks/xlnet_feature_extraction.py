@@ -42,7 +42,8 @@ from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
                                            LiteralSymbolReport)
 from bert_tf.errors import FlagError
 from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
-                                              parse_layer_indexes, write_feature_lines)
+                                              parse_layer_indexes, resume_key,
+                                              write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
@@ -234,7 +235,11 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
         read_text_examples(args.input_file),
         lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
         run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
-        cls_position="last", check_example=check_example)
+        cls_position="last", check_example=check_example,
+        resume_key=resume_key(args, {"--input_file": args.input_file,
+                                     "--spiece_model_file": args.spiece_model_file,
+                                     "--model_config_path": args.model_config_path,
+                                     "--init_checkpoint": args.init_checkpoint}))
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count
