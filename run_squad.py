@@ -20,8 +20,6 @@ null-threshold search) it runs XLNet instead: see bert_tf/tasks/xlnet_squad.py.
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.squad import SquadArgs, run
-from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS, run_from_flags
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1): a shared flag is registered with BERT's default; the XLNet path reads
@@ -35,15 +33,17 @@ BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "pre
               "num_tpu_cores", "verbose_logging", "version_2_with_negative",
               "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
 bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS))
+                           (bert_flags.XLNET_RUN_SQUAD, bert_flags.ARGS_FLAGS["XLNetSquadArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
+        from bert_tf.tasks.xlnet_squad import run_from_flags
         run_from_flags(FLAGS)
         return
+    from bert_tf.tasks.squad import SquadArgs, run
     summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
         print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")

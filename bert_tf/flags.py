@@ -690,6 +690,69 @@ XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "sav
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
                          "adam_epsilon", "decay_method")
 
+# The fields of each task's argument class (``bert_tf/tasks/*.py``), in order: the flags its
+# root script defines. Here so that a root script defines its flags, and answers ``--help``,
+# without importing its task module (which imports TensorFlow: 3-10 s; issue 15 item 6);
+# tests/test_flags.py checks each tuple against its class.
+ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
+    "ClassifierArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("data_dir", "bert_config_file",
+        "task_name", "vocab_file", "output_dir", "init_checkpoint", "do_lower_case",
+        "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+        "eval_batch_size", "predict_batch_size", "learning_rate", "num_train_epochs",
+        "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop", "export_dir"),
+    "XLNetClassifierArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("summary_type", "use_summ_proj", "overwrite_data", "init_checkpoint", "output_dir",
+        "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
+        "do_predict", "predict_threshold", "eval_split", "eval_batch_size", "predict_batch_size",
+        "predict_dir", "eval_all_ckpt", "predict_ckpt", "task_name", "max_seq_length",
+        "shuffle_buffer", "num_passes", "uncased", "cls_scope", "is_regression"),
+    "AlbertClassifierArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("data_dir",
+        "albert_config_file", "task_name", "vocab_file", "spm_model_file", "output_dir",
+        "cached_dir", "init_checkpoint", "albert_hub_module_handle", "do_lower_case",
+        "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+        "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
+        "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
+        "export_dir"),
+    "ExtractFeaturesArgs": ("input_file", "output_file", "layers", "bert_config_file",
+        "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case", "batch_size",
+        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling"),
+    "XLNetExtractFeaturesArgs": ("input_file", "output_file", "layers", "model_config_path",
+        "spiece_model_file", "init_checkpoint", "max_seq_length", "uncased", "batch_size",
+        "pooling", "clamp_len", "use_tpu"),
+    "XLNetSquadArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("do_prepro", "num_proc", "proc_id", "summary_type", "overwrite_data", "init_checkpoint",
+        "init_global_vars", "output_dir", "predict_dir", "spiece_model_file", "model_dir",
+        "train_file", "predict_file", "max_seq_length", "max_query_length", "doc_stride",
+        "max_answer_length", "uncased", "do_train", "shuffle_buffer", "lr_layer_decay_rate",
+        "random_seed", "do_predict", "predict_batch_size", "n_best_size", "start_n_top",
+        "end_n_top", "target_eval_key"),
+    "XLNetPretrainingArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("record_info_dir", "model_dir", "init_checkpoint", "num_passes", "seq_len", "reuse_len",
+        "perm_size", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "mem_len",
+        "same_length", "n_token", "n_layer", "d_model", "d_embed", "n_head", "d_head", "d_inner",
+        "untie_r", "ff_activation", "summary_type", "track_mean"),
+    "AlbertPretrainingArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("albert_config_file",
+        "input_file", "output_dir", "init_checkpoint", "max_seq_length", "max_predictions_per_seq",
+        "do_train", "do_eval", "train_batch_size", "eval_batch_size", "optimizer", "learning_rate",
+        "poly_power", "num_train_steps", "num_warmup_steps", "start_warmup_step",
+        "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "max_eval_steps",
+        "init_from_group0"),
+    "XLNetDataArgs": ("sp_path", "bsz_per_host", "num_core_per_host", "seq_len", "reuse_len",
+        "uncased", "bi_data", "mask_alpha", "mask_beta", "use_eod", "from_raw_text", "num_predict",
+        "input_glob", "save_dir", "split", "pass_id", "num_task", "task", "use_tpu", "num_passes",
+        "random_seed", "num_workers"),
+    "AlbertDataArgs": ("input_file", "output_file", "vocab_file", "spm_model_file",
+        "input_file_mode", "do_lower_case", "do_whole_word_mask", "do_permutation",
+        "favor_shorter_ngram", "random_next_sentence", "max_seq_length", "ngram",
+        "max_predictions_per_seq", "random_seed", "dupe_factor", "masked_lm_prob",
+        "short_seq_prob"),
+    "XLNetRaceArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("summary_type", "use_summ_proj", "overwrite_data", "init_checkpoint", "output_dir",
+        "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
+        "eval_split", "eval_batch_size", "max_seq_length", "max_qa_length", "shuffle_buffer",
+        "uncased", "high_only", "middle_only", "original_context_mutation", "random_seed"),
+}
+
 
 def flag_type(name: str, profile: Profile):
     """The Python type of flag ``name`` in ``profile``: ``str``, ``bool``, ``int``, ``float``

@@ -3,13 +3,17 @@ a rerun with the same flags resumes after them and writes the bytes of an uninte
 a rerun with other flags starts over and says so."""
 import json
 import os
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from bert_tf import resumable_files
 from bert_tf.errors import InputDataError
 from bert_tf.tasks import feature_extraction
-from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.tasks.feature_extraction import (ExtractFeaturesArgs, extract_features,
+                                              write_feature_lines)
+from bert_tf.data.text_lines import TextExample
 
 LINES = 150  # batch_size 1: chunks of 64 lines, so two complete chunks and one of 22
 
@@ -43,6 +47,7 @@ def _interrupt_at(monkeypatch, line_number, exc):
     monkeypatch.setattr(feature_extraction, "feature_json_line", line)
 
 
+@pytest.mark.slow  # three MiniLM runs over 150 lines (~90 s on the shared machine)
 def test_interrupted_run_resumes_to_the_uninterrupted_bytes(minilm_checkpoint_dir, tmp_path,
                                                             monkeypatch, warnings):
     text = "".join(f"line number {i} of the input ||| and its pair {i % 7}\n"
@@ -78,6 +83,7 @@ def test_interrupted_run_resumes_to_the_uninterrupted_bytes(minilm_checkpoint_di
     assert sorted(os.listdir(out.parent)) == ["out.jsonl", "out.jsonl.embeddings.jsonl"]
 
 
+@pytest.mark.slow  # two MiniLM runs (~60 s on the shared machine)
 def test_rerun_with_other_flags_starts_over(minilm_checkpoint_dir, tmp_path, monkeypatch,
                                             warnings):
     (tmp_path / "in.txt").write_text("".join(f"short line {i}\n" for i in range(70)))
@@ -96,6 +102,7 @@ def test_rerun_with_other_flags_starts_over(minilm_checkpoint_dir, tmp_path, mon
     assert [layer["index"] for layer in lines[0]["features"][0]["layers"]] == [-1, -2]
 
 
+@pytest.mark.slow  # one MiniLM run (~35 s on the shared machine)
 def test_bad_input_mid_run_leaves_nothing(minilm_checkpoint_dir, tmp_path, monkeypatch,
                                           warnings):
     (tmp_path / "in.txt").write_text("".join(f"short line {i}\n" for i in range(70)))
@@ -104,3 +111,83 @@ def test_bad_input_mid_run_leaves_nothing(minilm_checkpoint_dir, tmp_path, monke
         with pytest.raises(InputDataError):
             extract_features(_args(minilm_checkpoint_dir, tmp_path, tmp_path / "o.jsonl"))
     assert sorted(os.listdir(tmp_path)) == ["in.txt"]
+
+
+# ---- the same on write_feature_lines with a stand-in model (fast) ---------------------------
+
+def _examples(n):
+    return [TextExample(unique_id=i, text_a=f"w{i} " * (1 + i % 5), text_b=None)
+            for i in range(n)]
+
+
+def _featurize(ex):
+    tokens = ["[CLS]"] + ex.text_a.split() + ["[SEP]"]
+    return SimpleNamespace(tokens=tokens, input_ids=list(range(len(tokens))))
+
+
+def _run_batch(batch):
+    """A stand-in model: each token's value depends on its example and position only."""
+    out = []
+    for f in batch:
+        n = len(f.input_ids)
+        values = np.arange(n * 2, dtype=np.float32).reshape(1, n, 2) / (n + 1)
+        out.append((values, values[0], np.ones(n, bool)))
+    return out
+
+
+def _write(out, n=300, key=None, interrupt_at=None, exc=KeyboardInterrupt, pooling="mean"):
+    calls = []
+
+    def run_batch(batch):
+        calls.append(1)
+        if interrupt_at is not None and len(calls) == interrupt_at:
+            raise exc("stop")
+        return _run_batch(batch)
+    return write_feature_lines(_examples(n), _featurize, run_batch, [-1], str(out), 2,
+                               pooling, resume_key=key or {"--layers": "-1"})
+
+
+def test_fake_model_resume_gives_the_uninterrupted_bytes(tmp_path, warnings):
+    # batch_size 2: chunks of 128 lines; batch 100 is in the 2nd chunk
+    _write(tmp_path / "ref.jsonl")
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        _write(out, interrupt_at=100)
+    state = json.load(open(f"{out}.partial.state.json"))
+    assert state["done"] == 128 and state["key"] == {"--layers": "-1", "chunk_size": 128}
+    with open(f"{out}.partial", "a") as f:
+        f.write('{"linex_index": 128, "feat')  # a line cut by a kill -9
+    warnings.clear()
+    summary = _write(out)
+    assert warnings == [f"resuming {out} after 128 lines written by an interrupted run with "
+                        f"the same flags and inputs"]
+    assert summary["num_lines"] == 300
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+    assert (tmp_path / "out.jsonl.embeddings.jsonl").read_bytes() == \
+        (tmp_path / "ref.jsonl.embeddings.jsonl").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["out.jsonl", "out.jsonl.embeddings.jsonl",
+                                            "ref.jsonl", "ref.jsonl.embeddings.jsonl"]
+
+
+def test_fake_model_other_key_or_no_state_starts_over(tmp_path, warnings):
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(RuntimeError):
+        _write(out, interrupt_at=70, exc=RuntimeError)
+    warnings.clear()
+    _write(out, n=10, key={"--layers": "-1,-2"})
+    assert warnings == [f"{out}.partial: an interrupted run with other flags or inputs "
+                        f"(--layers differ); starting over"]
+    assert len(out.read_text().splitlines()) == 10
+    (tmp_path / "out.jsonl.partial").write_text("left before the first chunk\n")
+    warnings.clear()
+    _write(out, n=10, pooling="none")
+    assert warnings == [f"{out}.partial: no state file beside it (interrupted before its "
+                        f"first complete piece); starting over"]
+    assert [json.loads(x)["linex_index"] for x in out.read_text().splitlines()] == \
+        list(range(10))
+
+
+def test_fake_model_bad_input_mid_run_leaves_nothing(tmp_path):
+    with pytest.raises(InputDataError):
+        _write(tmp_path / "o.jsonl", interrupt_at=70, exc=InputDataError)
+    assert os.listdir(tmp_path) == []
