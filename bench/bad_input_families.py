@@ -115,7 +115,7 @@ def cases(work, m):
     clf = lambda name, *a: script(  # noqa: E731
         "run_classifier.py", "--task_name=MRPC", f"--data_dir={w('MRPC')}",
         f"--output_dir={w('clf_' + name)}", "--max_seq_length=32", "--train_batch_size=8",
-        "--num_train_epochs=0.1", *a)
+        "--num_train_epochs=1.0", *a)
     xl = [f"--spiece_model_file={SHARED}/xlnet/spiece.model",
           f"--model_config_path={REPO}/bert_tf/resources/xlnet_config.json"]
     dead = subprocess.run([PY, "-c", "import os; print(os.getpid())"], capture_output=True,
@@ -191,7 +191,7 @@ def cases(work, m):
     add("stsb_score_out_of_range", "STS-B score outside 0-5",
         script("run_classifier.py", "--task_name=sts-b", f"--data_dir={w('STS-B-bad')}",
                f"--output_dir={w('stsb_out')}", "--do_train=true", "--max_seq_length=32",
-               "--train_batch_size=8", "--num_train_epochs=0.1"), "ok", r"7\.5")
+               "--train_batch_size=8", "--num_train_epochs=1.0"), "ok", r"7\.5")
     add("truncated_lines_summary", "lines truncated", ef("--max_seq_length=8", out="tr.jsonl"),
         "ok", r"truncated|longest")
     # --- 11 smaller
@@ -215,27 +215,15 @@ def cases(work, m):
     add("max_seq_length_abc", "bad flag value", ef("--max_seq_length=abc"), "error",
         r"max_seq_length")
     add("unknown_flag", "unknown flag", ef("--max_seq_lenght=8"), "error", r"max_seq_lenght")
-    add("bad_layers", "bad flag value", ef("--layers=-99"), "error", r"layers")
-    add("batch_size_0", "bad flag value", ef("--batch_size=0"), "error", r"batch_size")
     add("bad_task_name", "bad flag value",
         script("run_classifier.py", "--task_name=foo", f"--data_dir={w('MRPC')}",
                f"--output_dir={w('tn')}", "--do_train=true"), "error", r"foo")
-    add("missing_data_dir", "missing input",
-        script("run_classifier.py", "--task_name=MRPC", f"--data_dir={w('nope')}",
-               f"--output_dir={w('md')}", "--do_train=true"), "error", r"nope")
     add("no_mode_given", "missing flag",
         script("run_classifier.py", "--task_name=MRPC", f"--data_dir={w('MRPC')}",
                f"--output_dir={w('nm')}"), "error", r"do_train|do_eval")
-    add("invalid_utf8_input", "bad input bytes",
-        ef(out="u.jsonl")[:2] + [f"--input_file={w('bad_utf8.txt')}"] + ef(out="u.jsonl")[3:],
-        "any", r"")
     add("init_checkpoint_missing", "missing checkpoint",
         ef(out="im.jsonl")[:-1] + [f"--init_checkpoint={w('nope/bert_model.ckpt')}"], "error",
         r"nope")
-    add("pretraining_missing_input", "missing input",
-        script("run_pretraining.py", f"--input_file={w('nope.tfrecord')}",
-               f"--output_dir={w('pm')}", "--do_train=True",
-               f"--bert_config_file={m}/bert_config.json"), "error", r"nope")
     add("spiece_garbage", "bad spiece model",
         script("extract_features.py", f"--input_file={w('in.txt')}",
                f"--output_file={w('sg.jsonl')}", f"--spiece_model_file={w('in.txt')}",
@@ -328,21 +316,31 @@ def run_case(case, timeout_s, env):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
-    parser.add_argument("--timeout_s", type=float, default=240)
+    parser.add_argument("--timeout_s", type=float, default=900,
+                        help="a case still running then is a hang (a loaded 2-core machine "
+                             "took 5 min for a 3-step MiniLM training)")
+    parser.add_argument("--skip_setup", action="store_true")
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results",
                                                       "bad_input_families.json"))
     a = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=REPO)
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)
     m = model_dir()
-    if os.path.exists(WORK):
-        os.chmod(os.path.join(WORK, "readonly"), 0o755) if os.path.isdir(
-            os.path.join(WORK, "readonly")) else None
-        shutil.rmtree(WORK)
-    setup(WORK, m)
+    if not a.skip_setup:
+        if os.path.exists(WORK):
+            os.chmod(os.path.join(WORK, "readonly"), 0o755) if os.path.isdir(
+                os.path.join(WORK, "readonly")) else None
+            shutil.rmtree(WORK)
+        setup(WORK, m)
     only = set(filter(None, a.only.split(",")))
     results = []
-    for case in cases(WORK, m):
+    # cheapest first: flag errors and help need no TensorFlow; training cases last
+    todo = sorted(cases(WORK, m), key=lambda c: (
+        0 if c["family"] in ("help", "stray positional", "unknown flag") or
+        c["name"] == "max_seq_length_abc" else
+        2 if c["name"].startswith(("prefixed_ckpt_classifier", "xlnet_", "stsb_", "truncated_ckpt_c",
+                                   "truncated_tfrecord", "huge_line")) else 1))
+    for case in todo:
         if only and case["name"] not in only:
             continue
         r = run_case(case, a.timeout_s, env)
@@ -350,6 +348,8 @@ def main():
         results.append(r)
         print(f"{r['cls']:9s} {r['name']:34s} rc={r['rc']} {r['seconds']:.1f}s "
               f"{(r['tail'] or [''])[-1][:150]}", flush=True)
+        with open(a.out + ".partial.jsonl", "a") as f:  # survives an interrupted sweep
+            f.write(json.dumps(r) + "\n")
     counts = {}
     for r in results:
         counts[r["cls"]] = counts.get(r["cls"], 0) + 1

@@ -954,8 +954,12 @@ LOCKED_OUTPUT_FLAGS = ("output_file", "output_dir", "model_dir", "predict_dir", 
 
 
 def _flag_value(flag_values, name: str) -> Optional[str]:
+    """The value of flag ``name`` if it is set (given or assigned), a non-empty str; else None.
+    A default is not an output of this run: XLNet's ``--save_dir`` default
+    ``proc_data/example`` is defined in ``create_pretraining_data.py``'s BERT runs too."""
     try:
-        value = flag_values[name].value if name in flag_values else None
+        value = (flag_values[name].value
+                 if name in flag_values and _flag_is_set(flag_values, name) else None)
     except Exception:  # noqa: BLE001 - unparsed flags: nothing to lock or sweep
         value = None
     return value if isinstance(value, str) and value else None

@@ -96,6 +96,10 @@ def test_xlnet_output_dir_cache_is_shared_model_dir_locked():
     assert bert_flags.locked_outputs(fv) == [("/c/model", "--model_dir")]
     fv(["prog", "--model_dir="])
     assert bert_flags.locked_outputs(fv) == [("/c/cache", "--output_dir")]
+    fv2 = absl_flags.FlagValues()  # a default is not this run's output (XLNet's save_dir in a BERT run)
+    absl_flags.DEFINE_string("save_dir", "proc_data/example", "", flag_values=fv2)
+    fv2(["prog"])
+    assert bert_flags.locked_outputs(fv2) == [] and bert_flags.output_folders(fv2) == []
 
 
 def test_not_locked_remote_or_missing_folder(tmp_path):
