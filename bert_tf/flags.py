@@ -908,6 +908,7 @@ def run_main(main: Callable[[Any], Any]) -> None:
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
 
+    * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
       (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
 
@@ -935,11 +936,33 @@ def run_main(main: Callable[[Any], Any]) -> None:
             sys.exit(130)
 
     try:
-        app.run(_wrapped)
+        app.run(_wrapped, flags_parser=parse_flags)
     except SystemExit as e:
         if e.code == 1 and asks_for_help(sys.argv):
             sys.exit(0)
         raise
+
+
+def parse_flags(argv: Sequence[str]) -> List[str]:
+    """absl's flag parsing for :func:`run_main`, with a bad flag as one ``error:`` line.
+
+    absl printed ``FATAL Flags parsing error: ...`` and a second line, unlike every other
+    error of the scripts (issue 15: bad-input families). The help flags are answered inside
+    parsing as before.
+
+    Returns:
+      the arguments left after the flags (program name first).
+
+    Raises:
+      SystemExit(1): an unknown flag or a bad value (the message names the flag; absl's
+        "Did you mean" suggestion kept).
+    """
+    try:
+        return FLAGS(list(argv))
+    except flags.Error as e:
+        message = " ".join(str(e).split())
+        print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
+        sys.exit(1)
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")

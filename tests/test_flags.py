@@ -419,3 +419,25 @@ def test_help_answers_without_tensorflow(script, flag, names):
     for name in names:  # absl lists "  --name: help" ("--[no]name" for a bool)
         flag_name = name.removeprefix("--")
         assert f"--{flag_name}:" in proc.stdout or f"--[no]{flag_name}:" in proc.stdout, name
+
+
+@pytest.mark.parametrize("argv,names", [
+    (["--max_seq_length=abc"], ["max_seq_length", "abc"]),
+    (["--max_seq_lenght=8"], ["max_seq_lenght"]),
+])
+def test_bad_flag_is_one_error_line(argv, names, capsys):
+    """absl printed 'FATAL Flags parsing error: ...' and a second line; now one error: line."""
+    fv = absl_flags.FlagValues()
+    absl_flags.DEFINE_integer("max_seq_length", 128, "", flag_values=fv)
+    old = bert_flags.FLAGS
+    bert_flags.FLAGS = fv
+    try:
+        with pytest.raises(SystemExit) as e:
+            bert_flags.parse_flags(["prog"] + argv)
+    finally:
+        bert_flags.FLAGS = old
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith("(--helpfull lists the flags)\n")
+    for name in names:
+        assert name in err
