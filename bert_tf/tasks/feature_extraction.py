@@ -42,7 +42,7 @@ from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
-from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
+from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.errors import BertTfError, ConfigError, FlagError
 from bert_tf.resumable_files import ResumableOutputs
@@ -309,14 +309,20 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         return [(layers[k, :, :len(f.input_ids)], seq[k], mask[k] == 1)
                 for k, f in enumerate(batch)]
 
+    # bert_tf: one line counts the lines cut to --max_seq_length (the original cut silently,
+    # as run_classifier's records; issue 15 item 10)
+    truncation = TruncationCount(args.max_seq_length)
     summary = write_feature_lines(
         read_text_examples(args.input_file),
-        lambda ex: _featurize(ex, tokenizer, args.max_seq_length), run_batch, layer_indexes,
+        lambda ex: _featurize(ex, tokenizer, args.max_seq_length, truncation), run_batch,
+        layer_indexes,
         args.output_file, args.batch_size, args.pooling, cls_position="first",
         resume_key=resume_key(args, {"--input_file": args.input_file,
                                      "--vocab_file": args.vocab_file,
                                      "--bert_config_file": args.bert_config_file,
                                      "--init_checkpoint": args.init_checkpoint}))
+    if truncation.summary():
+        logging.warning("%s: %s", args.input_file, truncation.summary("lines"))
     num_lines = summary["num_lines"]
     if num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
@@ -447,7 +453,10 @@ def resume_key(args, paths: Mapping[str, Optional[str]]) -> Dict:
     return key
 
 
-def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int) -> BertInputs:
+def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int,
+               truncation: Optional[TruncationCount] = None) -> BertInputs:
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None  # original: `if example.text_b`
+    if truncation is not None:
+        truncation.add(tokens_a, tokens_b)
     return build_bert_inputs(tokens_a, tokens_b, max_seq_length, tokenizer, pad=False)

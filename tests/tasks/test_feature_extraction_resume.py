@@ -191,3 +191,18 @@ def test_fake_model_bad_input_mid_run_leaves_nothing(tmp_path):
     with pytest.raises(InputDataError):
         _write(tmp_path / "o.jsonl", interrupt_at=70, exc=InputDataError)
     assert os.listdir(tmp_path) == []
+
+
+def test_lines_cut_to_max_seq_length_are_counted(tmp_path):
+    """issue 15 item 10 for extract_features: 'a b c a b c' is 6 tokens + [CLS]/[SEP] = 8 > 5."""
+    from bert_tf.data.sequence_pairs import TruncationCount
+    from bert_tf.tasks.feature_extraction import _featurize
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\n")
+    tokenizer = FullTokenizer(str(tmp_path / "vocab.txt"), do_lower_case=True)
+    count = TruncationCount(5)
+    f = _featurize(TextExample(0, "a b c a b c", None), tokenizer, 5, count)
+    assert f.tokens == ["[CLS]", "a", "b", "c", "[SEP]"]
+    _featurize(TextExample(1, "a", "b"), tokenizer, 5, count)  # 5 tokens: not cut
+    assert count.summary("lines") == ("1 of 2 lines were truncated to --max_seq_length=5 (the "
+                                      "longest had 8 tokens with [CLS]/[SEP])")
