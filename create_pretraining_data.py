@@ -25,21 +25,22 @@ from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
-from bert_tf.tasks import albert_pretraining_data
-from bert_tf.tasks.xlnet_pretraining_data import XLNET_DATA_FLAGS, run_from_flags
 
 BERT_FLAGS = ("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
               "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
               "masked_lm_prob", "short_seq_prob", "num_workers")
 bert_flags.define_profiles((bert_flags.CREATE_PRETRAINING_DATA, BERT_FLAGS),
-                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA, XLNET_DATA_FLAGS),
+                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA,
+                            bert_flags.ARGS_FLAGS["XLNetDataArgs"]),
                            (bert_flags.ALBERT_CREATE_PRETRAINING_DATA,
-                            albert_pretraining_data.ALBERT_DATA_FLAGS))
+                            bert_flags.ARGS_FLAGS["AlbertDataArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     from bert_tf.data.pretraining import create_pretraining_data
+    from bert_tf.tasks import albert_pretraining_data
+    from bert_tf.tasks.xlnet_pretraining_data import run_from_flags
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.sp_path:

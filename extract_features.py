@@ -15,22 +15,23 @@ tokens.
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
-from bert_tf.tasks.xlnet_classifier import is_xlnet_invocation
-from bert_tf.tasks.xlnet_feature_extraction import XLNET_EXTRACT_FLAGS, run_from_flags
 
 # BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...): a shared flag is
 # registered with BERT's default and help; XLNet's meaning is added to the help.
-bert_flags.define_profiles((bert_flags.EXTRACT_FEATURES, ExtractFeaturesArgs.__dataclass_fields__),
-                           (bert_flags.XLNET_EXTRACT_FEATURES, XLNET_EXTRACT_FLAGS))
+# The task modules (TensorFlow) are imported in main, after the flags are parsed.
+bert_flags.define_profiles(
+    (bert_flags.EXTRACT_FEATURES, bert_flags.ARGS_FLAGS["ExtractFeaturesArgs"]),
+    (bert_flags.XLNET_EXTRACT_FEATURES, bert_flags.ARGS_FLAGS["XLNetExtractFeaturesArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    if is_xlnet_invocation(FLAGS):
+    if bert_flags.is_xlnet_invocation(FLAGS):
+        from bert_tf.tasks.xlnet_feature_extraction import run_from_flags
         run_from_flags(FLAGS)
         return
+    from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
     args = bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS)
     summary = extract_features(args)
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "

@@ -28,28 +28,28 @@ import os
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks import albert_classifier
-from bert_tf.tasks.classifier import ClassifierArgs, run
-from bert_tf.tasks.xlnet_classifier import (XLNET_CLASSIFIER_FLAGS, is_xlnet_invocation,
-                                            run_from_flags)
 
 # BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1): a shared flag is
 # registered with BERT's default; the XLNet path reads XLNet's unless the flag is given.
-bert_flags.define_profiles((bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-                           (bert_flags.XLNET_RUN_CLASSIFIER, XLNET_CLASSIFIER_FLAGS),
-                           (bert_flags.ALBERT_RUN_CLASSIFIER,
-                            albert_classifier.ALBERT_CLASSIFIER_FLAGS))
+# The task modules (TensorFlow) are imported in main, after the flags are parsed: --help
+# answers without them.
+bert_flags.define_profiles(
+    (bert_flags.RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["ClassifierArgs"]),
+    (bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["XLNetClassifierArgs"]),
+    (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["AlbertClassifierArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    if is_xlnet_invocation(FLAGS):
+    if bert_flags.is_xlnet_invocation(FLAGS):
+        from bert_tf.tasks.xlnet_classifier import run_from_flags
         run_from_flags(FLAGS)
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
         albert_main(FLAGS)
         return
+    from bert_tf.tasks.classifier import ClassifierArgs, run
     args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
     result = run(args)
     if result.eval_results is not None:
@@ -64,6 +64,7 @@ def main(_):
 
 def albert_main(flag_values):
     """The ALBERT path: :func:`bert_tf.tasks.albert_classifier.run_from_flags`, then a summary."""
+    from bert_tf.tasks import albert_classifier
     result = albert_classifier.run_from_flags(flag_values)
     for prefix, results in result.evaluated:
         print(f"eval {prefix or '(initial weights)'}: "

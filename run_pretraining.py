@@ -25,8 +25,6 @@ from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
-from bert_tf.tasks import albert_pretraining
-from bert_tf.tasks.xlnet_pretraining import XLNET_PRETRAINING_FLAGS, run_from_flags
 
 BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
               "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
@@ -35,9 +33,10 @@ BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
               "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
               "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
 bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS),
+                           (bert_flags.XLNET_RUN_PRETRAINING,
+                            bert_flags.ARGS_FLAGS["XLNetPretrainingArgs"]),
                            (bert_flags.ALBERT_RUN_PRETRAINING,
-                            albert_pretraining.ALBERT_PRETRAINING_FLAGS))
+                            bert_flags.ARGS_FLAGS["AlbertPretrainingArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
@@ -46,11 +45,13 @@ def main(_):
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:
+        from bert_tf.tasks.xlnet_pretraining import run_from_flags
         done = run_from_flags(FLAGS)["train"]
         print(f"trained to global_step {done.global_step}; last loss {done.last_loss}; "
               f"checkpoint {done.checkpoint}")
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
+        from bert_tf.tasks import albert_pretraining
         report(albert_pretraining.run_from_flags(FLAGS))
         return
     for name in ("input_file", "bert_config_file", "output_dir"):

@@ -17,13 +17,14 @@ original's. See bert_tf/tasks/xlnet_race.py.
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.xlnet_race import XLNET_RACE_FLAGS, run_from_flags
 
-bert_flags.define(*XLNET_RACE_FLAGS, profile=bert_flags.XLNET_RUN_RACE)
+# bert_tf.tasks.xlnet_race (TensorFlow) is imported in main, after the flags are parsed.
+bert_flags.define(*bert_flags.ARGS_FLAGS["XLNetRaceArgs"], profile=bert_flags.XLNET_RUN_RACE)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
+    from bert_tf.tasks.xlnet_race import run_from_flags
     logging.set_verbosity(logging.INFO)
     run_from_flags(FLAGS)
 

@@ -26,9 +26,6 @@ defaults for the flags not given: see bert_tf/tasks/albert_squad.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks import albert_squad
-from bert_tf.tasks.squad import SquadArgs, run
-from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS, run_from_flags
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1): a shared flag is registered with BERT's default; the XLNet path reads
@@ -42,20 +39,21 @@ BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "pre
               "num_tpu_cores", "verbose_logging", "version_2_with_negative",
               "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
 bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS),
-                           (bert_flags.ALBERT_RUN_SQUAD_V1,
-                            tuple(albert_squad.AlbertSquadArgs.__dataclass_fields__)))
+                           (bert_flags.XLNET_RUN_SQUAD, bert_flags.ARGS_FLAGS["XLNetSquadArgs"]),
+                           (bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.ARGS_FLAGS["AlbertSquadArgs"]))
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
+        from bert_tf.tasks.xlnet_squad import run_from_flags
         run_from_flags(FLAGS)
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
         albert_main(FLAGS)
         return
+    from bert_tf.tasks.squad import SquadArgs, run
     summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
         print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")
@@ -71,17 +69,10 @@ def main(_):
 
 def albert_main(flag_values):
     """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
-    (:func:`bert_tf.tasks.albert_squad.run_from_flags`), then a summary."""
+    (:func:`bert_tf.tasks.albert_squad.run_from_flags`), then its summary."""
+    from bert_tf.tasks import albert_squad
     version = 2 if flag_values.version_2_with_negative else 1
-    result = albert_squad.run_from_flags(flag_values, version)
-    if result.get("train") is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if "files" in result:
-        print(f"predicted {result['num_predict_examples']} questions (ALBERT v{version}): "
-              + ", ".join(result["files"]))
-    if result.get("metrics"):
-        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))
+    albert_squad.print_summary(albert_squad.run_from_flags(flag_values, version))
 
 
 if __name__ == "__main__":

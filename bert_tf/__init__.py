@@ -20,28 +20,57 @@ __version__ = "0.1.0"
 # warnings before the Python error. Unless the user set TF_CPP_MIN_LOG_LEVEL (theirs wins, and
 # then nothing here changes; 0 shows everything): it is set to 3 (C++ INFO, WARNING and ERROR
 # lines hidden; errors still reach the user as Python exceptions and the scripts' one
-# "error:" line), and TensorFlow, which any bert_tf module imports, is imported here with the
-# C++ stderr (file descriptor 2) muted, as the import-time banner ignores that variable.
+# "error:" line), and the first `import tensorflow` (whichever bert_tf module makes it) runs
+# with the C++ stderr (file descriptor 2) muted, as the import-time banner ignores that
+# variable. TensorFlow is NOT imported here: `import bert_tf.flags` stays TensorFlow-free, so
+# the root scripts parse flags and answer --help in well under a second (issue 15 item 6).
+import importlib.abc as _abc
 import os as _os
 import sys as _sys
 
 
-def _import_tensorflow_muted() -> None:
-    try:
-        saved, devnull = _os.dup(2), _os.open(_os.devnull, _os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        _sys.stderr.flush()
-        _os.dup2(devnull, 2)
+class _MutedTensorFlowImport(_abc.MetaPathFinder, _abc.Loader):
+    """A ``sys.meta_path`` finder for the top-level ``tensorflow`` module only: it finds it
+    as the rest of the path would and executes it with file descriptor 2 pointed at
+    /dev/null, then leaves ``sys.meta_path``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tensorflow":
+            return None
+        _remove_hook()
+        import importlib.util
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return None
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
         try:
-            import tensorflow  # noqa: F401
-        except ImportError:
-            pass  # reported by the module that needs it
-    finally:
-        _os.dup2(saved, 2)
-        _os.close(saved)
-        _os.close(devnull)
+            saved, devnull = _os.dup(2), _os.open(_os.devnull, _os.O_WRONLY)
+        except OSError:
+            self._loader.exec_module(module)
+            return
+        try:
+            _sys.stderr.flush()
+            _os.dup2(devnull, 2)
+            self._loader.exec_module(module)
+        finally:
+            _os.dup2(saved, 2)
+            _os.close(saved)
+            _os.close(devnull)
+
+
+_HOOK = _MutedTensorFlowImport()
+
+
+def _remove_hook() -> None:
+    if _HOOK in _sys.meta_path:
+        _sys.meta_path.remove(_HOOK)
 
 
 # Set by bert_tf itself: its child processes (tokenization workers) inherit the level and
@@ -51,4 +80,4 @@ if "TF_CPP_MIN_LOG_LEVEL" not in _os.environ or _os.environ.get(_OURS) == "1":
     _os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     _os.environ[_OURS] = "1"
     if "tensorflow" not in _sys.modules:
-        _import_tensorflow_muted()
+        _sys.meta_path.insert(0, _HOOK)

@@ -22,7 +22,9 @@ import re
 import socket
 import tempfile
 import uuid
-from typing import Iterator, TextIO
+from typing import Iterator, List, TextIO
+
+from absl import logging
 
 from bert_tf.errors import OutputPathError
 
@@ -123,42 +125,67 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temp_files(folder: str) -> None:
+def remove_stale_temp_files(folder: str, quiet: bool = False) -> List[str]:
     """Removes ``.tmp-<pid>-*`` files in ``folder`` whose process no longer runs.
 
     In a remote folder, only ``.tmp-<pid>-h<host>-*`` files of this host (a pid says nothing
-    about another host's processes)."""
+    about another host's processes). Folders (a ``kill -9``'d export's ``.tmp-`` folder) and
+    a missing or unreadable ``folder`` are left alone. Unless ``quiet``, one absl WARNING line
+    says what was removed (count, bytes, folder, first name) when anything was
+    (issue 15 item 5: a killed run's temporary file can reach GBs).
+
+    Returns:
+      the paths removed.
+    """
     if is_remote(folder):
-        _remove_stale_remote_temp_files(folder)
-        return
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        m = _TEMP_NAME.match(name)
-        if m and int(m.group(1)) != os.getpid() and not _process_alive(int(m.group(1))):
-            try:
-                os.remove(os.path.join(folder, name))
-            except OSError:
-                pass
+        removed = _remove_stale_remote_temp_files(folder)
+        sizes = None
+    else:
+        removed, sizes = [], 0
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        for name in names:
+            m = _TEMP_NAME.match(name)
+            if m and int(m.group(1)) != os.getpid() and not _process_alive(int(m.group(1))):
+                path = os.path.join(folder, name)
+                try:
+                    if not os.path.isfile(path) or os.path.islink(path):
+                        continue
+                    size = os.path.getsize(path)
+                    os.remove(path)
+                except OSError:
+                    continue
+                removed.append(path)
+                sizes += size
+    if removed and not quiet:
+        amount = f", {sizes} bytes" if sizes is not None else ""
+        logging.warning("removed %d stale temporary file(s) of processes that no longer run "
+                        "from %s (%s%s)", len(removed), folder,
+                        os.path.basename(removed[0]) + (", ..." if len(removed) > 1 else ""),
+                        amount)
+    return removed
 
 
-def _remove_stale_remote_temp_files(folder: str) -> None:
+def _remove_stale_remote_temp_files(folder: str) -> List[str]:
     gfile = _gfile()
     try:
         names = gfile.listdir(folder)
     except Exception:  # missing folder (nothing to sweep) or unreadable listing
-        return
+        return []
     host = _host()
-    for name in names:
+    removed = []
+    for name in sorted(names):
         m = _REMOTE_TEMP_NAME.match(name)
         if (m and m.group(2) == host and int(m.group(1)) != os.getpid()
                 and not _process_alive(int(m.group(1)))):
             try:
                 gfile.remove(posixpath.join(folder, name))
             except Exception:
-                pass
+                continue
+            removed.append(posixpath.join(folder, name))
+    return removed
 
 
 @contextlib.contextmanager

@@ -149,7 +149,8 @@ def write_checkpoint(prefix: str, tensors: Mapping[str, np.ndarray]) -> str:
         tf.io.gfile.makedirs(folder)
     except Exception as e:
         raise CheckpointError(f"{folder}: cannot create checkpoint folder ({e})") from e
-    tmp_prefix = os.path.join(folder, f".tmp-{uuid.uuid4().hex}-{os.path.basename(prefix)}")
+    tmp_prefix = os.path.join(
+        folder, f".tmp-{os.getpid()}-{uuid.uuid4().hex}-{os.path.basename(prefix)}")
     names = sorted(tensors)
     try:
         tf.raw_ops.SaveV2(

@@ -27,6 +27,12 @@ MODEL_FLAGS = ("bert_config_file", "vocab_file", "init_checkpoint")
 # file) is rebuilt instead of failing on every run.
 MANIFEST = ".complete.json"
 EXAMPLE_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "example_input.txt")
+# A small XLNet config (4 layers, d_model 128, 4 heads of 32, d_inner 512, untied biases, GELU,
+# the released spiece.model's 32,000 pieces) for the README's XLNet command lines where no
+# released XLNet checkpoint is at hand (issue 15 item 9): the model trains from scratch. The
+# released Base is n_layer 12, d_model 768, n_head 12, d_head 64, d_inner 3072.
+XLNET_SMALL_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources",
+                                  "xlnet_config.json")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ with :func:`define_profiles`; :func:`is_xlnet_invocation` tells which path a com
 
 import dataclasses
 import os
+import posixpath
 import signal
 import sys
 import types
@@ -36,7 +37,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import app, flags
 
+from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError
+from bert_tf.output_locks import output_locks
 
 FLAGS = flags.FLAGS
 
@@ -758,6 +761,82 @@ XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "sav
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
                          "adam_epsilon", "decay_method")
 
+# The fields of each task's argument class (``bert_tf/tasks/*.py``), in order: the flags its
+# root script defines. Here so that a root script defines its flags, and answers ``--help``,
+# without importing its task module (which imports TensorFlow: 3-10 s; issue 15 item 6);
+# tests/test_flags.py checks each tuple against its class.
+ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
+    "ClassifierArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("data_dir", "bert_config_file",
+        "task_name", "vocab_file", "output_dir", "init_checkpoint", "do_lower_case",
+        "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+        "eval_batch_size", "predict_batch_size", "learning_rate", "num_train_epochs",
+        "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop", "export_dir", "doc_stride", "window_pooling"),
+    "XLNetClassifierArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("summary_type", "use_summ_proj", "overwrite_data", "init_checkpoint", "output_dir",
+        "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
+        "do_predict", "predict_threshold", "eval_split", "eval_batch_size", "predict_batch_size",
+        "predict_dir", "eval_all_ckpt", "predict_ckpt", "task_name", "max_seq_length",
+        "shuffle_buffer", "num_passes", "uncased", "cls_scope", "is_regression", "doc_stride", "window_pooling"),
+    "AlbertClassifierArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("data_dir",
+        "albert_config_file", "task_name", "vocab_file", "spm_model_file", "output_dir",
+        "cached_dir", "init_checkpoint", "albert_hub_module_handle", "do_lower_case",
+        "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
+        "eval_batch_size", "predict_batch_size", "learning_rate", "train_step", "warmup_step",
+        "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "optimizer",
+        "export_dir", "threshold_to_export"),
+    "ExtractFeaturesArgs": ("input_file", "output_file", "layers", "bert_config_file",
+        "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case", "batch_size",
+        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride"),
+    "XLNetExtractFeaturesArgs": ("input_file", "output_file", "layers", "model_config_path",
+        "spiece_model_file", "init_checkpoint", "max_seq_length", "uncased", "batch_size",
+        "pooling", "clamp_len", "use_tpu", "doc_stride"),
+    "AlbertSquadArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("albert_config_file",
+        "vocab_file", "spm_model_file", "output_dir", "train_file", "predict_file",
+        "train_feature_file", "predict_feature_file", "predict_feature_left_file",
+        "init_checkpoint", "albert_hub_module_handle", "do_lower_case", "max_seq_length",
+        "doc_stride", "max_query_length", "do_train", "do_predict", "train_batch_size",
+        "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
+        "save_checkpoints_steps", "iterations_per_loop", "n_best_size", "max_answer_length",
+        "use_einsum", "export_dir", "start_n_top", "end_n_top", "dropout_prob"),
+    "XLNetSquadArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("do_prepro", "num_proc", "proc_id", "summary_type", "overwrite_data", "init_checkpoint",
+        "init_global_vars", "output_dir", "predict_dir", "spiece_model_file", "model_dir",
+        "train_file", "predict_file", "max_seq_length", "max_query_length", "doc_stride",
+        "max_answer_length", "uncased", "do_train", "shuffle_buffer", "lr_layer_decay_rate",
+        "random_seed", "do_predict", "predict_batch_size", "n_best_size", "start_n_top",
+        "end_n_top", "target_eval_key"),
+    "XLNetPretrainingArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("record_info_dir", "model_dir", "init_checkpoint", "num_passes", "seq_len", "reuse_len",
+        "perm_size", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "mem_len",
+        "same_length", "n_token", "n_layer", "d_model", "d_embed", "n_head", "d_head", "d_inner",
+        "untie_r", "ff_activation", "summary_type", "track_mean"),
+    "AlbertPretrainingArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("albert_config_file",
+        "input_file", "output_dir", "init_checkpoint", "max_seq_length", "max_predictions_per_seq",
+        "do_train", "do_eval", "train_batch_size", "eval_batch_size", "optimizer", "learning_rate",
+        "poly_power", "num_train_steps", "num_warmup_steps", "start_warmup_step",
+        "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "max_eval_steps",
+        "init_from_group0", "masked_lm_budget"),
+    "XLNetDataArgs": ("sp_path", "bsz_per_host", "num_core_per_host", "seq_len", "reuse_len",
+        "uncased", "bi_data", "mask_alpha", "mask_beta", "use_eod", "from_raw_text", "num_predict",
+        "input_glob", "save_dir", "split", "pass_id", "num_task", "task", "use_tpu", "num_passes",
+        "random_seed", "num_workers"),
+    "AlbertDataArgs": ("input_file", "output_file", "vocab_file", "spm_model_file",
+        "input_file_mode", "do_lower_case", "do_whole_word_mask", "do_permutation",
+        "favor_shorter_ngram", "random_next_sentence", "max_seq_length", "ngram",
+        "max_predictions_per_seq", "random_seed", "dupe_factor", "masked_lm_prob",
+        "short_seq_prob"),
+    "XLNetRaceArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
+        ("summary_type", "use_summ_proj", "overwrite_data", "init_checkpoint", "output_dir",
+        "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
+        "eval_split", "eval_batch_size", "max_seq_length", "max_qa_length", "shuffle_buffer",
+        "uncased", "high_only", "middle_only", "original_context_mutation", "random_seed"),
+}
+# ALBERT's run_squad_v1.py and run_squad_v2.py each define a part of AlbertSquadArgs' flags.
+ALBERT_SQUAD_V1_FLAGS = tuple(n for n in ARGS_FLAGS["AlbertSquadArgs"]
+                              if n not in ("start_n_top", "end_n_top", "dropout_prob"))
+ALBERT_SQUAD_V2_FLAGS = tuple(n for n in ARGS_FLAGS["AlbertSquadArgs"]
+                              if n not in ("use_einsum", "export_dir"))
+
 
 def flag_type(name: str, profile: Profile):
     """The Python type of flag ``name`` in ``profile``: ``str``, ``bool``, ``int``, ``float``
@@ -905,10 +984,15 @@ def run_main(main: Callable[[Any], Any]) -> None:
     * a :class:`BertTfError` prints ``error: <message>`` and exits 1; output folders
       (:data:`OUTPUT_FOLDER_FLAGS`) that the failed run created and left empty are removed
       (bert_tf: the originals left them behind);
+    * before ``main``, each output the command line names (:func:`locked_outputs`) is locked
+      (:mod:`bert_tf.output_locks`: a second run on the same output fails with one line),
+      and the temporary files that killed runs left in the output folders
+      (:func:`output_folders`) are removed, said in one line (issue 15 item 5);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
 
+    * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
       (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
 
@@ -923,7 +1007,10 @@ def run_main(main: Callable[[Any], Any]) -> None:
         absent = absent_output_folders(FLAGS)
         try:
             check_no_positional_arguments(argv)
-            return main(argv)
+            with output_locks(locked_outputs(FLAGS)):
+                for folder in output_folders(FLAGS):
+                    remove_stale_temp_files(folder)
+                return main(argv)
         except BertTfError as e:
             remove_empty_new_folders(absent)
             print(f"error: {e}", file=sys.stderr)
@@ -933,11 +1020,33 @@ def run_main(main: Callable[[Any], Any]) -> None:
             sys.exit(130)
 
     try:
-        app.run(_wrapped)
+        app.run(_wrapped, flags_parser=parse_flags)
     except SystemExit as e:
         if e.code == 1 and asks_for_help(sys.argv):
             sys.exit(0)
         raise
+
+
+def parse_flags(argv: Sequence[str]) -> List[str]:
+    """absl's flag parsing for :func:`run_main`, with a bad flag as one ``error:`` line.
+
+    absl printed ``FATAL Flags parsing error: ...`` and a second line, unlike every other
+    error of the scripts (issue 15: bad-input families). The help flags are answered inside
+    parsing as before.
+
+    Returns:
+      the arguments left after the flags (program name first).
+
+    Raises:
+      SystemExit(1): an unknown flag or a bad value (the message names the flag; absl's
+        "Did you mean" suggestion kept).
+    """
+    try:
+        return FLAGS(list(argv))
+    except flags.Error as e:
+        message = " ".join(str(e).split())
+        print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
+        sys.exit(1)
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
@@ -945,6 +1054,61 @@ HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
 # Folders a run creates for what it writes.
 OUTPUT_FOLDER_FLAGS = ("output_dir", "model_dir", "predict_dir", "export_dir", "cached_dir",
                        "save_dir")
+
+
+# Outputs locked for the run (:func:`locked_outputs`).
+LOCKED_OUTPUT_FLAGS = ("output_file", "output_dir", "model_dir", "predict_dir", "save_dir")
+
+
+def _flag_value(flag_values, name: str) -> Optional[str]:
+    """The value of flag ``name`` if it is set (given or assigned), a non-empty str; else None.
+    A default is not an output of this run: XLNet's ``--save_dir`` default
+    ``proc_data/example`` is defined in ``create_pretraining_data.py``'s BERT runs too."""
+    try:
+        value = (flag_values[name].value
+                 if name in flag_values and _flag_is_set(flag_values, name) else None)
+    except Exception:  # noqa: BLE001 - unparsed flags: nothing to lock or sweep
+        value = None
+    return value if isinstance(value, str) and value else None
+
+
+def locked_outputs(flag_values) -> List[Tuple[str, str]]:
+    """``(path, "--flag")`` for each output of :data:`LOCKED_OUTPUT_FLAGS` set in
+    ``flag_values`` (each item of a comma-separated ``--output_file``), for
+    :func:`bert_tf.output_locks.output_locks`.
+
+    ``--output_dir`` is left out when ``--model_dir`` is set: in the XLNet scripts it holds
+    only the cached TFRecords, which runs of one data set share (several fine-tunings at once
+    with one cache is the original's usage) and which are written atomically with their
+    fingerprint; the run's own outputs are in ``--model_dir``.
+    """
+    outputs = []
+    for name in LOCKED_OUTPUT_FLAGS:
+        value = _flag_value(flag_values, name)
+        if value is None or (name == "output_dir" and _flag_value(flag_values, "model_dir")):
+            continue
+        items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
+        outputs.extend((item, f"--{name}") for item in items if item)
+    return outputs
+
+
+def output_folders(flag_values) -> List[str]:
+    """The folders a run writes into, where killed runs may have left temporary files: the
+    values of :data:`OUTPUT_FOLDER_FLAGS` and the folder of each ``--output_file`` item, each
+    once, in that order."""
+    folders: List[str] = []
+    for name in OUTPUT_FOLDER_FLAGS + ("output_file",):
+        value = _flag_value(flag_values, name)
+        if value is None:
+            continue
+        if name == "output_file":
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            paths = [posixpath.dirname(v) if "://" in v else os.path.dirname(os.path.abspath(v))
+                     for v in items]
+        else:
+            paths = [value]
+        folders.extend(p for p in paths if p not in folders)
+    return folders
 
 
 def absent_output_folders(flag_values) -> List[str]:

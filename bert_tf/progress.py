@@ -4,16 +4,21 @@ Beyond the original: its Estimator logged ``global_step/sec`` every 100 steps an
 during ``evaluate``/``predict``, so long runs looked hung (issue 15 item 7). A
 :class:`ProgressReporter` logs one absl INFO line (:func:`format_progress`) each time another
 tenth of the work is done or ``every_s`` seconds have passed since the last line, and once at
-the end. No terminal bar: the lines read the same on a terminal and in a log file.
+the end. On a terminal (stderr is a tty) it draws one bar line instead, redrawn in place
+(``\r``) at each hundredth of the work or every second (:func:`format_bar`), and ends it with
+a newline at the end; a log file gets the lines.
 """
 
 import math
+import sys
 import time
-from typing import Optional
+from typing import Optional, TextIO
 
 from absl import logging
 
-__all__ = ["ProgressReporter", "format_duration", "format_progress"]
+__all__ = ["ProgressReporter", "format_bar", "format_duration", "format_progress"]
+
+BAR_WIDTH = 24
 
 
 def format_duration(seconds: float) -> str:
@@ -62,6 +67,19 @@ def format_progress(label: str, done: int, total: Optional[int], seconds: float,
     return ", ".join(parts)
 
 
+def format_bar(label: str, done: int, total: Optional[int], seconds: float,
+               unit: str = "examples", examples: Optional[int] = None, start: int = 0,
+               width: int = BAR_WIDTH) -> str:
+    """The terminal bar: ``<label> [####......] `` then :func:`format_progress`'s numbers
+    (the line without its ``<label>: ``); ``#`` fills ``round(width * done / total)`` of the
+    ``width`` cells. Without a ``total``: :func:`format_progress`'s line unchanged."""
+    line = format_progress(label, done, total, seconds, unit, examples, start)
+    if total is None:
+        return line
+    filled = min(width, max(0, int(round(width * done / max(total, 1)))))
+    return f"{label} [{'#' * filled}{'.' * (width - filled)}] {line[len(label) + 2:]}"
+
+
 class ProgressReporter:
     """Logs :func:`format_progress` lines for one loop, at a sensible interval.
 
@@ -72,11 +90,24 @@ class ProgressReporter:
         and the ETA count from it.
       every_fraction: log when another this fraction of ``total`` is done (0.1: 10%).
       every_s: log when this many seconds passed since the last line.
+      stream: where a terminal bar goes (None: ``sys.stderr``, where absl logs).
+      tty: draw the bar (None: when ``stream.isatty()``); then ``every_fraction`` is 0.01 and
+        ``every_s`` 1 s, and no absl lines are logged.
     """
 
     def __init__(self, label: str, total: Optional[int], unit: str = "examples",
-                 start: int = 0, every_fraction: float = 0.1, every_s: float = 30.0):
+                 start: int = 0, every_fraction: float = 0.1, every_s: float = 30.0,
+                 stream: Optional[TextIO] = None, tty: Optional[bool] = None):
         self.label, self.total, self.unit, self.start = label, total, unit, int(start)
+        self.stream = stream if stream is not None else sys.stderr
+        if tty is None:
+            try:
+                tty = bool(self.stream.isatty())
+            except (AttributeError, ValueError):  # no isatty, or a closed stream
+                tty = False
+        self.tty = tty
+        if tty:
+            every_fraction, every_s = min(every_fraction, 0.01), min(every_s, 1.0)
         self.every_s = float(every_s)
         self.stride = (max(1, int(math.ceil((total - start) * every_fraction)))
                        if total is not None and total > start else None)
@@ -108,12 +139,20 @@ class ProgressReporter:
         return False
 
     def finish(self) -> None:
-        """Logs the final line unless the last line already showed the final count."""
+        """Logs the final line unless the last line already showed the final count; ends a
+        terminal bar with a newline."""
         if self.done != self.logged_at or self.done == self.start:
             self._log(time.time())
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
 
     def _log(self, now: float) -> None:
         self.last, self.logged_at = now, self.done
-        logging.info("%s", format_progress(
-            self.label, self.done, self.total, now - self.begin, self.unit,
-            self.examples if self.unit == "steps" else None, self.start))
+        args = (self.label, self.done, self.total, now - self.begin, self.unit,
+                self.examples if self.unit == "steps" else None, self.start)
+        if self.tty:  # redrawn in place; "\x1b[K" clears what a longer bar left
+            self.stream.write(f"\r{format_bar(*args)}\x1b[K")
+            self.stream.flush()
+        else:
+            logging.info("%s", format_progress(*args))

@@ -1,4 +1,5 @@
 """defaults.resolve_model_files: the one rule for the BERT scripts' model flags."""
+import os
 import types
 
 import pytest
@@ -91,3 +92,21 @@ def test_module_prints_the_folder_in_the_original_archive_layout(tmp_path, monke
     defaults.main()
     assert capsys.readouterr().out == str(tmp_path / "all-MiniLM-L6-v2") + "\n"
     assert os.path.exists(tmp_path / "all-MiniLM-L6-v2" / "bert_config.json")
+
+
+def test_small_xlnet_config_is_shipped_and_fits_the_real_spiece_model(shared_data_dir):
+    """issue 15 item 9: the README's offline XLNet lines use bert_tf/resources/xlnet_config.json
+    (package_data "resources/*") with the released spiece.model (32,000 pieces)."""
+    import fnmatch
+
+    from bert_tf import defaults
+    from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
+    from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config
+    rel = os.path.relpath(defaults.XLNET_SMALL_CONFIG, os.path.dirname(defaults.__file__))
+    assert fnmatch.fnmatch(rel, "resources/*")  # setup.py: package_data={"bert_tf": ["resources/*"]}
+    config = XLNetConfig.from_json_file(defaults.XLNET_SMALL_CONFIG)
+    assert (config.n_layer, config.d_model, config.n_head, config.d_head, config.d_inner,
+            config.n_token) == (4, 128, 4, 32, 512, 32000)
+    spiece = os.path.join(shared_data_dir, "xlnet", "spiece.model")
+    check_spiece_matches_config(load_sp_model(spiece), config, spiece,
+                                defaults.XLNET_SMALL_CONFIG)  # raises on a mismatch

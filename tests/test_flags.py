@@ -374,3 +374,80 @@ def test_empty_output_folders_a_failed_run_created_are_removed(tmp_path):
     (tmp_path / "kept" / "result.txt").write_text("x")
     remove_empty_new_folders(absent)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "old"]
+
+
+@pytest.mark.parametrize("name", sorted(bert_flags.ARGS_FLAGS))
+def test_args_flags_are_each_argument_classes_fields_in_order(name):
+    # the root scripts define their flags from ARGS_FLAGS without importing the task modules
+    import importlib
+    modules = {"ClassifierArgs": "classifier", "XLNetClassifierArgs": "xlnet_classifier",
+               "AlbertClassifierArgs": "albert_classifier",
+               "ExtractFeaturesArgs": "feature_extraction",
+               "XLNetExtractFeaturesArgs": "xlnet_feature_extraction",
+               "XLNetSquadArgs": "xlnet_squad", "XLNetPretrainingArgs": "xlnet_pretraining",
+               "AlbertPretrainingArgs": "albert_pretraining",
+               "XLNetDataArgs": "xlnet_pretraining_data",
+               "AlbertDataArgs": "albert_pretraining_data", "XLNetRaceArgs": "xlnet_race",
+               "AlbertSquadArgs": "albert_squad"}
+    cls = getattr(importlib.import_module(f"bert_tf.tasks.{modules[name]}"), name)
+    assert bert_flags.ARGS_FLAGS[name] == tuple(f.name for f in dataclasses.fields(cls))
+
+
+# `import tensorflow` (and its submodules) fails in the child: --help must not need it.
+_NO_TF = ("import sys, runpy\n"
+          "class NoTF:\n"
+          "    def find_spec(self, name, path=None, target=None):\n"
+          "        if name.split('.')[0] in ('tensorflow', 'keras', 'tf_keras'):\n"
+          "            raise ImportError('tensorflow blocked by the test')\n"
+          "sys.meta_path.insert(0, NoTF())\n"
+          "sys.argv = sys.argv[1:]\n"
+          "if sys.argv[0] == '-m':\n"
+          "    sys.argv = sys.argv[1:]\n"
+          "    runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n"
+          "else:\n"
+          "    runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+@pytest.mark.parametrize("script,flag,names", [
+    ("run_classifier.py", "--help", ["--task_name", "--model_config_path", "--albert_config_file"]),
+    ("extract_features.py", "--helpshort", ["--layers", "--spiece_model_file", "--pooling"]),
+    ("run_squad.py", "--helpfull", ["--doc_stride", "--start_n_top", "--tpu_name"]),
+    ("run_pretraining.py", "--help", ["--max_predictions_per_seq", "--record_info_dir"]),
+    ("create_pretraining_data.py", "--help", ["--dupe_factor", "--sp_path", "--ngram"]),
+    ("run_race.py", "--help", ["--max_qa_length", "--high_only"]),
+    ("-m bert_tf.albert.run_classifier", "--help", ["--spm_model_file", "--train_step"]),
+    ("-m bert_tf.albert.create_pretraining_data", "--help", ["--favor_shorter_ngram"]),
+    ("-m bert_tf.albert.run_pretraining", "--help", ["--poly_power", "--init_from_group0"]),
+])
+def test_help_answers_without_tensorflow(script, flag, names):
+    """issue 15 item 6: help took 7-12 s because the scripts imported TensorFlow before
+    parsing flags; with TensorFlow's import blocked it still prints the flags and exits 0."""
+    target = script.split() if script.startswith("-m") else [os.path.join(REPO, script)]
+    proc = subprocess.run([sys.executable, "-c", _NO_TF, *target, flag], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for name in names:  # absl lists "  --name: help" ("--[no]name" for a bool)
+        flag_name = name.removeprefix("--")
+        assert f"--{flag_name}:" in proc.stdout or f"--[no]{flag_name}:" in proc.stdout, name
+
+
+@pytest.mark.parametrize("argv,names", [
+    (["--max_seq_length=abc"], ["max_seq_length", "abc"]),
+    (["--max_seq_lenght=8"], ["max_seq_lenght"]),
+])
+def test_bad_flag_is_one_error_line(argv, names, capsys):
+    """absl printed 'FATAL Flags parsing error: ...' and a second line; now one error: line."""
+    fv = absl_flags.FlagValues()
+    absl_flags.DEFINE_integer("max_seq_length", 128, "", flag_values=fv)
+    old = bert_flags.FLAGS
+    bert_flags.FLAGS = fv
+    try:
+        with pytest.raises(SystemExit) as e:
+            bert_flags.parse_flags(["prog"] + argv)
+    finally:
+        bert_flags.FLAGS = old
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and err.startswith("error: ") and err.count("\n") == 1
+    assert err.endswith("(--helpfull lists the flags)\n")
+    for name in names:
+        assert name in err

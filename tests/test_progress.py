@@ -42,3 +42,61 @@ def test_reporter_logs_every_tenth_and_once_at_the_end(caplog):
         + ["predict: 3/7 examples (43%)"])
     # resumed training from step 3 of 23: a line every 2 steps, the first at step 5
     assert ProgressReporter("train", 23, "steps", start=3).next_count == 5
+
+
+class _Terminal:
+    """A stand-in stderr that says it is a terminal."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_terminal_gets_one_bar_redrawn_in_place_and_logs_no_lines(caplog, monkeypatch):
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    clock = iter(range(0, 1000, 2))  # 2 s per call of time.time
+    monkeypatch.setattr("bert_tf.progress.time.time", lambda: float(next(clock)))
+    term = _Terminal()
+    try:
+        with caplog.at_level(logging.INFO):
+            bar = ProgressReporter("eval", 200, stream=term)  # begins at t=0
+            assert bar.tty and bar.next_count == 2  # every 1% on a terminal
+            bar.update(50)  # t=2: 25 examples/s, 150 left -> 6 s
+            bar.update(200)  # t=4: 50 examples/s
+            bar.finish()
+    finally:
+        absl_logging.set_verbosity(verbosity)
+    assert [r.getMessage() for r in caplog.records if "eval" in r.getMessage()] == []
+    assert term.text == (
+        "\reval [######..................] 50/200 examples (25%), 25.0 examples/s, "
+        "elapsed 0:00:02, ETA 0:00:06\x1b[K"
+        "\reval [########################] 200/200 examples (100%), 50.0 examples/s, "
+        "elapsed 0:00:04, ETA 0:00:00\x1b[K\n")
+
+
+def test_log_file_gets_the_lines_and_no_bar(caplog):
+    class _File(_Terminal):
+        def isatty(self):
+            return False
+    f = _File()
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO):
+            bar = ProgressReporter("predict", 10, stream=f, every_s=1e9)
+            bar.update(10)
+            bar.finish()
+    finally:
+        absl_logging.set_verbosity(verbosity)
+    assert f.text == ""
+    assert [r.getMessage().split(",")[0] for r in caplog.records] == [
+        "predict: 10/10 examples (100%)"]

@@ -13,13 +13,15 @@ An entry point (level "entry points" of tests/test_layering.py): flags, then one
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.albert_pretraining_data import ALBERT_DATA_FLAGS, run_from_flags
 
-bert_flags.define(*ALBERT_DATA_FLAGS, profile=bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
+# The task module (TensorFlow) is imported in main, after the flags are parsed.
+bert_flags.define(*bert_flags.ARGS_FLAGS["AlbertDataArgs"],
+                  profile=bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
+    from bert_tf.tasks.albert_pretraining_data import run_from_flags
     logging.set_verbosity(logging.INFO)
     n = run_from_flags(FLAGS)
     print(f"wrote {n} instances to {FLAGS.output_file}")

@@ -12,13 +12,15 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.albert_classifier import ALBERT_CLASSIFIER_FLAGS, run_from_flags
 
-bert_flags.define(*ALBERT_CLASSIFIER_FLAGS, profile=bert_flags.ALBERT_RUN_CLASSIFIER)
+# The task module (TensorFlow) is imported in main, after the flags are parsed.
+bert_flags.define(*bert_flags.ARGS_FLAGS["AlbertClassifierArgs"],
+                  profile=bert_flags.ALBERT_RUN_CLASSIFIER)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
+    from bert_tf.tasks.albert_classifier import run_from_flags
     logging.set_verbosity(logging.INFO)
     result = run_from_flags(FLAGS)
     for prefix, results in result.evaluated:

@@ -12,14 +12,16 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.albert_pretraining import ALBERT_PRETRAINING_FLAGS, run_from_flags
-from bert_tf.tasks.pretraining import run_report
 
-bert_flags.define(*ALBERT_PRETRAINING_FLAGS, profile=bert_flags.ALBERT_RUN_PRETRAINING)
+# The task module (TensorFlow) is imported in main, after the flags are parsed.
+bert_flags.define(*bert_flags.ARGS_FLAGS["AlbertPretrainingArgs"],
+                  profile=bert_flags.ALBERT_RUN_PRETRAINING)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
+    from bert_tf.tasks.albert_pretraining import run_from_flags
+    from bert_tf.tasks.pretraining import run_report
     logging.set_verbosity(logging.INFO)
     text = run_report(run_from_flags(FLAGS))
     if text:

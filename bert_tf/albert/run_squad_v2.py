@@ -13,23 +13,15 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.tasks.albert_squad import V2_FLAGS, run_from_flags
 
-bert_flags.define(*V2_FLAGS, profile=bert_flags.ALBERT_RUN_SQUAD_V2)
+bert_flags.define(*bert_flags.ALBERT_SQUAD_V2_FLAGS, profile=bert_flags.ALBERT_RUN_SQUAD_V2)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    result = run_from_flags(FLAGS, version=2)
-    if result.get("train") is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if "files" in result:
-        print(f"predicted {result['num_predict_examples']} questions: "
-              + ", ".join(result["files"]))
-    if result.get("metrics"):
-        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))
+    from bert_tf.tasks import albert_squad  # after the flags: --help needs no TensorFlow
+    albert_squad.print_summary(albert_squad.run_from_flags(FLAGS, version=2))
 
 
 if __name__ == "__main__":

@@ -124,10 +124,8 @@ class AlbertSquadArgs:
     dropout_prob: float
 
 
-V1_FLAGS = tuple(n for n in AlbertSquadArgs.__dataclass_fields__
-                 if n not in ("start_n_top", "end_n_top", "dropout_prob"))
-V2_FLAGS = tuple(n for n in AlbertSquadArgs.__dataclass_fields__
-                 if n not in ("use_einsum", "export_dir"))
+V1_FLAGS = bert_flags.ALBERT_SQUAD_V1_FLAGS
+V2_FLAGS = bert_flags.ALBERT_SQUAD_V2_FLAGS
 
 
 def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
@@ -536,3 +534,17 @@ def run_from_flags(flag_values, version: int) -> Dict[str, Any]:
     bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS,
                                      "ALBERT's run_squad (--albert_config_file)")
     return run(bert_flags.args_from_flags(AlbertSquadArgs, flag_values), version)
+
+
+def print_summary(result: Dict[str, Any]) -> None:
+    """Prints what a run did (the checkpoint trained to, the prediction files, the metrics), as
+    the ``python -m bert_tf.albert.run_squad_v1`` / ``_v2`` entry points and ``run_squad.py``'s
+    ALBERT mode end; ``result`` is :func:`run_from_flags`'s."""
+    if result.get("train") is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if "files" in result:
+        print(f"predicted {result['num_predict_examples']} questions: "
+              + ", ".join(result["files"]))
+    if result.get("metrics"):
+        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))

@@ -33,10 +33,14 @@ Beyond the original:
 """
 
 import contextlib
+import dataclasses
+import functools
+import itertools
 import json
 import math
 import time
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional,
+                    Sequence)
 
 import numpy as np
 import tensorflow as tf
@@ -44,14 +48,15 @@ from absl import logging
 
 from bert_tf import defaults
 from bert_tf import flags as bert_flags
-from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_path
+from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_path, is_remote
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
-from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
+from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.data.windows import DocSpan, check_window_flags, max_context_windows, window_spans
-from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
+from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.tasks.rounded_json import rounded_json_rows
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
 from bert_tf.training.strategy import check_tpu_flags
@@ -317,15 +322,25 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         return [(layers[k, :, :len(f.input_ids)], seq[k], mask[k] == 1)
                 for k, f in enumerate(batch)]
 
+    # bert_tf: one line counts the lines cut to --max_seq_length (the original cut silently,
+    # as run_classifier's records; issue 15 item 10)
+    truncation = TruncationCount(args.max_seq_length)
+
     def featurize(ex: TextExample):
         if args.doc_stride is None:
-            return _featurize(ex, tokenizer, args.max_seq_length)
+            return _featurize(ex, tokenizer, args.max_seq_length, truncation)
         return _featurize_windows(ex, tokenizer, args.max_seq_length, args.doc_stride,
                                   args.input_file)
 
     summary = write_feature_lines(
         read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
-        args.output_file, args.batch_size, args.pooling, cls_position="first")
+        args.output_file, args.batch_size, args.pooling, cls_position="first",
+        resume_key=resume_key(args, {"--input_file": args.input_file,
+                                     "--vocab_file": args.vocab_file,
+                                     "--bert_config_file": args.bert_config_file,
+                                     "--init_checkpoint": args.init_checkpoint}))
+    if truncation.summary():
+        logging.warning("%s: %s", args.input_file, truncation.summary("lines"))
     num_lines = summary["num_lines"]
     if num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
@@ -340,7 +355,8 @@ def bucket_length(longest: int, max_seq_length: int) -> int:
 def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
                         pooling: str = "none", cls_position: str = "first",
-                        check_example: Optional[Callable[[TextExample], None]] = None) -> Dict:
+                        check_example: Optional[Callable[[TextExample], None]] = None,
+                        resume_key: Optional[Mapping[str, Any]] = None) -> Dict:
     """The feature-extraction loop shared by the BERT and XLNet paths.
 
     Reads examples in chunks of ``batch_size * 64``, sorts each chunk by length, runs batches
@@ -359,6 +375,12 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
       cls_position: :func:`pool`'s (``first`` for BERT, ``last`` for XLNet), when
         ``pooling`` is not "none".
       check_example: called on each example before featurizing (e.g. warnings).
+      resume_key: (a local ``output_file``) what identifies the run (:func:`resume_key`):
+        the lines are appended to ``<output_file>.partial`` and checkpointed after each chunk
+        (:class:`bert_tf.resumable_files.ResumableOutputs`); an interrupted run's complete
+        chunks are kept, and a rerun with an equal key (and chunk size) continues after them,
+        giving the bytes of an uninterrupted run (chunks, hence batches, are the same). A
+        BertTfError removes the partial files; None: all or nothing (a temporary file).
 
     Returns:
       dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
@@ -369,12 +391,22 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
       ``run_batch`` raises (then nothing is written).
     """
     embeddings_path = output_file + ".embeddings.jsonl" if pooling != "none" else None
+    paths = [output_file] + ([embeddings_path] if embeddings_path else [])
     start = time.time()
     num_lines = num_tokens = 0
+    chunk_size = batch_size * _CHUNK_BATCHES
     with contextlib.ExitStack() as stack:  # both files appear only if everything succeeds
-        output = _open_output(stack, output_file)
-        embeddings = _open_output(stack, embeddings_path) if embeddings_path else None
-        for chunk in chunks(examples, batch_size * _CHUNK_BATCHES):
+        resumable = None
+        if resume_key is not None and not is_remote(output_file):
+            resumable = ResumableOutputs(paths, dict(resume_key, chunk_size=chunk_size))
+            files = resumable.open()
+            stack.push(functools.partial(_close_resumable, resumable))
+            num_lines, num_tokens = resumable.done, int(resumable.extra.get("num_tokens", 0))
+            examples = itertools.islice(examples, num_lines, None)
+        else:
+            files = [_open_output(stack, p) for p in paths]
+        output, embeddings = files[0], (files[1] if embeddings_path else None)
+        for chunk in chunks(examples, chunk_size):
             if check_example:
                 for ex in chunk:
                     check_example(ex)
@@ -397,8 +429,12 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                     embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)
+            if resumable is not None:
+                resumable.checkpoint(num_lines, {"num_tokens": num_tokens})
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
                          num_tokens, num_tokens / max(time.time() - start, 1e-9))
+        if resumable is not None:
+            resumable.finish()
     seconds = time.time() - start
     return {"output_file": display_path(output_file),
             "embeddings_file": display_path(embeddings_path) if embeddings_path else None,
@@ -484,7 +520,48 @@ def _featurize_windows(example: TextExample, tokenizer: FullTokenizer, max_seq_l
     return LineWindows(tokens, windows, lambda results: stitch_windows(results, spans, 1, 1))
 
 
-def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int) -> BertInputs:
+def _close_resumable(resumable: ResumableOutputs, exc_type, exc, tb) -> bool:
+    """On the way out of :func:`write_feature_lines`: nothing to do after ``finish``; after a
+    BertTfError (bad input) the partial files are removed; after anything else (Ctrl-C,
+    SIGTERM, a crash) they are kept for a rerun, said in one line."""
+    if not resumable.files or all(f.closed for f in resumable.files):
+        return False
+    if isinstance(exc, BertTfError):
+        resumable.discard()
+        return False
+    resumable.close()
+    logging.warning("%s: %d complete lines kept; rerun the same command to continue after "
+                    "them", resumable.partials[0], resumable.recorded)
+    return False
+
+
+def resume_key(args, paths: Mapping[str, Optional[str]]) -> Dict:
+    """What a rerun of feature extraction must share with an interrupted run to continue it:
+    every field of ``args`` (a dataclass of flags) and, for each of ``paths`` (name -> file or
+    checkpoint prefix), its size and modification time (``tf.io.gfile.stat``; a checkpoint
+    prefix: its ``.index`` file and data files)."""
+    key = {f"--{k}": v for k, v in dataclasses.asdict(args).items()}
+    for name, path in paths.items():
+        if not path:
+            continue
+        files = [path]
+        if not tf.io.gfile.exists(path):
+            files = sorted(tf.io.gfile.glob(path + ".index") + tf.io.gfile.glob(path + ".data-*"))
+        stats = []
+        for f in files:
+            try:
+                st = tf.io.gfile.stat(f)
+                stats.append([f, st.length, st.mtime_nsec])
+            except tf.errors.OpError:
+                stats.append([f, None, None])
+        key[f"{name} file"] = stats
+    return key
+
+
+def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int,
+               truncation: Optional[TruncationCount] = None) -> BertInputs:
     tokens_a = tokenizer.tokenize(example.text_a)
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None  # original: `if example.text_b`
+    if truncation is not None:
+        truncation.add(tokens_a, tokens_b)
     return build_bert_inputs(tokens_a, tokens_b, max_seq_length, tokenizer, pad=False)

@@ -49,7 +49,7 @@ from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, LineWindows,
-                                              bucket_length, parse_layer_indexes,
+                                              bucket_length, parse_layer_indexes, resume_key,
                                               stitch_windows, write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
@@ -285,8 +285,13 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
                                  args.input_file)
 
     summary = write_feature_lines(
-        read_text_examples(args.input_file), featurize, run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
-        cls_position="last", check_example=check_example)
+        read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
+        args.output_file, args.batch_size, args.pooling,
+        cls_position="last", check_example=check_example,
+        resume_key=resume_key(args, {"--input_file": args.input_file,
+                                     "--spiece_model_file": args.spiece_model_file,
+                                     "--model_config_path": args.model_config_path,
+                                     "--init_checkpoint": args.init_checkpoint}))
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count

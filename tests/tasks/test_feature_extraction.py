@@ -268,29 +268,63 @@ def test_max_seq_length_must_leave_room_for_a_pair(minilm_checkpoint_dir, tmp_pa
                                str(tmp_path / "out.jsonl"), max_seq_length=2))
 
 
-def test_sigterm_removes_the_partial_output(minilm_checkpoint_dir, tmp_path):
-    """SIGTERM mid-run: exit 143, no output file and no temporary file left."""
-    import signal
+def _script_until_first_chunk(ckpt_dir, tmp_path, lines):
+    """extract_features.py on ``lines`` lines in a child, returned once its first chunk
+    (64 batches of 8) is checkpointed in ``out/o.jsonl.partial``."""
     import time
-    (tmp_path / "in.txt").write_text("\n".join(["a line of text to embed"] * 20000) + "\n")
+    (tmp_path / "in.txt").write_text("".join(f"line {i} of text to embed\n" for i in range(lines)))
+    (tmp_path / "out").mkdir()
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.Popen(
         [sys.executable, os.path.join(REPO, "extract_features.py"), f"--input_file={tmp_path}/in.txt",
          f"--output_file={tmp_path}/out/o.jsonl", "--layers=-1", "--max_seq_length=16",
-         f"--bert_config_file={minilm_checkpoint_dir}/bert_config.json",
-         f"--vocab_file={minilm_checkpoint_dir}/vocab.txt",
-         f"--init_checkpoint={minilm_checkpoint_dir}/bert_model.ckpt"],
+         "--batch_size=8", f"--bert_config_file={ckpt_dir}/bert_config.json",
+         f"--vocab_file={ckpt_dir}/vocab.txt", f"--init_checkpoint={ckpt_dir}/bert_model.ckpt"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    (tmp_path / "out").mkdir()
+    state = tmp_path / "out" / "o.jsonl.partial.state.json"
     deadline = time.time() + 240
-    while time.time() < deadline and not os.listdir(tmp_path / "out") and proc.poll() is None:
-        time.sleep(0.2)  # wait until the temporary output exists
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            if json.loads(state.read_text())["done"] > 0:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
     assert proc.poll() is None, proc.communicate()[1][-2000:]
-    time.sleep(1.0)
+    return proc
+
+
+def test_sigterm_keeps_the_complete_lines(minilm_checkpoint_dir, tmp_path):
+    """SIGTERM mid-run: exit 143, no output file, no temporary or lock file; the complete
+    chunks are kept in o.jsonl.partial for a rerun (issue 15 item 5)."""
+    import signal
+    proc = _script_until_first_chunk(minilm_checkpoint_dir, tmp_path, 20000)
     proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=120)
+    err = proc.communicate(timeout=120)[1]
     assert proc.returncode == 143
-    assert os.listdir(tmp_path / "out") == []
+    assert sorted(os.listdir(tmp_path / "out")) == ["o.jsonl.partial", "o.jsonl.partial.state.json"]
+    done = json.loads((tmp_path / "out" / "o.jsonl.partial.state.json").read_text())["done"]
+    lines = (tmp_path / "out" / "o.jsonl.partial").read_text().splitlines()
+    assert done % 512 == 0 and len(lines) >= done
+    assert [json.loads(x)["linex_index"] for x in lines[:done]] == list(range(done))
+    assert "rerun the same command to continue after them" in err
+
+
+@pytest.mark.slow  # a child run, a kill -9, the resumed run and an uninterrupted one
+def test_kill_9_then_rerun_gives_the_uninterrupted_output(minilm_checkpoint_dir, tmp_path):
+    import signal
+    proc = _script_until_first_chunk(minilm_checkpoint_dir, tmp_path, 1500)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    out = tmp_path / "out"
+    assert not (out / "o.jsonl").exists() and (out / ".o.jsonl.bert_tf-lock").exists()
+    kw = dict(layers="-1", max_seq_length=16, batch_size=8)
+    summary = extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "in.txt"),
+                                     str(out / "o.jsonl"), **kw))
+    extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "in.txt"),
+                           str(tmp_path / "ref.jsonl"), **kw))
+    assert summary["num_lines"] == 1500
+    assert (out / "o.jsonl").read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
 
 
 def test_pool_takes_the_mask_for_either_padding_side():

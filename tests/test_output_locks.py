@@ -1,0 +1,132 @@
+"""One run per output (issue 15 item 5): the lock of flags.run_main and the sweep of killed
+runs' temporary files at the start of every script's run."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from bert_tf import flags as bert_flags
+from bert_tf.errors import OutputPathError
+from bert_tf.output_locks import acquire, lock_path, output_locks
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLAGS = bert_flags.FLAGS
+bert_flags.define("output_file", "output_dir")
+
+
+def _dead_pid():
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+def _holder(path):
+    """A second process holding the lock of ``path`` until killed."""
+    code = ("import sys, time; from bert_tf.output_locks import acquire; "
+            "lock = acquire(sys.argv[1]); print(lock.file, flush=True); time.sleep(120)")
+    proc = subprocess.Popen([sys.executable, "-c", code, path], stdout=subprocess.PIPE,
+                            text=True, env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.stdout.readline().strip() == lock_path(path)
+    return proc
+
+
+def _run_main(monkeypatch, argv, main):
+    monkeypatch.setattr(sys, "argv", ["run_something.py"] + argv)
+    try:
+        with pytest.raises(SystemExit) as e:
+            bert_flags.run_main(lambda a: sys.exit(main(a) or 0))
+    finally:
+        for name in ("output_file", "output_dir"):
+            FLAGS[name].unparse()
+    return e.value.code
+
+
+def test_second_run_on_the_same_output_fails_with_one_line(tmp_path, monkeypatch, capsys):
+    out = str(tmp_path / "out.jsonl")
+    holder = _holder(out)
+    try:
+        ran = []
+        code = _run_main(monkeypatch, [f"--output_file={out}"], lambda a: ran.append(1))
+        err = capsys.readouterr().err
+        assert code == 1 and ran == []
+        assert err == (f"error: {out} (--output_file): another run (pid {holder.pid}) is writing "
+                       f"this output; wait for it to end or choose another output (lock file "
+                       f"{tmp_path}/.out.jsonl.bert_tf-lock)\n")
+    finally:
+        holder.kill()
+        holder.wait()
+    # killed with SIGKILL: its lock file (naming its pid) is left and taken over, said once
+    assert open(lock_path(out)).read() == f"{holder.pid}\n"
+    seen = []
+    with pytest.MonkeyPatch.context() as mp:
+        from bert_tf import output_locks as ol
+        mp.setattr(ol.logging, "warning", lambda fmt, *a: seen.append(fmt % a))
+        code = _run_main(monkeypatch, [f"--output_file={out}"],
+                         lambda a: 0 if open(lock_path(out)).read() == f"{os.getpid()}\n" else 3)
+    assert code == 0
+    assert seen == [f"{out}: took over the lock of pid {holder.pid}, which no longer runs "
+                    f"({lock_path(out)})"]
+    assert not os.path.exists(lock_path(out))  # removed when the run ended
+    assert os.listdir(tmp_path) == []
+
+
+def test_output_dir_locked_and_each_output_file_item(tmp_path, monkeypatch):
+    a, b = str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")
+    seen = []
+
+    def main(_):
+        seen.extend(sorted(os.listdir(tmp_path)))
+        with pytest.raises(OutputPathError, match="another run"):
+            acquire(b)  # a second open file description conflicts too
+    assert _run_main(monkeypatch, [f"--output_file={a},{b}",
+                                   f"--output_dir={tmp_path}/run/"], main) == 0
+    assert seen == [".a.tfrecord.bert_tf-lock", ".b.tfrecord.bert_tf-lock",
+                    ".run.bert_tf-lock"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_xlnet_output_dir_cache_is_shared_model_dir_locked():
+    from absl import flags as absl_flags
+    fv = absl_flags.FlagValues()
+    for name in ("output_dir", "model_dir", "output_file"):
+        absl_flags.DEFINE_string(name, None, "", flag_values=fv)
+    fv(["prog", "--output_dir=/c/cache", "--model_dir=/c/model"])
+    assert bert_flags.locked_outputs(fv) == [("/c/model", "--model_dir")]
+    fv(["prog", "--model_dir="])
+    assert bert_flags.locked_outputs(fv) == [("/c/cache", "--output_dir")]
+    fv2 = absl_flags.FlagValues()  # a default is not this run's output (XLNet's save_dir in a BERT run)
+    absl_flags.DEFINE_string("save_dir", "proc_data/example", "", flag_values=fv2)
+    fv2(["prog"])
+    assert bert_flags.locked_outputs(fv2) == [] and bert_flags.output_folders(fv2) == []
+
+
+def test_not_locked_remote_or_missing_folder(tmp_path):
+    assert acquire("gs://bucket/out.jsonl") is None
+    assert acquire(str(tmp_path / "missing" / "out.jsonl")) is None
+    with output_locks([(str(tmp_path / "x"), ""), (str(tmp_path / "x/"), "")]) as held:
+        assert len(held) == 1  # one output named twice is locked once
+
+
+def test_stale_temp_files_swept_at_start_in_every_output_folder(tmp_path, monkeypatch):
+    dead = _dead_pid()
+    (tmp_path / "run").mkdir()
+    (tmp_path / "files").mkdir()
+    stale = [tmp_path / "run" / f".tmp-{dead}-abc.tfrecord", tmp_path / "files" / f".tmp-{dead}-x"]
+    for f in stale:
+        f.write_bytes(b"x" * 1000)
+    live = tmp_path / "run" / f".tmp-{os.getppid()}-running"  # a running process's file stays
+    live.write_text("in progress")
+    seen = []
+    from bert_tf import atomic_files
+    monkeypatch.setattr(atomic_files.logging, "warning", lambda fmt, *a: seen.append(fmt % a))
+    code = _run_main(monkeypatch, [f"--output_dir={tmp_path / 'run'}",
+                                   f"--output_file={tmp_path / 'files' / 'o.txt'}"],
+                     lambda a: 0 if [f.exists() for f in stale] == [False, False] else 3)
+    assert code == 0 and live.exists()
+    assert seen == [
+        f"removed 1 stale temporary file(s) of processes that no longer run from "
+        f"{tmp_path / 'run'} (.tmp-{dead}-abc.tfrecord, 1000 bytes)",
+        f"removed 1 stale temporary file(s) of processes that no longer run from "
+        f"{tmp_path / 'files'} (.tmp-{dead}-x, 1000 bytes)"]
