@@ -43,7 +43,6 @@ Beyond the original:
 """
 
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -53,14 +52,15 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import defaults
-from bert_tf.atomic_files import atomic_write_text, move_folder
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.errors import ConfigError, FlagError
-from bert_tf.tasks import run_checks
+from bert_tf.tasks import run_checks, serving
+from bert_tf.tasks.serving_standin import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
@@ -276,16 +276,18 @@ def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
     return model
 
 
-def export_saved_model(model: BertClassifier, export_dir: str) -> str:
+def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None) -> str:
     """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
 
-    Signature ``serving_default``: int32 ``input_ids``, ``input_mask``, ``segment_ids``
-    ``[batch, seq]`` (``seq`` <= max_position_embeddings) -> ``probabilities`` float32
-    ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression). Loadable with
-    ``tf.saved_model.load`` alone. The timestamped folder (Estimator
-    ``export_saved_model`` / TF Serving version layout) is written under a temporary name and
-    renamed, so a reader never sees a partial export (remote: copied file by file with
-    ``saved_model.pb`` last, :func:`bert_tf.atomic_files.move_folder`).
+    Outputs of every signature: float32 ``probabilities [batch, num_labels]`` (softmax; the raw
+    score ``[batch, 1]`` for regression) and ``logits`` (same shape). With ``preprocessor``
+    (a ``BertTextPreprocessor``: the run's vocab, ``do_lower_case`` and ``max_seq_length``),
+    :mod:`bert_tf.tasks.serving`'s three signatures: ``serving_default`` (tf.string
+    ``text_a``, ``text_b`` ``[batch]``), ``serving_single`` (``text_a``) and ``serving_ids``
+    (int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]``, ``seq`` <=
+    max_position_embeddings). Without it (ALBERT), ``serving_default`` is the ids signature.
+    Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text`` for the text
+    signatures).
 
     Returns:
       The folder written.
@@ -293,35 +295,20 @@ def export_saved_model(model: BertClassifier, export_dir: str) -> str:
     Raises:
       FlagError: ``export_dir`` cannot be created or written.
     """
-    import keras
+    dtypes = {name: tf.int32 for name in SEQUENCE_FEATURES}
 
-    spec = [tf.TensorSpec([None, None], tf.int32, name=n) for n in SEQUENCE_FEATURES]
+    def serve(features):
+        out = model(features, training=False)
+        return {"probabilities": out["probabilities"], "logits": out["logits"]}
 
-    def serve(input_ids, input_mask, segment_ids):
-        out = model({"input_ids": input_ids, "input_mask": input_mask,
-                     "segment_ids": segment_ids}, training=False)
-        return {"probabilities": out["probabilities"]}
-
-    try:
-        tf.io.gfile.makedirs(export_dir)  # gs:// as the original's Estimator export
-    except (OSError, tf.errors.OpError) as e:
-        raise FlagError(f"--export_dir={export_dir}: cannot create it ({getattr(e, 'strerror', None) or e})") from e
-    version = int(time.time())
-    while tf.io.gfile.exists(os.path.join(export_dir, str(version))):
-        version += 1
-    final = os.path.join(export_dir, str(version))
-    tmp = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint("serve", serve, input_signature=spec)
-    try:
-        archive.write_out(tmp, verbose=False)
-        move_folder(tmp, final, last_file="saved_model.pb")
-    except (OSError, tf.errors.OpError) as e:
-        tf.io.gfile.rmtree(tmp) if tf.io.gfile.exists(tmp) else None
-        raise FlagError(f"--export_dir={export_dir}: cannot write the SavedModel ({e})") from e
-    logging.info("Exported the SavedModel to %s", final)
-    return final
+    if preprocessor is None:
+        def ids(input_ids, input_mask, segment_ids):
+            return serve({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids})
+        return serving.write_saved_model(
+            export_dir, [model], [(serving.DEFAULT_SIGNATURE, ids, serving.id_specs(dtypes))])
+    return serving.write_saved_model(export_dir, [model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -561,5 +548,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                               format_test_results(probabilities))
 
     if args.export_dir and chief:
-        result.export_path = export_saved_model(model, args.export_dir)
+        preprocessor = BertTextPreprocessor(defaults.resolve_model_files(args).vocab_file,
+                                            args.do_lower_case,
+                                            args.max_seq_length)
+        result.export_path = export_saved_model(model, args.export_dir, preprocessor)
     return result
