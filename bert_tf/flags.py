@@ -373,7 +373,7 @@ XLNET = Profile(
     flags=("init_checkpoint", "output_dir", "data_dir", "task_name", "do_train", "do_eval",
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
-           "master")                                                  # shared with BERT
+           "master", "export_dir")                                    # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
