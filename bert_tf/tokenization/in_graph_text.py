@@ -1,0 +1,170 @@
+"""Building blocks shared by the in-graph tokenizers: exact Unicode classes and exact mappings.
+
+The original tokenizers (BERT ``tokenization.py``, XLNet ``prepro_utils.py``) decide character
+classes with Python's ``unicodedata`` and transform text with ``str.lower`` and
+``unicodedata.normalize``. TensorFlow's ops use other Unicode tables: RE2's ``\\p{..}`` classes,
+ICU inside ``tf.strings.lower`` and ICU (another version) inside ``tf_text.normalize_utf8``. On
+TF 2.21 / tensorflow-text 2.21 against Python 3.11 (Unicode 14.0) ``tf.strings.lower`` differs
+from ``str.lower`` on 41 code points and NFD on 20 (characters added in Unicode 15/16, or letters
+one ICU does not lower-case). This module removes every such difference:
+
+* :func:`codepoint_class` turns a predicate over Python's ``unicodedata`` into an explicit RE2
+  character class (``[\\x{41}-\\x{5a}...]``), so a regex op decides exactly what the original's
+  Python code decides;
+* :class:`ExactStringMap` applies a TF string op (lower-casing, normalization) and routes every
+  code point on which the TF op and its Python counterpart disagree through a lookup table of the
+  Python results. The disagreeing code points are found once per process by running both on
+  every code point (and on every code point after a combining mark, which catches differing
+  canonical combining classes), so a newer or older TF/ICU is handled the same way.
+
+Only tensorflow, tensorflow_text and the standard library are used (bottom level).
+"""
+
+import functools
+import unicodedata
+from typing import Callable, Iterable, List, Sequence, Tuple
+
+import tensorflow as tf
+
+__all__ = ["codepoint_class", "codepoint_ranges", "all_codepoints", "python_whitespace",
+           "ExactStringMap"]
+
+# Code points that are probed and classified: planes 0-3 and 14 without the surrogates (never
+# in UTF-8 text). Planes 4-13 have no assigned character in any Unicode version to date (16.0)
+# and planes 15-16 are private use (category Co, no case, decomposition or class of interest).
+_PLANES = ((0x0, 0x3FFFF), (0xE0000, 0xEFFFF))
+
+
+@functools.lru_cache(maxsize=None)
+def all_codepoints() -> Tuple[int, ...]:
+    """Code points of planes 0-3 and 14 except the surrogates (python ints, ascending)."""
+    return tuple(cp for low, high in _PLANES for cp in range(low, high + 1)
+                 if not 0xD800 <= cp <= 0xDFFF)
+
+
+def codepoint_ranges(codepoints: Iterable[int]) -> List[Tuple[int, int]]:
+    """Sorted, merged ``(first, last)`` inclusive ranges of a set of code points."""
+    ranges: List[Tuple[int, int]] = []
+    for cp in sorted(set(codepoints)):
+        if ranges and cp == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
+
+
+def codepoint_class(codepoints: Iterable[int]) -> str:
+    """RE2 character class matching exactly the given code points, e.g. ``[\\x{20}\\x{a0}]``.
+
+    Raises:
+      ValueError: the set is empty (RE2 has no empty class).
+    """
+    ranges = codepoint_ranges(codepoints)
+    if not ranges:
+        raise ValueError("codepoint_class: empty set of code points")
+    parts = []
+    for first, last in ranges:
+        if first == last:
+            parts.append(f"\\x{{{first:x}}}")
+        else:
+            parts.append(f"\\x{{{first:x}}}-\\x{{{last:x}}}")
+    return "[" + "".join(parts) + "]"
+
+
+@functools.lru_cache(maxsize=None)
+def python_whitespace() -> Tuple[int, ...]:
+    """Code points Python's ``str.split()`` splits on (``str.isspace``), ascending."""
+    return tuple(cp for cp in range(0x3100) if chr(cp).isspace())
+
+
+def _utf8(strings: Sequence[str]) -> List[bytes]:
+    return [s.encode("utf-8") for s in strings]
+
+
+class ExactStringMap(tf.Module):
+    """A TF string op made equal to a Python string function, code point by code point.
+
+    ``tf_fn`` maps a 1-D ``tf.string`` tensor to one of the same shape (e.g. ICU lower-casing
+    then NFD); ``py_fn`` is the function of the original code it stands for (e.g.
+    ``lambda s: unicodedata.normalize("NFD", s.lower())``). Both must work character by
+    character apart from context rules both implement (final sigma, canonical reordering).
+
+    At construction every probed code point ``c`` is mapped by both, alone and after
+    ``probe_prefix`` (a base letter and a combining mark, so that a differing combining class
+    shows as a different order); the code points where any result differs are "risky". At call
+    time a string without risky code points goes through ``tf_fn`` alone; one with risky code
+    points is split into runs around them, ``tf_fn`` maps the runs and a lookup table of
+    ``py_fn(c)`` maps each risky code point.
+
+    Args:
+      name: a name for the probe cache (one probe per name and process).
+      tf_fn: the TF op, ``tf.string [n] -> tf.string [n]``.
+      py_fn: the Python function, ``str -> str``.
+      probe_prefix: text put before each probed code point for the second probe.
+
+    Attributes:
+      risky: the sorted tuple of risky code points (python ints).
+    """
+
+    def __init__(self, name: str, tf_fn: Callable[[tf.Tensor], tf.Tensor],
+                 py_fn: Callable[[str], str], probe_prefix: str = "a\u0345"):
+        super().__init__(name=name)
+        self._tf_fn = tf_fn
+        self.risky = _probe_risky(name, tf_fn, py_fn, probe_prefix)
+        self._table = None
+        if self.risky:
+            chars = [chr(cp) for cp in self.risky]
+            self._risky_class = codepoint_class(self.risky)
+            self._table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(_utf8(chars)), tf.constant(_utf8([py_fn(c) for c in chars]))),
+                default_value="")
+
+    def __call__(self, strings: tf.Tensor) -> tf.Tensor:
+        """Maps ``strings`` (``tf.string [n]``, valid UTF-8) as ``py_fn`` would; same shape."""
+        mapped = self._tf_fn(strings)
+        if self._table is None:
+            return mapped
+        import tensorflow_text as tf_text
+
+        has_risky = tf.strings.regex_full_match(strings, "(?s).*" + self._risky_class + ".*")
+        rows = tf.where(has_risky)  # [m, 1] int64
+        risky_strings = tf.gather_nd(strings, rows)
+        runs = tf_text.regex_split(risky_strings, self._risky_class,
+                                   keep_delim_regex_pattern=self._risky_class)
+        run_values = runs.flat_values
+        is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
+        run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
+                              self._tf_fn(run_values))
+        fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
+        return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+
+
+_PROBES = {}
+_PROBE_BLOCK = 256
+
+
+def _probe_risky(name, tf_fn, py_fn, prefix) -> Tuple[int, ...]:
+    """Code points where ``tf_fn`` and ``py_fn`` differ, alone or after ``prefix``.
+
+    Blocks of code points are first compared as one newline-joined string each; only the code
+    points of a block that differs are compared one by one.
+    """
+    if name in _PROBES:
+        return _PROBES[name]
+    cps = all_codepoints()
+    risky = set()
+    for pre in ("", prefix):
+        blocks = [cps[i:i + _PROBE_BLOCK] for i in range(0, len(cps), _PROBE_BLOCK)]
+        texts = ["\n".join(pre + chr(cp) for cp in block) for block in blocks]
+        got = tf_fn(tf.constant(_utf8(texts))).numpy()
+        suspects = [cp for block, text, out in zip(blocks, texts, got)
+                    if out.decode("utf-8", "replace") != py_fn(text) for cp in block]
+        if not suspects:
+            continue
+        singles = [pre + chr(cp) for cp in suspects]
+        got = tf_fn(tf.constant(_utf8(singles))).numpy()
+        risky.update(cp for cp, text, out in zip(suspects, singles, got)
+                     if out.decode("utf-8", "replace") != py_fn(text))
+    _PROBES[name] = tuple(sorted(risky))
+    return _PROBES[name]

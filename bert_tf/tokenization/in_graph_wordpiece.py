@@ -1,0 +1,259 @@
+"""BERT WordPiece tokenization and `[CLS] A [SEP] B [SEP]` packing as TF ops (a Keras layer).
+
+:class:`BertTextPreprocessor` gives, for raw text in the graph, exactly the ids that
+:class:`bert_tf.tokenization.wordpiece.FullTokenizer` plus :func:`bert_tf.data.sequence_pairs.
+build_bert_inputs` give in Python (the original ``tokenization.py`` and ``convert_single_example``
+of ``run_classifier.py`` / ``extract_features.py``; spec ``bert.md`` sections 4 and 8.4).
+
+The steps mirror ``BasicTokenizer`` then ``WordpieceTokenizer`` (spec 4.4, 4.5):
+
+1. invalid UTF-8 bytes are dropped (``convert_to_unicode``'s ``errors="ignore"``);
+2. ``_clean_text``: NUL, U+FFFD and every Cc/Cf character except tab/newline/CR are *removed*;
+   whitespace (space, tab, newline, CR, Zs) becomes a space, as do U+2028/U+2029 (which the
+   original's ``str.split()`` splits on);
+3. ``_tokenize_chinese_chars``: spaces around each CJK ideograph;
+4. with ``do_lower_case``: ``str.lower`` then NFD then removal of category Mn, through
+   :class:`bert_tf.tokenization.in_graph_text.ExactStringMap` (ICU's lower/NFD, with Python's
+   result for each code point where ICU's Unicode version disagrees);
+5. ``_run_split_on_punc``: spaces around each punctuation character (ASCII symbols and P*);
+6. whitespace split; ``tf_text.WordpieceTokenizer`` (greedy longest match first, ``##``
+   continuations, a word over 200 code points or with an unmatched part -> ``[UNK]``).
+
+Every character class is an explicit RE2 class built from Python's ``unicodedata`` with the same
+predicates as :mod:`bert_tf.tokenization.wordpiece`, so no RE2 or ICU Unicode table decides a
+class. This is why tf.text's own ``BertTokenizer`` / ``FastBertTokenizer`` differ from the
+original: they lower-case with NFKC case folding (``½`` -> ``1⁄2``, full-width -> ASCII, ``´``
+-> space + U+0301), and turn control characters such as U+0012 into word breaks instead of
+removing them.
+"""
+
+import functools
+from typing import Dict, Optional
+
+import keras
+import tensorflow as tf
+import unicodedata
+
+from bert_tf.errors import ConfigError
+from bert_tf.tokenization import wordpiece
+from bert_tf.tokenization.in_graph_text import (ExactStringMap, all_codepoints, codepoint_class,
+                                                python_whitespace)
+
+__all__ = ["BertTextPreprocessor", "bert_char_classes", "pack_bert_inputs",
+           "truncated_pair_lengths"]
+
+MAX_INPUT_CHARS_PER_WORD = 200  # WordpieceTokenizer.max_input_chars_per_word of the original
+
+
+@functools.lru_cache(maxsize=None)
+def bert_char_classes() -> Dict[str, str]:
+    """RE2 classes of ``BasicTokenizer``'s character tests, from Python's ``unicodedata``.
+
+    Returns a dict with keys ``removed`` (``_clean_text`` deletes), ``space`` (becomes a space:
+    ``_is_whitespace`` plus what ``str.split`` splits on), ``cjk`` (``_is_chinese_char``),
+    ``mn`` (category Mn, removed by ``_run_strip_accents``), ``punct`` (``_is_punctuation``).
+    """
+    removed, space, mn, punct = [], [], [], []
+    splits = set(python_whitespace())
+    for cp in all_codepoints():
+        char = chr(cp)
+        if cp == 0 or cp == 0xFFFD or wordpiece.is_control(char):
+            removed.append(cp)
+        elif wordpiece.is_whitespace(char) or cp in splits:
+            space.append(cp)
+        if unicodedata.category(char) == "Mn":
+            mn.append(cp)
+        if wordpiece.is_punctuation(char):
+            punct.append(cp)
+    cjk = codepoint_class(cp for low, high in _CJK_RANGES for cp in range(low, high + 1))
+    return {"removed": codepoint_class(removed), "space": codepoint_class(space), "cjk": cjk,
+            "mn": codepoint_class(mn), "punct": codepoint_class(punct)}
+
+
+# The original's _is_chinese_char blocks (same table as bert_tf.tokenization.wordpiece).
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+
+
+def _py_lower_strip_accents(text: str) -> str:
+    # The original's `token.lower()` then `_run_strip_accents` (NFD, drop category Mn).
+    text = unicodedata.normalize("NFD", text.lower())
+    return "".join(char for char in text if unicodedata.category(char) != "Mn")
+
+
+@functools.lru_cache(maxsize=None)
+def _lower_strip_accents_map() -> ExactStringMap:
+    import tensorflow_text as tf_text
+
+    mn = bert_char_classes()["mn"]
+
+    def tf_fn(strings):
+        lowered = tf.strings.lower(strings, encoding="utf-8")
+        return tf.strings.regex_replace(tf_text.normalize_utf8(lowered, "NFD"), mn, "")
+
+    return ExactStringMap("bert_lower_nfd_strip_mn", tf_fn, _py_lower_strip_accents)
+
+
+def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_length: int):
+    """Lengths that the original ``_truncate_seq_pair`` leaves, in closed form.
+
+    ``_truncate_seq_pair`` pops from the longer list (B on ties) until ``len_a + len_b <=
+    max_length``; the result is ``a = min(len_a, max(max_length - len_b, ceil(max_length/2)))``,
+    ``b = min(len_b, max(max_length - len_a, floor(max_length/2)))``.
+
+    Args:
+      len_a, len_b: int ``[batch]`` lengths before truncation.
+      max_length: python int, the budget (``max_seq_length - 3`` for BERT and XLNet pairs).
+
+    Returns:
+      ``(a, b)``, int ``[batch]`` each.
+    """
+    half_up = (max_length + 1) // 2
+    half_down = max_length // 2
+    a = tf.minimum(len_a, tf.maximum(max_length - len_b, half_up))
+    b = tf.minimum(len_b, tf.maximum(max_length - len_a, half_down))
+    return a, b
+
+
+def pack_bert_inputs(ids_a: tf.RaggedTensor, ids_b: Optional[tf.RaggedTensor],
+                     max_seq_length: int, cls_id: int, sep_id: int) -> Dict[str, tf.Tensor]:
+    """`[CLS] A [SEP] (B [SEP])`, truncated and zero-padded, as ``convert_single_example``.
+
+    A row whose B has no pieces (or ``ids_b`` None) is a single sentence cut to
+    ``max_seq_length - 2``; otherwise the pair is cut by ``_truncate_seq_pair`` to
+    ``max_seq_length - 3`` (:func:`truncated_pair_lengths`), and B's `[SEP]` is only added
+    when B keeps a piece (the original tests ``if tokens_b:`` after truncating). Segment ids are 0 for
+    `[CLS] A [SEP]` and 1 for `B [SEP]`; padding has id 0, mask 0, segment 0.
+
+    Args:
+      ids_a, ids_b: int32 ragged ``[batch, (pieces)]`` word-piece ids.
+      max_seq_length: python int >= 3 (>= 2 without B).
+      cls_id, sep_id: python ints, the ids of `[CLS]` and `[SEP]`.
+
+    Returns:
+      dict ``input_ids``, ``input_mask``, ``segment_ids``: int32 ``[batch, max_seq_length]``.
+    """
+    ids_a = tf.cast(ids_a, tf.int32)
+    len_a = tf.cast(ids_a.row_lengths(), tf.int32)
+    batch = tf.shape(len_a)[0]
+    if ids_b is None:
+        ids_b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32),
+                                                 tf.zeros([batch], tf.int64))
+    ids_b = tf.cast(ids_b, tf.int32)
+    len_b = tf.cast(ids_b.row_lengths(), tf.int32)
+    pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
+    has_b = len_b > 0
+    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))
+    keep_b = tf.where(has_b, pair_b, 0)
+    cut_a = tf.ragged.boolean_mask(ids_a, tf.ragged.range(len_a) < keep_a[:, None])
+    cut_b = tf.ragged.boolean_mask(ids_b, tf.ragged.range(len_b) < keep_b[:, None])
+
+    def column(value, present):  # ragged [batch, 0 or 1] holding `value` where present
+        return tf.ragged.boolean_mask(tf.fill([batch, 1], tf.constant(value, tf.int32)),
+                                      present[:, None])
+
+    all_rows = tf.ones([batch], tf.bool)
+    ids = tf.concat([column(cls_id, all_rows), cut_a, column(sep_id, all_rows), cut_b,
+                     column(sep_id, keep_b > 0)], axis=1)
+    length = tf.cast(ids.row_lengths(), tf.int32)
+    shape = [None, max_seq_length]
+    input_ids = ids.to_tensor(default_value=0, shape=shape)
+    positions = tf.range(max_seq_length)[None, :]
+    input_mask = tf.cast(positions < length[:, None], tf.int32)
+    first_segment = (keep_a + 2)[:, None]
+    segment_ids = tf.cast((positions >= first_segment) & (positions < length[:, None]), tf.int32)
+    return {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+
+
+class BertTextPreprocessor(keras.layers.Layer):
+    """Raw text -> BERT model inputs, equal to ``FullTokenizer`` + ``convert_single_example``.
+
+    The vocab is read once (with :func:`bert_tf.tokenization.wordpiece.load_vocab`: stripped
+    lines, the last id of a duplicate wins) and held in the graph as a lookup table of
+    constants, so a SavedModel holding this layer needs no vocab file.
+
+    Args:
+      vocab_file: WordPiece vocab (one token per line); must hold `[UNK]`, `[CLS]`, `[SEP]`.
+      do_lower_case: lower-case and strip accents (uncased models).
+      max_seq_length: length of each output row (>= 3).
+
+    Raises:
+      ConfigError: the vocab is unreadable or lacks a special token, or ``max_seq_length < 3``.
+
+    Call:
+      ``layer(text_a, text_b=None)`` with ``tf.string [batch]`` (UTF-8) ->
+      dict ``input_ids``, ``input_mask``, ``segment_ids``: int32 ``[batch, max_seq_length]``.
+    """
+
+    def __init__(self, vocab_file: str, do_lower_case: bool, max_seq_length: int, **kwargs):
+        super().__init__(trainable=False, **kwargs)
+        import tensorflow_text as tf_text
+
+        if max_seq_length < 3:
+            raise ConfigError(f"max_seq_length={max_seq_length}: BertTextPreprocessor needs at "
+                              "least 3 positions ([CLS] A [SEP] needs 3 with one piece)")
+        self.vocab_file = vocab_file
+        self.do_lower_case = bool(do_lower_case)
+        self.max_seq_length = int(max_seq_length)
+        vocab = wordpiece.load_vocab(vocab_file)
+        for token in ("[UNK]", "[CLS]", "[SEP]"):
+            if token not in vocab:
+                raise ConfigError(f"vocab file {vocab_file!r} has no {token} line")
+        self.cls_id = vocab["[CLS]"]
+        self.sep_id = vocab["[SEP]"]
+        tokens = [t for t in vocab if t]
+        self._vocab_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant([t.encode("utf-8") for t in tokens]),
+                tf.constant([vocab[t] for t in tokens], tf.int64)),
+            default_value=-1)
+        self._wordpiece = tf_text.WordpieceTokenizer(
+            self._vocab_table, suffix_indicator="##",
+            max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD, token_out_type=tf.int64,
+            unknown_token="[UNK]", split_unknown_characters=False)
+        self._classes = bert_char_classes()
+        self._lower = _lower_strip_accents_map() if self.do_lower_case else None
+
+    def basic_tokens(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """``BasicTokenizer.tokenize`` of each string: ``tf.string [batch]`` -> ragged
+        ``tf.string [batch, (words)]`` (UTF-8)."""
+        classes = self._classes
+        text = tf.convert_to_tensor(text, tf.string)
+        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="ignore")
+        text = tf.strings.regex_replace(text, classes["removed"], "")
+        text = tf.strings.regex_replace(text, classes["space"], " ")
+        text = tf.strings.regex_replace(text, "(" + classes["cjk"] + ")", " \\1 ")
+        if self._lower is not None:
+            text = self._lower(text)
+        text = tf.strings.regex_replace(text, "(" + classes["punct"] + ")", " \\1 ")
+        return _split_spaces(text)
+
+    def word_piece_ids(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """``FullTokenizer`` ids of each string, unpacked: ``tf.string [batch]`` -> int32 ragged
+        ``[batch, (pieces)]``."""
+        words = self.basic_tokens(text)
+        # The original's max_input_chars_per_word counts code points (tf_text counts bytes).
+        too_long = tf.strings.length(words, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
+        words = tf.where(too_long, "[UNK]", words)
+        pieces = self._wordpiece.tokenize(words)  # int64 [batch, (words), (pieces)]
+        return tf.cast(pieces.merge_dims(1, 2), tf.int32)
+
+    def call(self, text_a, text_b=None):
+        ids_a = self.word_piece_ids(text_a)
+        ids_b = None if text_b is None else self.word_piece_ids(text_b)
+        return pack_bert_inputs(ids_a, ids_b, self.max_seq_length, self.cls_id, self.sep_id)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"vocab_file": self.vocab_file, "do_lower_case": self.do_lower_case,
+                       "max_seq_length": self.max_seq_length})
+        config.pop("trainable", None)
+        return config
+
+
+def _split_spaces(text: tf.Tensor) -> tf.RaggedTensor:
+    """Splits on runs of ASCII spaces, dropping empty words: ``[batch]`` -> ``[batch, (words)]``."""
+    words = tf.strings.split(text, sep=" ")
+    return tf.ragged.boolean_mask(words, words != "")
