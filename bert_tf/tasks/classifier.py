@@ -28,10 +28,13 @@ Beyond the original:
   score per line);
 * every data file needed is read (and checked) before training starts, and every output is
   written atomically, so a bad dev/test file never costs a training run or a partial file;
-* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` with a
-  ``serving_default`` signature (int32 ``input_ids``, ``input_mask``, ``segment_ids``
-  ``[batch, seq]`` -> float32 ``probabilities [batch, num_labels]``) that
-  ``tf.saved_model.load`` serves without bert_tf;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` that takes raw text:
+  ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``; an empty ``text_b`` is a
+  single sentence, as the original's ``if example.text_b``), ``serving_single`` (``text_a``)
+  and ``serving_ids`` (int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]``),
+  each -> float32 ``probabilities [batch, num_labels]`` and ``logits``
+  (:func:`export_saved_model`, :mod:`bert_tf.tasks.serving`); ``tf.saved_model.load`` serves
+  it without bert_tf (after ``import tensorflow_text``);
 * with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
   MiniLM default model is used (`bert_tf.defaults`);
 * batches are cut to their longest real row (a multiple of 8) on CPU/GPU without XLA:
@@ -60,7 +63,7 @@ from bert_tf.data import classifier as data
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks, serving
-from bert_tf.tasks.serving_standin import BertTextPreprocessor
+from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results

@@ -15,6 +15,8 @@ Beyond the original:
   (masked keys get weight exp(-10000) = 0, so real-token values do not depend on padding);
 * ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
+* ``--export_dir``: a raw-text SavedModel (strings in; the ``--layers`` values, the real-token
+  mask and the ``--pooling`` embedding out), :func:`export_saved_model`;
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
   partial output;
 * every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
@@ -45,8 +47,8 @@ from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks.rounded_json import rounded_json_rows
 from bert_tf.tasks import serving
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
-from bert_tf.tasks.serving_standin import BertTextPreprocessor
 from bert_tf.training.strategy import check_tpu_flags
+from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
 

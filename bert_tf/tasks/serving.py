@@ -1,7 +1,8 @@
 """Raw-text SavedModels: the one ``--export_dir`` writer of every task (issue 12, deliverable 2).
 
 A task hands :func:`write_saved_model` its model function and an in-graph text preprocessor
-(:mod:`bert_tf.tokenization.in_graph`, built from tensorflow-text ops); the SavedModel written
+(``BertTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_wordpiece`, built from
+tensorflow-text ops); the SavedModel written
 has three signatures:
 
 * ``serving_default``: tf.string ``text_a`` and ``text_b`` ``[batch]`` (a sentence pair, as
@@ -54,8 +55,8 @@ def text_endpoints(preprocessor, model_fn: Callable[[Dict[str, tf.Tensor]], Dict
     Args:
       preprocessor: a Keras layer, ``preprocessor(text_a, text_b=None)`` with tf.string
         ``[batch]`` -> dict of ``[batch, max_seq_length]`` features keyed as ``id_dtypes``
-        (``BertTextPreprocessor`` / ``XLNetTextPreprocessor`` of
-        :mod:`bert_tf.tokenization.in_graph`).
+        (``BertTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_wordpiece`, or
+        XLNet's ``XLNetTextPreprocessor``).
       model_fn: features dict -> outputs dict (float32 tensors, batch first).
       id_dtypes: feature name -> dtype of the ``serving_ids`` inputs (the model's own).
 

@@ -313,3 +313,38 @@ def test_tf_serving_rest_api_on_raw_text(bert_classifier, mrpc_rows, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+# ---- fast checks ------------------------------------------------------------------------------
+
+def test_pool_in_graph_by_hand():
+    """cls / mean / max over the real tokens of padded rows, worked out by hand (BERT: right
+    padding, first token; XLNet: left padding, last token)."""
+    import tensorflow as tf
+
+    from bert_tf.tasks.feature_extraction import pool_in_graph
+
+    seq = tf.constant([[[1., 2.], [3., -4.], [100., 100.]],     # 2 real tokens, then padding
+                       [[100., 100.], [5., 6.], [-7., 8.]]])   # padding, then 2 real tokens
+    real = tf.constant([[1, 1, 0], [0, 1, 1]])
+    np.testing.assert_array_equal(pool_in_graph(seq, real, "mean").numpy(),
+                                  [[2., -1.], [-1., 7.]])
+    np.testing.assert_array_equal(pool_in_graph(seq, real, "max").numpy(), [[3., 2.], [5., 8.]])
+    np.testing.assert_array_equal(pool_in_graph(seq, real, "cls").numpy(), [[1., 2.], [5., 6.]])
+    np.testing.assert_array_equal(pool_in_graph(seq, real, "cls", cls_position="last").numpy(),
+                                  [[3., -4.], [-7., 8.]])
+
+
+def test_unwritable_export_dir_is_one_flag_error(tmp_path):
+    import tensorflow as tf
+
+    from bert_tf.errors import FlagError
+    from bert_tf.tasks import serving
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(FlagError, match=r"^--export_dir=.*a_file/export: cannot create it"):
+        serving.write_saved_model(str(blocker / "export"), [], [(
+            serving.DEFAULT_SIGNATURE, lambda x: {"y": x},
+            [tf.TensorSpec([None], tf.float32, name="x")])])
+    assert os.listdir(tmp_path) == ["a_file"]
