@@ -27,7 +27,7 @@ from typing import Callable, Iterable, List, Sequence, Tuple
 import tensorflow as tf
 
 __all__ = ["codepoint_class", "codepoint_ranges", "all_codepoints", "python_whitespace",
-           "ExactStringMap"]
+           "ExactStringMap", "truncated_pair_lengths"]
 
 # Code points that are probed and classified: planes 0-3 and 14 without the surrogates (never
 # in UTF-8 text). Planes 4-13 have no assigned character in any Unicode version to date (16.0)
@@ -77,6 +77,28 @@ def python_whitespace() -> Tuple[int, ...]:
     return tuple(cp for cp in range(0x3100) if chr(cp).isspace())
 
 
+@tf.autograph.experimental.do_not_convert
+def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_length: int):
+    """Lengths that the original ``_truncate_seq_pair`` leaves, in closed form.
+
+    ``_truncate_seq_pair`` pops from the longer list (B on ties) until ``len_a + len_b <=
+    max_length``; the result is ``a = min(len_a, max(max_length - len_b, ceil(max_length/2)))``,
+    ``b = min(len_b, max(max_length - len_a, floor(max_length/2)))``.
+
+    Args:
+      len_a, len_b: int ``[batch]`` lengths before truncation.
+      max_length: python int, the budget (``max_seq_length - 3`` for BERT and XLNet pairs).
+
+    Returns:
+      ``(a, b)``, int ``[batch]`` each.
+    """
+    half_up = (max_length + 1) // 2
+    half_down = max_length // 2
+    a = tf.minimum(len_a, tf.maximum(max_length - len_b, half_up))
+    b = tf.minimum(len_b, tf.maximum(max_length - len_a, half_down))
+    return a, b
+
+
 def _utf8(strings: Sequence[str]) -> List[bytes]:
     return [s.encode("utf-8") for s in strings]
 
@@ -120,6 +142,7 @@ class ExactStringMap(tf.Module):
                     tf.constant(_utf8(chars)), tf.constant(_utf8([py_fn(c) for c in chars]))),
                 default_value="")
 
+    @tf.autograph.experimental.do_not_convert
     def __call__(self, strings: tf.Tensor) -> tf.Tensor:
         """Maps ``strings`` (``tf.string [n]``, valid UTF-8) as ``py_fn`` would; same shape."""
         mapped = self._tf_fn(strings)

@@ -37,12 +37,16 @@ import unicodedata
 from bert_tf.errors import ConfigError
 from bert_tf.tokenization import wordpiece
 from bert_tf.tokenization.in_graph_text import (ExactStringMap, all_codepoints, codepoint_class,
-                                                python_whitespace)
+                                                python_whitespace, truncated_pair_lengths)
 
 __all__ = ["BertTextPreprocessor", "bert_char_classes", "pack_bert_inputs",
            "truncated_pair_lengths"]
 
-MAX_INPUT_CHARS_PER_WORD = 200  # WordpieceTokenizer.max_input_chars_per_word of the original
+MAX_INPUT_CHARS_PER_WORD = 200
+
+# Plain TF ops without Python control flow on tensors: autograph would only cost seconds of
+# source transformation each time a caller's tf.function traces them.
+_NO_AUTOGRAPH = tf.autograph.experimental.do_not_convert  # WordpieceTokenizer.max_input_chars_per_word of the original
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,27 +100,7 @@ def _lower_strip_accents_map() -> ExactStringMap:
     return ExactStringMap("bert_lower_nfd_strip_mn", tf_fn, _py_lower_strip_accents)
 
 
-def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_length: int):
-    """Lengths that the original ``_truncate_seq_pair`` leaves, in closed form.
-
-    ``_truncate_seq_pair`` pops from the longer list (B on ties) until ``len_a + len_b <=
-    max_length``; the result is ``a = min(len_a, max(max_length - len_b, ceil(max_length/2)))``,
-    ``b = min(len_b, max(max_length - len_a, floor(max_length/2)))``.
-
-    Args:
-      len_a, len_b: int ``[batch]`` lengths before truncation.
-      max_length: python int, the budget (``max_seq_length - 3`` for BERT and XLNet pairs).
-
-    Returns:
-      ``(a, b)``, int ``[batch]`` each.
-    """
-    half_up = (max_length + 1) // 2
-    half_down = max_length // 2
-    a = tf.minimum(len_a, tf.maximum(max_length - len_b, half_up))
-    b = tf.minimum(len_b, tf.maximum(max_length - len_a, half_down))
-    return a, b
-
-
+@_NO_AUTOGRAPH
 def pack_bert_inputs(ids_a: tf.RaggedTensor, ids_b: Optional[tf.RaggedTensor],
                      max_seq_length: int, cls_id: int, sep_id: int) -> Dict[str, tf.Tensor]:
     """`[CLS] A [SEP] (B [SEP])`, truncated and zero-padded, as ``convert_single_example``.
@@ -137,33 +121,33 @@ def pack_bert_inputs(ids_a: tf.RaggedTensor, ids_b: Optional[tf.RaggedTensor],
     """
     ids_a = tf.cast(ids_a, tf.int32)
     len_a = tf.cast(ids_a.row_lengths(), tf.int32)
-    batch = tf.shape(len_a)[0]
     if ids_b is None:
-        ids_b = tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32),
-                                                 tf.zeros([batch], tf.int64))
+        ids_b = ids_a[:, :0]
     ids_b = tf.cast(ids_b, tf.int32)
     len_b = tf.cast(ids_b.row_lengths(), tf.int32)
     pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
     has_b = len_b > 0
-    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))
-    keep_b = tf.where(has_b, pair_b, 0)
-    cut_a = tf.ragged.boolean_mask(ids_a, tf.ragged.range(len_a) < keep_a[:, None])
-    cut_b = tf.ragged.boolean_mask(ids_b, tf.ragged.range(len_b) < keep_b[:, None])
-
-    def column(value, present):  # ragged [batch, 0 or 1] holding `value` where present
-        return tf.ragged.boolean_mask(tf.fill([batch, 1], tf.constant(value, tf.int32)),
-                                      present[:, None])
-
-    all_rows = tf.ones([batch], tf.bool)
-    ids = tf.concat([column(cls_id, all_rows), cut_a, column(sep_id, all_rows), cut_b,
-                     column(sep_id, keep_b > 0)], axis=1)
-    length = tf.cast(ids.row_lengths(), tf.int32)
-    shape = [None, max_seq_length]
-    input_ids = ids.to_tensor(default_value=0, shape=shape)
+    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))[:, None]
+    keep_b = tf.where(has_b, pair_b, 0)[:, None]
+    # Dense [batch, max_seq_length] views (cut or zero-padded) of A and B.
+    dense_a = ids_a.to_tensor(default_value=0, shape=[None, max_seq_length])
+    dense_b = ids_b.to_tensor(default_value=0, shape=[None, max_seq_length])
+    # Output position p holds: [CLS] at 0, A[p-1] for p in [1, keep_a], [SEP] at keep_a+1,
+    # B[p-keep_a-2] for the next keep_b positions, then B's [SEP] when keep_b > 0.
     positions = tf.range(max_seq_length)[None, :]
-    input_mask = tf.cast(positions < length[:, None], tf.int32)
-    first_segment = (keep_a + 2)[:, None]
-    segment_ids = tf.cast((positions >= first_segment) & (positions < length[:, None]), tf.int32)
+    b_start = keep_a + 2
+    length = b_start + keep_b + tf.cast(keep_b > 0, tf.int32)  # [batch, 1]
+    index_a = tf.clip_by_value(positions - 1 + 0 * keep_a, 0, max_seq_length - 1)
+    from_a = tf.gather(dense_a, index_a, batch_dims=1)
+    from_b = tf.gather(dense_b, tf.clip_by_value(positions - b_start, 0, max_seq_length - 1),
+                       batch_dims=1)
+    is_sep = (positions == keep_a + 1) | ((keep_b > 0) & (positions == length - 1))
+    input_ids = tf.where(positions == 0, cls_id,
+                tf.where(is_sep, sep_id,
+                tf.where(positions <= keep_a, from_a,
+                tf.where(positions < b_start + keep_b, from_b, 0))))
+    input_mask = tf.cast(positions < length, tf.int32)
+    segment_ids = tf.cast((positions >= b_start) & (positions < length), tf.int32)
     return {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
 
 
@@ -216,6 +200,7 @@ class BertTextPreprocessor(keras.layers.Layer):
         self._classes = bert_char_classes()
         self._lower = _lower_strip_accents_map() if self.do_lower_case else None
 
+    @_NO_AUTOGRAPH
     def basic_tokens(self, text: tf.Tensor) -> tf.RaggedTensor:
         """``BasicTokenizer.tokenize`` of each string: ``tf.string [batch]`` -> ragged
         ``tf.string [batch, (words)]`` (UTF-8)."""
@@ -230,16 +215,18 @@ class BertTextPreprocessor(keras.layers.Layer):
         text = tf.strings.regex_replace(text, "(" + classes["punct"] + ")", " \\1 ")
         return _split_spaces(text)
 
+    @_NO_AUTOGRAPH
     def word_piece_ids(self, text: tf.Tensor) -> tf.RaggedTensor:
         """``FullTokenizer`` ids of each string, unpacked: ``tf.string [batch]`` -> int32 ragged
         ``[batch, (pieces)]``."""
         words = self.basic_tokens(text)
         # The original's max_input_chars_per_word counts code points (tf_text counts bytes).
         too_long = tf.strings.length(words, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
-        words = tf.where(too_long, "[UNK]", words)
+        words = words.with_flat_values(tf.where(too_long.flat_values, "[UNK]", words.flat_values))
         pieces = self._wordpiece.tokenize(words)  # int64 [batch, (words), (pieces)]
         return tf.cast(pieces.merge_dims(1, 2), tf.int32)
 
+    @_NO_AUTOGRAPH
     def call(self, text_a, text_b=None):
         ids_a = self.word_piece_ids(text_a)
         ids_b = None if text_b is None else self.word_piece_ids(text_b)
@@ -253,6 +240,7 @@ class BertTextPreprocessor(keras.layers.Layer):
         return config
 
 
+@_NO_AUTOGRAPH
 def _split_spaces(text: tf.Tensor) -> tf.RaggedTensor:
     """Splits on runs of ASCII spaces, dropping empty words: ``[batch]`` -> ``[batch, (words)]``."""
     words = tf.strings.split(text, sep=" ")

@@ -179,6 +179,7 @@ def test_get_config_round_trip(uncased_layer):
                                   uncased_layer(text)["input_ids"].numpy())
 
 
+@pytest.mark.slow
 def test_saved_model_holds_the_vocab(tmp_path, uncased_vocab_file, golden_lines):
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes(open(uncased_vocab_file, "rb").read())
