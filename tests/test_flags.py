@@ -97,9 +97,11 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
+    # plus bert_tf's --export_dir (raw-text SavedModel, issue 12), None = not given
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        XLNET_RUN_CLASSIFIER_SPEC)
+        list(XLNET_RUN_CLASSIFIER_SPEC) + ["export_dir"])
     args = XLNetClassifierArgs()
+    assert args.export_dir is None
     for name, expected in XLNET_RUN_CLASSIFIER_SPEC.items():
         assert getattr(args, name) == expected, name
 

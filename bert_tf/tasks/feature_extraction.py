@@ -144,6 +144,7 @@ class FeatureExtractor:
         self._predictor = BatchPredictor(self.layer_outputs, ["layers", "sequence_output"],
                                          strategy)
 
+    @tf.autograph.experimental.do_not_convert  # plain ops; callers trace it in tf.functions
     def layer_outputs(self, features: Dict[str, tf.Tensor], training: bool = False):
         """int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[B, S]`` -> float32
         ``layers [B, len(layer_indexes), S, H]`` and ``sequence_output [B, S, H]``."""

@@ -1,9 +1,9 @@
 """Raw-text SavedModels: the one ``--export_dir`` writer of every task (issue 12, deliverable 2).
 
 A task hands :func:`write_saved_model` its model function and an in-graph text preprocessor
-(``BertTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_wordpiece`, built from
-tensorflow-text ops); the SavedModel written
-has three signatures:
+(``BertTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_wordpiece`,
+``XLNetTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_sentencepiece`: tensorflow-text
+ops giving the original tokenizers' ids); the SavedModel written has three signatures:
 
 * ``serving_default``: tf.string ``text_a`` and ``text_b`` ``[batch]`` (a sentence pair, as
   the original's ``InputExample(text_a, text_b)``) -> the task's outputs;
@@ -56,7 +56,7 @@ def text_endpoints(preprocessor, model_fn: Callable[[Dict[str, tf.Tensor]], Dict
       preprocessor: a Keras layer, ``preprocessor(text_a, text_b=None)`` with tf.string
         ``[batch]`` -> dict of ``[batch, max_seq_length]`` features keyed as ``id_dtypes``
         (``BertTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_wordpiece`, or
-        XLNet's ``XLNetTextPreprocessor``).
+        ``XLNetTextPreprocessor`` of :mod:`bert_tf.tokenization.in_graph_sentencepiece`).
       model_fn: features dict -> outputs dict (float32 tensors, batch first).
       id_dtypes: feature name -> dtype of the ``serving_ids`` inputs (the model's own).
 

@@ -76,7 +76,7 @@ from bert_tf.errors import CheckpointError, FlagError
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
 from bert_tf.tasks import serving
 from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
-from bert_tf.tasks.serving_standin import XLNetTextPreprocessor
+from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
 from bert_tf.training import loop

@@ -1,7 +1,7 @@
 """Raw-text SavedModels of --export_dir (issue 12, deliverable 2), read in a FRESH process.
 
 Each task's main runs in-process on real data (MRPC / STS-B lines, the real MiniLM weights;
-XLNet: the golden tiny model), writing its own predictions and the export; then a subprocess
+XLNet: the golden tiny model, a row with a digit-comma among them), writing its own predictions and the export; then a subprocess
 that imports only tensorflow + tensorflow_text loads the export and feeds it the raw strings
 (and the script's own ids records to ``serving_ids``): its outputs must equal the script's
 ``test_results.tsv`` / embeddings / ``<task>.logits.json`` within 1e-5. ``saved_model_cli run``
@@ -50,6 +50,15 @@ def _one_version(export_dir):
     versions = [v for v in os.listdir(export_dir) if not v.startswith(".")]
     assert len(versions) == 1 and versions[0].isdigit(), versions  # no .tmp- folder left
     return os.path.join(export_dir, versions[0])
+
+
+def _xlnet_lines(shared_data_dir):
+    """The MRPC test header, 5 rows, and the first row with a digit-comma ("$395,000": the
+    original encode_pieces re-encodes such pieces)."""
+    with open(os.path.join(shared_data_dir, "MRPC", "test.tsv"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    comma = next(line for line in lines[6:] if re.search(r"\d,\d", line))
+    return lines[:6] + [comma]
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +133,10 @@ def xlnet_classifier(golden_dir, shared_data_dir, tmp_path_factory):
     arrays["model/classification_mrpc/logit/bias"] = rng.normal(0, 0.5, [2]).astype(np.float32)
     arrays["global_step"] = np.int64(0)
     checkpoint_io.write_checkpoint(str(root / "model" / "model.ckpt-0"), arrays)
-    _write_tsv_head(os.path.join(shared_data_dir, "MRPC", "test.tsv"), str(root / "data"),
-                    NUM_ROWS)
+    lines = _xlnet_lines(shared_data_dir)
+    os.makedirs(root / "data")
+    with open(root / "data" / "test.tsv", "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
     result = xc.run(xc.XLNetClassifierArgs(
         output_dir=str(root / "proc"), model_dir=str(root / "model"),
         predict_dir=str(root / "pred"), data_dir=str(root / "data"),
@@ -135,8 +146,9 @@ def xlnet_classifier(golden_dir, shared_data_dir, tmp_path_factory):
         export_dir=str(root / "export")))
     with open(root / "pred" / "mrpc.logits.json", encoding="utf-8") as f:
         logits = np.array(json.load(f))
+    rows = [line.split("\t") for line in lines[1:]]
     return {"export": _one_version(str(root / "export")), "path": result["export_path"],
-            "logits": logits}
+            "logits": logits, "rows": [(r[3], r[4]) for r in rows]}
 
 
 _LOADER = textwrap.dedent("""
@@ -188,7 +200,8 @@ def test_exports_reproduce_the_scripts_outputs_in_a_fresh_process(
         "ef_single": {"export": ef["export"], "signature": "serving_single",
                       "inputs": {"text_a": ef["singles"]}},
         "xlnet_text": {"export": xlnet_classifier["export"], "signature": "serving_default",
-                       "inputs": {"text_a": a, "text_b": b}},
+                       "inputs": {"text_a": [r[0] for r in xlnet_classifier["rows"]],
+                                  "text_b": [r[1] for r in xlnet_classifier["rows"]]}},
     }
     out = _fresh_process_calls(tmp_path, job)
 
@@ -216,7 +229,10 @@ def test_exports_reproduce_the_scripts_outputs_in_a_fresh_process(
         np.testing.assert_allclose(np.array(row)[:, :n], expected, atol=TOL, rtol=0)
 
     o = out["xlnet_text"]["outputs"]
+    assert xlnet_classifier["logits"].shape == (6, 2)
     np.testing.assert_allclose(np.array(o["logits"]), xlnet_classifier["logits"], atol=TOL, rtol=0)
+    np.testing.assert_allclose(np.exp(o["logits"]) / np.exp(o["logits"]).sum(1, keepdims=True),
+                               o["probabilities"], atol=1e-6, rtol=0)
     assert xlnet_classifier["path"] == xlnet_classifier["export"]
 
 
