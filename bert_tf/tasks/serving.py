@@ -85,6 +85,25 @@ def _cast(features: Dict[str, tf.Tensor], dtypes: Dict[str, tf.DType]) -> Dict[s
     return {name: tf.cast(features[name], dtype) for name, dtype in dtypes.items()}
 
 
+def check_export_dir(export_dir: str, flag: str = "--export_dir") -> None:
+    """Creates ``export_dir`` and checks a file can be written there, before the run's work
+    (so a bad ``--export_dir`` fails before any other output is written).
+
+    Raises:
+      FlagError: it cannot be created or written (names the flag and the cause).
+    """
+    probe = os.path.join(export_dir, f".tmp-probe-{os.getpid()}")
+    try:
+        tf.io.gfile.makedirs(export_dir)
+        with tf.io.gfile.GFile(probe, "w") as f:
+            f.write("")
+        tf.io.gfile.remove(probe)
+    except (OSError, tf.errors.OpError) as e:
+        raise FlagError(f"{flag}={export_dir}: cannot create it or write there "
+                        f"({getattr(e, 'strerror', None) or getattr(e, 'message', None) or e})"
+                        ) from e
+
+
 def write_saved_model(export_dir: str, tracked: Sequence, endpoints: Sequence,
                       flag: str = "--export_dir") -> str:
     """Writes a SavedModel with ``endpoints`` under ``<export_dir>/<timestamp>/``, atomically.

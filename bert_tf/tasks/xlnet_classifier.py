@@ -194,6 +194,8 @@ def check_args(args: XLNetClassifierArgs) -> None:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
     if args.eval_split not in ("dev", "test"):
         raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
+    if args.export_dir:
+        serving.check_export_dir(args.export_dir)
     if args.do_train and args.init_checkpoint:
         ckpt_dir = os.path.dirname(os.path.abspath(args.init_checkpoint))
         if os.path.abspath(args.model_dir) in (ckpt_dir, os.path.abspath(args.init_checkpoint)):

@@ -364,3 +364,20 @@ def test_unwritable_export_dir_is_one_flag_error(tmp_path):
             serving.DEFAULT_SIGNATURE, lambda x: {"y": x},
             [tf.TensorSpec([None], tf.float32, name="x")])])
     assert os.listdir(tmp_path) == ["a_file"]
+
+
+def test_bad_export_dir_fails_before_extract_features_writes(minilm_checkpoint_dir, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    (tmp_path / "in.txt").write_text("Hello world.\n", encoding="utf-8")
+    ckpt = minilm_checkpoint_dir
+    from bert_tf.errors import FlagError
+
+    with pytest.raises(FlagError, match=r"^--export_dir=.*a_file/x: cannot create it"):
+        extract_features(ExtractFeaturesArgs(
+            input_file=str(tmp_path / "in.txt"), output_file=str(tmp_path / "out.jsonl"),
+            bert_config_file=os.path.join(ckpt, "bert_config.json"),
+            vocab_file=os.path.join(ckpt, "vocab.txt"),
+            init_checkpoint=os.path.join(ckpt, "bert_model.ckpt"), pooling="mean",
+            export_dir=str(blocker / "x")))
+    assert sorted(os.listdir(tmp_path)) == ["a_file", "in.txt"]  # no output written
