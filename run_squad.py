@@ -15,11 +15,18 @@ file has answers, eval_results.json (official metrics) to --output_dir. See
 With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --predict_dir...;
 the original XLNet run_squad.py, with --do_prepro, SQuAD 2.0 beam heads and the automatic
 null-threshold search) it runs XLNet instead: see bert_tf/tasks/xlnet_squad.py.
+
+With --albert_config_file (the flags of the original ALBERT run_squad_v1.py, or with
+--version_2_with_negative those of run_squad_v2.py: --spm_model_file, --train_feature_file,
+--predict_feature_file, --predict_feature_left_file, --start_n_top...) it runs ALBERT, ALBERT's
+defaults for the flags not given: see bert_tf/tasks/albert_squad.py (also
+`python -m bert_tf.albert.run_squad_v1` / `run_squad_v2`).
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.tasks import albert_squad
 from bert_tf.tasks.squad import SquadArgs, run
 from bert_tf.tasks.xlnet_squad import XLNET_SQUAD_FLAGS, run_from_flags
 
@@ -35,7 +42,9 @@ BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "pre
               "num_tpu_cores", "verbose_logging", "version_2_with_negative",
               "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
 bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS))
+                           (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS),
+                           (bert_flags.ALBERT_RUN_SQUAD_V1,
+                            tuple(albert_squad.AlbertSquadArgs.__dataclass_fields__)))
 FLAGS = bert_flags.FLAGS
 
 
@@ -43,6 +52,9 @@ def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
         run_from_flags(FLAGS)
+        return
+    if bert_flags.flag_given(FLAGS, "albert_config_file"):
+        albert_main(FLAGS)
         return
     summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
@@ -55,6 +67,21 @@ def main(_):
         print(f"metrics: {summary['eval_results_file']}")
         for key, value in summary["eval_results"].items():
             print(f"  {key} = {value}")
+
+
+def albert_main(flag_values):
+    """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
+    (:func:`bert_tf.tasks.albert_squad.run_from_flags`), then a summary."""
+    version = 2 if flag_values.version_2_with_negative else 1
+    result = albert_squad.run_from_flags(flag_values, version)
+    if result.get("train") is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if "files" in result:
+        print(f"predicted {result['num_predict_examples']} questions (ALBERT v{version}): "
+              + ", ".join(result["files"]))
+    if result.get("metrics"):
+        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))
 
 
 if __name__ == "__main__":

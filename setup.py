@@ -24,5 +24,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=8,<10"],
+        # only to run Hugging Face's own models on converted folders (tests, users); never
+        # needed by the scripts or by python -m bert_tf.convert
+        "hf": ["torch>=2.1", "transformers>=4.40"],
     },
 )

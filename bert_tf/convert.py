@@ -1,12 +1,20 @@
-"""Convert a Hugging Face BERT folder to an original BERT checkpoint folder.
+"""Convert weights between the original BERT / XLNet layout, Hugging Face and keras-hub.
 
     python -m bert_tf.convert --hf_dir <folder with config.json, model.safetensors, vocab.txt> \
         --out_dir <folder> [--extra_npz head.npz]
+    python -m bert_tf.convert --from original --to hf --in_dir <original folder> --out_dir <folder>
+    python -m bert_tf.convert --from original --to keras_hub --in_dir <original folder> --out_dir <folder>
+    python -m bert_tf.convert --from keras_hub --to original --in_dir <preset folder> --out_dir <folder>
 
-writes ``bert_model.ckpt.index``, ``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json``
-and ``vocab.txt`` in the layout of the original release's archives (spec `bert.md` 3.1), so the
-original scripts and ours load them. ``--extra_npz`` adds arrays under their npz key as
-top-level variables (e.g. a classifier head's `output_weights` / `output_bias`).
+HF -> original (the default, `--hf_dir`) writes ``bert_model.ckpt.index``,
+``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json`` and ``vocab.txt`` in the layout of
+the original release's archives (spec `bert.md` 3.1), so the original scripts and ours load
+them; a HF XLNet folder (``model_type`` xlnet) gives ``xlnet_model.ckpt`` + ``xlnet_config.json``.
+``--extra_npz`` adds arrays under their npz key as top-level variables (e.g. a classifier head's
+`output_weights` / `output_bias`). Original -> HF writes ``config.json``, ``model.safetensors``
+(+ ``vocab.txt``, ``tokenizer_config.json`` for BERT, ``spiece.model`` for XLNet); original <->
+keras-hub reads/writes a `BertBackbone` preset folder. Name tables: `bert/hf_mapping.py`,
+`bert/hf_export.py`, `bert/keras_hub_mapping.py`, `xlnet/hf_mapping.py`.
 
 Every file is written atomically; an existing output folder is updated file by file.
 """
@@ -111,19 +119,347 @@ def check_weights_fit_config(arrays, config, weights_path: str, config_path: str
                               f"{config_path} implies {list(shape)}")
 
 
+BERT_CONFIG = "bert_config.json"
+XLNET_CONFIG = "xlnet_config.json"
+XLNET_CHECKPOINT_NAME = "xlnet_model.ckpt"
+SPIECE_MODEL = "spiece.model"
+KERAS_HUB_VOCAB = os.path.join("assets", "tokenizer", "vocabulary.txt")
+
+
+def _read_json(path: str) -> dict:
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path}: not found")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path}: cannot read JSON ({e})") from e
+
+
+def _make_out_dir(out_dir: str) -> None:
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise OutputPathError(f"--out_dir={out_dir}: cannot create it ({e.strerror or e})") from e
+
+
+def _copy_file(src: str, dst: str) -> None:
+    """Copies ``src`` to ``dst`` atomically (temp file beside ``dst``, then rename)."""
+    from bert_tf.atomic_files import atomic_path
+    with atomic_path(dst) as tmp:
+        shutil.copyfile(src, tmp)
+
+
+def _write_json(path: str, obj) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def _write_safetensors(path: str, tensors) -> None:
+    """``model.safetensors`` atomically, with the ``{"format": "pt"}`` metadata that
+    `transformers` requires; the safetensors package alone, no torch."""
+    from safetensors.numpy import save_file
+    from bert_tf.atomic_files import atomic_path
+    with atomic_path(path) as tmp:
+        save_file(dict(tensors), tmp, metadata={"format": "pt"})
+
+
+def original_family(in_dir: str) -> str:
+    """``"bert"`` or ``"xlnet"``: which config an original-layout folder holds.
+
+    Raises:
+      ConfigError: neither `bert_config.json` nor `xlnet_config.json`, or both (names the folder).
+    """
+    has = [n for n in (BERT_CONFIG, XLNET_CONFIG) if os.path.isfile(os.path.join(in_dir, n))]
+    if len(has) != 1:
+        raise ConfigError(f"--in_dir={in_dir}: expected one of {BERT_CONFIG} or {XLNET_CONFIG} "
+                          f"there, found {has or 'neither'}")
+    return "bert" if has[0] == BERT_CONFIG else "xlnet"
+
+
+def _read_original(in_dir: str, checkpoint: Optional[str], default_name: str):
+    from bert_tf.checkpoint_io import read_checkpoint, resolve_prefix
+    prefix = resolve_prefix(checkpoint or os.path.join(in_dir, default_name))
+    return prefix, read_checkpoint(prefix, include_optimizer=True)
+
+
+def _read_bert_original(in_dir: str, checkpoint: Optional[str], do_lower_case: bool):
+    """(config, prefix, arrays, vocab path) of an original BERT folder, checked."""
+    from bert_tf.bert.config import BertConfig
+    from bert_tf.tokenization.wordpiece import check_vocab_matches_case, load_vocab
+    config_path = os.path.join(in_dir, BERT_CONFIG)
+    vocab_path = os.path.join(in_dir, "vocab.txt")
+    if not os.path.isfile(vocab_path):
+        raise ConfigError(f"{vocab_path}: not found (an original BERT folder holds "
+                          f"bert_config.json, vocab.txt and bert_model.ckpt)")
+    config = BertConfig.from_json_file(config_path)
+    prefix, arrays = _read_original(in_dir, checkpoint, CHECKPOINT_NAME)
+    from bert_tf.checkpoint_io import is_optimizer_entry
+    check_weights_fit_config({n: a for n, a in arrays.items() if not is_optimizer_entry(n)},
+                             config, prefix, config_path)
+    vocab = load_vocab(vocab_path)
+    if len(vocab) != config.vocab_size:
+        raise ConfigError(f"{vocab_path}: {len(vocab)} tokens but {config_path} has vocab_size "
+                          f"{config.vocab_size}")
+    check_vocab_matches_case(vocab, do_lower_case, vocab_path)
+    return config, prefix, arrays, vocab_path
+
+
+def original_to_hf(in_dir: str, out_dir: str, checkpoint: Optional[str] = None,
+                   do_lower_case: bool = True):
+    """Original BERT or XLNet folder -> Hugging Face folder.
+
+    BERT (`bert_config.json`, `vocab.txt`, `bert_model.ckpt`): writes `config.json`
+    (`hidden_act` ``"gelu_new"`` for the original's tanh GELU), `model.safetensors` (the
+    architecture follows the heads, see `bert_tf/bert/hf_export.py`), `vocab.txt` and
+    `tokenizer_config.json` (``do_lower_case``). XLNet (`xlnet_config.json`,
+    `xlnet_model.ckpt`, optional `spiece.model`): `config.json` and `model.safetensors` of
+    an `XLNetModel`, `spiece.model` copied when present.
+
+    Args:
+      in_dir: the original folder.
+      out_dir: output folder (created; files replaced one by one, each atomically).
+      checkpoint: checkpoint prefix or folder (default ``<in_dir>/bert_model.ckpt`` or
+        ``<in_dir>/xlnet_model.ckpt``).
+      do_lower_case: BERT tokenizer casing (the original's flag; refused for a cased vocab).
+
+    Returns:
+      (list of written paths, list of checkpoint names left out).
+
+    Raises:
+      ConfigError, CheckpointError: missing file, unreadable config/checkpoint, a variable
+        without a HF name, a shape that does not fit the config (names the variable).
+    """
+    if original_family(in_dir) == "xlnet":
+        return _xlnet_original_to_hf(in_dir, out_dir, checkpoint)
+    from bert_tf.bert.hf_export import convert_original_weights, hf_config_dict, hf_tokenizer_config
+    config, prefix, arrays, vocab_path = _read_bert_original(in_dir, checkpoint, do_lower_case)
+    tensors, arch, skipped = convert_original_weights(arrays, source=prefix)
+    num_labels = arrays["output_weights"].shape[0] if "output_weights" in arrays else 2
+    hf_config = hf_config_dict(config, arch, num_labels, source=os.path.join(in_dir, BERT_CONFIG))
+    _make_out_dir(out_dir)
+    written = [os.path.join(out_dir, n) for n in
+               ("model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json")]
+    _write_safetensors(written[0], tensors)
+    _write_json(written[1], hf_config)
+    _copy_file(vocab_path, written[2])
+    _write_json(written[3], hf_tokenizer_config(do_lower_case, config.max_position_embeddings))
+    return written, skipped
+
+
+def _xlnet_original_to_hf(in_dir: str, out_dir: str, checkpoint: Optional[str]):
+    from bert_tf.xlnet.config import XLNetConfig
+    from bert_tf.xlnet.hf_mapping import convert_original_weights, hf_config_dict
+    config_path = os.path.join(in_dir, XLNET_CONFIG)
+    config = XLNetConfig.from_json_file(config_path)
+    hf_config = hf_config_dict(config, source=config_path)
+    prefix, arrays = _read_original(in_dir, checkpoint, XLNET_CHECKPOINT_NAME)
+    tensors, left_out = convert_original_weights(arrays, config, source=prefix)
+    _make_out_dir(out_dir)
+    written = [os.path.join(out_dir, "model.safetensors"), os.path.join(out_dir, "config.json")]
+    _write_safetensors(written[0], tensors)
+    _write_json(written[1], hf_config)
+    spiece = os.path.join(in_dir, SPIECE_MODEL)
+    if os.path.isfile(spiece):
+        written.append(os.path.join(out_dir, SPIECE_MODEL))
+        _copy_file(spiece, written[-1])
+    return written, left_out
+
+
+def hf_xlnet_to_original(hf_dir: str, out_dir: str):
+    """HF `XLNetModel` folder (`config.json`, `model.safetensors`, optional `spiece.model`) ->
+    original `xlnet_config.json` + `xlnet_model.ckpt` (+ `spiece.model`).
+
+    Returns:
+      list of written paths.
+
+    Raises:
+      ConfigError: missing/unreadable file, a config or tensor the original cannot hold.
+    """
+    from safetensors.numpy import load_file
+    from bert_tf.xlnet.hf_mapping import convert_hf_weights, xlnet_config_from_hf
+    config_path = os.path.join(hf_dir, "config.json")
+    weights_path = os.path.join(hf_dir, "model.safetensors")
+    config = xlnet_config_from_hf(_read_json(config_path), source=config_path)
+    if not os.path.isfile(weights_path):
+        raise ConfigError(f"{weights_path}: not found")
+    try:
+        tensors = load_file(weights_path)
+    except Exception as e:
+        raise ConfigError(f"{weights_path}: cannot read safetensors ({e})") from e
+    arrays = convert_hf_weights(tensors, config, source=weights_path)
+    _make_out_dir(out_dir)
+    prefix = write_checkpoint(os.path.join(out_dir, XLNET_CHECKPOINT_NAME), arrays)
+    written = [prefix + ".index", prefix + ".data-00000-of-00001", os.path.join(out_dir, XLNET_CONFIG)]
+    config.to_json_file(written[2])
+    spiece = os.path.join(hf_dir, SPIECE_MODEL)
+    if os.path.isfile(spiece):
+        written.append(os.path.join(out_dir, SPIECE_MODEL))
+        _copy_file(spiece, written[-1])
+    return written
+
+
+def _move_tree(src: str, dst: str, written) -> None:
+    for root, _, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        target_dir = os.path.normpath(os.path.join(dst, rel))
+        os.makedirs(target_dir, exist_ok=True)
+        for f in files:
+            os.replace(os.path.join(root, f), os.path.join(target_dir, f))
+            written.append(os.path.join(target_dir, f))
+
+
+def original_to_keras_hub(in_dir: str, out_dir: str, checkpoint: Optional[str] = None,
+                          do_lower_case: bool = True):
+    """Original BERT folder -> keras-hub preset folder of a `BertBackbone` + `BertTokenizer`.
+
+    Writes what `save_to_preset` writes (`config.json`, `model.weights.h5`, `metadata.json`,
+    `tokenizer.json`, `assets/tokenizer/vocabulary.txt`); load it with
+    ``keras_hub.models.BertBackbone.from_preset(out_dir)``. The preset is saved into a
+    temporary folder inside ``out_dir`` and its files then renamed into place.
+
+    Returns:
+      (list of written paths, list of checkpoint names left out: heads and optimizer state,
+      which a `BertBackbone` does not hold).
+
+    Raises:
+      ConfigError, CheckpointError: as :func:`original_to_hf`, or a config keras-hub cannot
+        express (see `keras_hub_config`).
+    """
+    import tempfile
+    import keras_hub
+    from bert_tf.bert.keras_hub_mapping import keras_hub_config, original_to_keras_hub as to_kh
+    if original_family(in_dir) != "bert":
+        raise ConfigError(f"--in_dir={in_dir}: keras-hub conversion is for BERT folders "
+                          f"(bert_config.json); this is XLNet")
+    config, prefix, arrays, vocab_path = _read_bert_original(in_dir, checkpoint, do_lower_case)
+    kh_config = keras_hub_config(config, source=os.path.join(in_dir, BERT_CONFIG))
+    weights = to_kh(arrays, config, source=prefix)
+    left_out = sorted(n for n in arrays if not n.startswith("bert/"))
+    backbone = keras_hub.models.BertBackbone(**kh_config)
+    for w in backbone.weights:
+        w.assign(weights[w.path])
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab_path, lowercase=do_lower_case)
+    _make_out_dir(out_dir)
+    written = []
+    with tempfile.TemporaryDirectory(prefix=".tmp-keras-hub-", dir=out_dir) as tmp:
+        backbone.save_to_preset(tmp)
+        tokenizer.save_to_preset(tmp)
+        _move_tree(tmp, out_dir, written)
+    return sorted(written), left_out
+
+
+def keras_hub_to_original(in_dir: str, out_dir: str):
+    """keras-hub `BertBackbone` preset folder -> original BERT folder (`bert_model.ckpt`,
+    `bert_config.json`, `vocab.txt` from the preset's `assets/tokenizer/vocabulary.txt`).
+
+    `bert_config.json` has what the backbone knows: `hidden_act` "gelu", both dropouts its
+    `dropout`, `initializer_range` 0.02 (see `bert_tf/bert/keras_hub_mapping.py`).
+
+    Returns:
+      list of written paths.
+
+    Raises:
+      ConfigError: no preset there, not a BertBackbone, no vocabulary, or weights that do not
+        fit the table (names the file or the weight).
+    """
+    import keras_hub
+    from bert_tf.bert.keras_hub_mapping import bert_config_from_keras_hub, keras_hub_to_original as to_orig
+    config_path = os.path.join(in_dir, "config.json")
+    kh = _read_json(config_path)
+    if kh.get("class_name") != "BertBackbone":
+        raise ConfigError(f"{config_path}: class_name {kh.get('class_name')!r}, expected "
+                          f"'BertBackbone' (a keras-hub BERT preset folder)")
+    vocab_path = os.path.join(in_dir, KERAS_HUB_VOCAB)
+    if not os.path.isfile(vocab_path):
+        raise ConfigError(f"{vocab_path}: not found (save the BertTokenizer to the preset too)")
+    config = bert_config_from_keras_hub(kh.get("config", {}), source=config_path)
+    try:
+        backbone = keras_hub.models.BertBackbone.from_preset(in_dir)
+    except Exception as e:
+        raise ConfigError(f"--in_dir={in_dir}: keras-hub cannot load this preset "
+                          f"({type(e).__name__}: {e})") from e
+    arrays = to_orig({w.path: w.numpy() for w in backbone.weights}, config.num_hidden_layers,
+                     source=in_dir)
+    _make_out_dir(out_dir)
+    prefix = write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays)
+    written = [prefix + ".index", prefix + ".data-00000-of-00001",
+               os.path.join(out_dir, BERT_CONFIG), os.path.join(out_dir, "vocab.txt")]
+    atomic_write_text(written[2], config.to_json_string())
+    _copy_file(vocab_path, written[3])
+    return written
+
+
+DIRECTIONS = (("hf", "original"), ("original", "hf"), ("original", "keras_hub"),
+              ("keras_hub", "original"))
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bert_tf.convert", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hf_dir", required=True, help="HF BERT folder (config.json, model.safetensors, vocab.txt)")
-    parser.add_argument("--out_dir", required=True, help="output folder for the original layout")
-    parser.add_argument("--extra_npz", default=None, help="npz of extra top-level variables (e.g. a head)")
+    parser.add_argument("--hf_dir", default=None, help="HF BERT or XLNet folder (config.json, model.safetensors[, vocab.txt]); "
+                        "the same as --from=hf --in_dir")
+    parser.add_argument("--out_dir", required=True, help="output folder")
+    parser.add_argument("--extra_npz", default=None, help="npz of extra top-level variables (e.g. a head); HF BERT -> original only")
+    parser.add_argument("--from", dest="source", default="hf", choices=("hf", "original", "keras_hub"),
+                        help="layout of the input folder (default hf)")
+    parser.add_argument("--to", dest="target", default="original", choices=("original", "hf", "keras_hub"),
+                        help="layout to write (default original)")
+    parser.add_argument("--in_dir", default=None, help="input folder (original: bert_config.json + vocab.txt + "
+                        "bert_model.ckpt, or xlnet_config.json + xlnet_model.ckpt; keras_hub: a BertBackbone preset)")
+    parser.add_argument("--checkpoint", default=None, help="original checkpoint prefix (default <in_dir>/bert_model.ckpt "
+                        "or xlnet_model.ckpt)")
+    parser.add_argument("--do_lower_case", type=_bool, default=True,
+                        help="tokenizer casing written for --to=hf / keras_hub (default true, as the original)")
     args = parser.parse_args(argv)
     try:
-        prefix = convert_hf_folder(args.hf_dir, args.out_dir, args.extra_npz)
+        if args.hf_dir is not None:
+            if args.source != "hf" or args.in_dir is not None:
+                raise ConfigError("--hf_dir is the input of --from=hf; give --in_dir for other layouts")
+            args.in_dir = args.hf_dir
+        if args.in_dir is None:
+            raise ConfigError("give the input folder: --in_dir (or --hf_dir for a HF folder)")
+        if (args.source, args.target) not in DIRECTIONS:
+            raise ConfigError(f"--from={args.source} --to={args.target}: not a conversion (known: "
+                              f"{', '.join(f'{a}->{b}' for a, b in DIRECTIONS)})")
+        if args.extra_npz and (args.source, args.target) != ("hf", "original"):
+            raise ConfigError("--extra_npz is for --from=hf --to=original only")
+        if not os.path.isdir(args.in_dir):
+            raise ConfigError(f"--in_dir={args.in_dir}: not a folder")
+        left_out = []
+        if args.source == "hf":
+            hf_config_path = os.path.join(args.in_dir, "config.json")
+            if (os.path.isfile(hf_config_path)
+                    and _read_json(hf_config_path).get("model_type") == "xlnet"):
+                if args.extra_npz:
+                    raise ConfigError("--extra_npz is for BERT folders")
+                written = hf_xlnet_to_original(args.in_dir, args.out_dir)
+            else:
+                prefix = convert_hf_folder(args.in_dir, args.out_dir, args.extra_npz)
+                written = [f"{prefix}.index", f"{prefix}.data-00000-of-00001",
+                           os.path.join(args.out_dir, "bert_config.json"),
+                           os.path.join(args.out_dir, "vocab.txt")]
+        elif args.target == "hf":
+            written, left_out = original_to_hf(args.in_dir, args.out_dir, args.checkpoint,
+                                               args.do_lower_case)
+        elif args.target == "keras_hub":
+            written, left_out = original_to_keras_hub(args.in_dir, args.out_dir, args.checkpoint,
+                                                      args.do_lower_case)
+        else:
+            written = keras_hub_to_original(args.in_dir, args.out_dir)
     except BertTfError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {prefix}.index, {prefix}.data-00000-of-00001, "
-          f"{os.path.join(args.out_dir, 'bert_config.json')}, {os.path.join(args.out_dir, 'vocab.txt')}")
+    print(f"wrote {', '.join(written)}")
+    if left_out:
+        print(f"not converted ({len(left_out)}, no counterpart in --to={args.target}): "
+              f"{', '.join(left_out[:6])}{', ...' if len(left_out) > 6 else ''}")
     return 0
 
 

@@ -109,6 +109,10 @@ _BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
     "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
+    # ---- long inputs by sliding windows (issue 13) ----
+    "window_pooling": ("enum:mean|max", None, "(bert_tf, beyond the original) With --doc_stride: "
+                       "how run_classifier.py pools the logits of an example's windows into its "
+                       "one prediction (unset: mean)."),
 }
 
 # ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) -------------------------------
@@ -131,9 +135,9 @@ _XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "summary_type": ("string", "last", "XLNet: how a sequence is summarised into one vector "
                      "(last, first, mean, attn)."),
     "use_summ_proj": ("bool", True, "XLNet: tanh projection of the sequence summary."),
-    "use_bfloat16": ("bool", False, "XLNet: bfloat16 compute (run_classifier: Keras' "
-                     "mixed_bfloat16, float32 variables and checkpoints; run_squad / run_race: "
-                     "recorded, float32)."),
+    "use_bfloat16": ("bool", False, "XLNet: bfloat16 compute (Keras' mixed_bfloat16 in "
+                     "run_classifier, run_squad and run_race: float32 variables and "
+                     "checkpoints)."),
     "init": ("enum:normal|uniform", "normal", "XLNet: initialization method."),
     "init_std": ("float", 0.02, "XLNet: initialization std when init is normal."),
     "init_range": ("float", 0.1, "XLNet: initialization range when init is uniform."),
@@ -254,7 +258,8 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                        "unset or empty: WordPiece with --vocab_file. Giving it selects ALBERT's "
                        "create_pretraining_data.py."),
     "input_file_mode": ("string", "r", "ALBERT: the data format of the input file (the "
-                        "original's open() mode; bert_tf reads the files as UTF-8 in either)."),
+                        "original's open() mode: r or rb; bert_tf reads the files as UTF-8 in "
+                        "either, the same lines; any other mode is refused)."),
     "ngram": ("integer", 3, "ALBERT: maximum number of ngrams to mask."),
     "favor_shorter_ngram": ("bool", True, "ALBERT: sample n-gram length n with probability "
                             "proportional to 1/n (False: reversed)."),
@@ -281,6 +286,27 @@ _ALBERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "start_warmup_step": ("integer", 0, "ALBERT: the starting step of warmup."),
     "init_from_group0": ("bool", False, "ALBERT: initialize the parameters of the other groups "
                          "from group 0 of --init_checkpoint."),
+    "masked_lm_budget": ("float", 0.0, "ALBERT: if > 0, the ratio of masked to unmasked "
+                         "n-grams for on-the-fly masking; 0: the records' own (offline) masks. "
+                         "bert_tf refuses a value > 0: the original then reads only "
+                         "token_boundary and its model_fn fails on the missing "
+                         "masked_lm_positions (the online masking was never released)."),
+    "threshold_to_export": ("float", float("nan"), "ALBERT: a classifier threshold attached "
+                            "to the SavedModel of --export_dir and served with the "
+                            "predictions (output 'threshold'); NaN: none."),
+    # run_squad_v1.py / run_squad_v2.py
+    "train_feature_file": ("string", None, "ALBERT SQuAD: the training features TFRecord; "
+                           "written from --train_file when absent, else reused."),
+    "predict_feature_file": ("string", None, "ALBERT SQuAD: the predict features TFRecord; "
+                             "written when it or --predict_feature_left_file is absent, else "
+                             "reused (required with --do_predict)."),
+    "predict_feature_left_file": ("string", None, "ALBERT SQuAD: the predict features kept "
+                                  "for post-processing (the original: a pickle; bert_tf: gzip "
+                                  "JSON lines, refused when not bert_tf's; required with "
+                                  "--do_predict)."),
+    "use_einsum": ("bool", True, "ALBERT: tf.einsum or tf.reshape+tf.matmul for dense layers "
+                   "(same numbers; bert_tf computes both the same way)."),
+    "dropout_prob": ("float", 0.1, "ALBERT SQuAD v2: dropout of the answer-class head."),
 }
 
 # Every flag of every script: name -> (kind, default, help).
@@ -375,6 +401,7 @@ XLNET = Profile(
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
            "master", "export_dir")                                    # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
+          + ("window_pooling",)  # long inputs by sliding windows (issue 13)
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
           + tuple(_XLNET_PRETRAIN_SPECS)                               # train.py
@@ -581,19 +608,63 @@ ALBERT_RUN_PRETRAINING = ALBERT.for_script(
                         "beta2 0.999, epsilon 1e-6, LayerNorm and biases not decayed (nor "
                         "layer-adapted), gradients clipped to global norm 1.0."})
 
+# ALBERT's run_squad_v1.py / run_squad_v2.py (google-research/albert@b772393), run as
+# `python -m bert_tf.albert.run_squad_v1` / `... .run_squad_v2`, or run_squad.py with
+# --albert_config_file (v2 with --version_2_with_negative).
+_ALBERT_SQUAD_HELPS = {
+    "output_dir": "ALBERT: checkpoints (model.ckpt-N), predictions.json, "
+                  "nbest_predictions.json, null_odds.json (v2), eval_results.txt.",
+    "init_checkpoint": "ALBERT: checkpoint to start from (a BERT checkpoint is refused, "
+                       "naming the first variable that does not fit); predict uses it when "
+                       "--output_dir has no model.ckpt-N.",
+    "do_predict": "ALBERT: predict --predict_file with the newest model.ckpt-N of --output_dir "
+                  "(else --init_checkpoint) and, when it has answers, score it (bert_tf: the "
+                  "original polls --output_dir until a checkpoint reaches the training steps "
+                  "and keeps model.ckpt-best).",
+    "spm_model_file": "ALBERT: SentencePiece model (required: SQuAD features are "
+                      "SentencePiece pieces aligned to the characters).",
+    "vocab_file": "ALBERT: read by the original's tokenizer set-up only (the SQuAD features "
+                  "use --spm_model_file).",
+    "start_n_top": "ALBERT SQuAD v2: beam size for the start positions.",
+    "end_n_top": "ALBERT SQuAD v2: beam size for the end positions.",
+}
+ALBERT_RUN_SQUAD_V1 = dataclasses.replace(
+    ALBERT, flags=ALBERT.flags + ("start_n_top", "end_n_top")).for_script(
+    "run_squad_v1.py", defaults={"max_seq_length": 384}, helps=_ALBERT_SQUAD_HELPS)
+ALBERT_RUN_SQUAD_V2 = dataclasses.replace(ALBERT_RUN_SQUAD_V1, script="run_squad_v2.py")
+
 # One profile per root script and family: the original scripts' own defaults live here only.
 CREATE_PRETRAINING_DATA = BERT.for_script("create_pretraining_data.py")
 RUN_PRETRAINING = BERT.for_script("run_pretraining.py")
-RUN_CLASSIFIER = BERT.for_script("run_classifier.py")
+# ---- long inputs by sliding windows (issue 13): --doc_stride of run_classifier.py and
+# extract_features.py, unset by default (the original's truncation) ----
+_WINDOW_DEFAULTS = {"doc_stride": None}
+_CLASSIFIER_WINDOW_HELPS = {
+    "doc_stride": "(bert_tf, beyond the original) Split an input longer than --max_seq_length "
+                  "into windows, the next starting every doc_stride tokens (run_squad.py's "
+                  "rule; a pair keeps its shorter side whole), instead of truncating it; each "
+                  "window is a training instance with its example's label, and an example's "
+                  "prediction pools its windows' logits (--window_pooling). Unset: truncate as "
+                  "the original."}
+_EXTRACT_WINDOW_HELPS = {
+    "doc_stride": "(bert_tf, beyond the original) Split a line longer than --max_seq_length "
+                  "into windows, the next starting every doc_stride tokens (run_squad.py's "
+                  "rule; one text per line, not pairs); each token is written once, with the "
+                  "values of the window where it has the most context (run_squad's "
+                  "token_is_max_context). Unset: truncate as the original."}
+
+RUN_CLASSIFIER = BERT.for_script("run_classifier.py", defaults=_WINDOW_DEFAULTS,
+                                 helps=_CLASSIFIER_WINDOW_HELPS)
 RUN_SQUAD = BERT.for_script("run_squad.py", defaults={"max_seq_length": 384})  # spec 9.1
-EXTRACT_FEATURES = BERT.for_script("extract_features.py")
+EXTRACT_FEATURES = BERT.for_script("extract_features.py", defaults=_WINDOW_DEFAULTS,
+                                   helps=_EXTRACT_WINDOW_HELPS)
 XLNET_RUN_CLASSIFIER = XLNET.for_script(
-    "run_classifier.py",
+    "run_classifier.py", defaults=_WINDOW_DEFAULTS,
     helps={"init_checkpoint": "XLNet: checkpoint prefix to start from (e.g. "
                               ".../xlnet_model.ckpt); a path ending in 'latest' means the "
-                              "newest checkpoint of its folder."})
+                              "newest checkpoint of its folder.", **_CLASSIFIER_WINDOW_HELPS})
 XLNET_EXTRACT_FEATURES = XLNET.for_script(
-    "extract_features.py",
+    "extract_features.py", defaults=_WINDOW_DEFAULTS, helps=_EXTRACT_WINDOW_HELPS,
     refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
              "do_lower_case": "--uncased"})
 

@@ -21,8 +21,12 @@ from bert_tf.tasks.squad import SquadArgs
 from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs
 from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs
 
-# the original scripts' own defaults where they differ from the vocabulary's (spec 9.1)
-SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}}
+# the original scripts' own defaults where they differ from the vocabulary's (spec 9.1);
+# --doc_stride of run_classifier.py / extract_features.py: unset = the original's truncation
+# (run_squad's 128 is FLAG_SPECS'; bert_tf sliding windows, issue 13)
+WINDOW_DEFAULTS = {"doc_stride": None}
+SCRIPT_OVERRIDES = {SquadArgs: {"max_seq_length": 384}, ClassifierArgs: WINDOW_DEFAULTS,
+                    ExtractFeaturesArgs: WINDOW_DEFAULTS}
 
 
 @pytest.mark.parametrize("args_class", [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadArgs])
@@ -56,7 +60,10 @@ ALL_ARGS_CLASSES = [ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs, SquadA
 ORIGINAL_DIFFERENCES = {
     SquadArgs: {"max_seq_length": 384},
     XLNetClassifierArgs: {"learning_rate": 1e-5, "train_batch_size": 8, "eval_batch_size": 128,
-                          "predict_batch_size": 128, "output_dir": "", "data_dir": ""},
+                          "predict_batch_size": 128, "output_dir": "", "data_dir": "",
+                          **WINDOW_DEFAULTS},
+    ClassifierArgs: WINDOW_DEFAULTS, ExtractFeaturesArgs: WINDOW_DEFAULTS,
+    XLNetExtractFeaturesArgs: WINDOW_DEFAULTS,
 }
 PROFILES = {ClassifierArgs: "BERT run_classifier.py",
             ExtractFeaturesArgs: "BERT extract_features.py",
@@ -97,9 +104,11 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
-    # plus bert_tf's --export_dir (raw-text SavedModel, issue 12), None = not given
+    # (plus bert_tf's sliding-window flags, issue 13, unset by default, and --export_dir,
+    # the raw-text SavedModel of issue 12)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        list(XLNET_RUN_CLASSIFIER_SPEC) + ["export_dir"])
+        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir"])
+    assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     assert args.export_dir is None
     for name, expected in XLNET_RUN_CLASSIFIER_SPEC.items():

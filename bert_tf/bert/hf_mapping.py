@@ -58,6 +58,11 @@ _HEAD_RULES: Tuple[Tuple[str, str, bool], ...] = (
     (r"cls\.predictions\.bias", "cls/predictions/output_bias", False),
     (r"cls\.seq_relationship\.weight", "cls/seq_relationship/output_weights", False),
     (r"cls\.seq_relationship\.bias", "cls/seq_relationship/output_bias", False),
+    # run_classifier.py's head ([num_labels, H], as nn.Linear) and run_squad.py's ([2, H]).
+    (r"classifier\.weight", "output_weights", False),
+    (r"classifier\.bias", "output_bias", False),
+    (r"qa_outputs\.weight", "cls/squad/output_weights", False),
+    (r"qa_outputs\.bias", "cls/squad/output_bias", False),
 )
 
 # HF entries with no original variable: buffers and the decoder tied to word_embeddings.

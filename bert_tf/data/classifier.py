@@ -26,6 +26,7 @@ from absl import logging
 
 from bert_tf.data import tfrecord
 from bert_tf.data.sequence_pairs import TruncationCount, build_bert_inputs, truncate_seq_pair
+from bert_tf.data.windows import split_into_windows
 from bert_tf.errors import FlagError, InputDataError
 
 # Examples logged in full by convert_single_example (original: ex_index < 5).
@@ -543,11 +544,61 @@ def convert_examples_to_features(examples, label_list, max_seq_length: int, toke
     return features
 
 
-def feature_to_example(feature: InputFeatures, regression: bool = False) -> tf.train.Example:
+def convert_example_windows(ex_index: int, example, label_list: Optional[Sequence[str]],
+                            max_seq_length: int, tokenizer, doc_stride: int,
+                            where: str = "") -> List[InputFeatures]:
+    """One example as sliding windows (``--doc_stride``; bert_tf, beyond the original, issue 13).
+
+    The tokens are cut by :func:`bert_tf.data.windows.split_into_windows` (run_squad's stride
+    rule; a pair keeps its shorter side whole); each window is laid out and padded as
+    :func:`convert_single_example` lays out an example that fits (``[CLS] A [SEP] (B
+    [SEP])``, same segment ids), with the example's label. An example that fits in
+    ``max_seq_length`` gives one window, the very features of :func:`convert_single_example`.
+    A :class:`PaddingInputExample` gives its one all-zero feature. The first 5 examples'
+    windows are logged.
+
+    Args:
+      doc_stride: the flag (checked by :func:`bert_tf.data.windows.check_window_flags`).
+      where: names the example in errors (e.g. the file).
+
+    Returns:
+      the windows' :class:`InputFeatures`, in order (at least one).
+
+    Raises:
+      InputDataError: an unknown label; a pair whose shorter side leaves fewer than
+        ``doc_stride`` tokens per window (names the example).
+    """
+    if isinstance(example, PaddingInputExample):
+        return [convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer)]
+    label_id = _label_id(example, label_list)
+    tokens_a = tokenizer.tokenize(example.text_a)
+    tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+    windows = split_into_windows(tokens_a, tokens_b, max_seq_length, doc_stride,
+                                 where=f"{where}example {example.guid}")
+    features = []
+    for window_index, (part_a, part_b) in enumerate(windows.pieces):
+        tokens, input_ids, input_mask, segment_ids = build_bert_inputs(
+            part_a, part_b, max_seq_length, tokenizer)
+        if ex_index < NUM_LOGGED_EXAMPLES:
+            logging.info("*** Example ***")
+            logging.info("guid: %s (window %d of %d)", example.guid, window_index + 1,
+                         len(windows.pieces))
+            logging.info("tokens: %s", " ".join(tokens))
+            logging.info("label: %s (id = %s)", example.label, label_id)
+        features.append(InputFeatures(input_ids=input_ids, input_mask=input_mask,
+                                      segment_ids=segment_ids, label_id=label_id,
+                                      is_real_example=True))
+    return features
+
+
+def feature_to_example(feature: InputFeatures, regression: bool = False,
+                       example_index: Optional[int] = None) -> tf.train.Example:
     """The ``tf.train.Example`` of one feature (spec 8.5), in the original feature order.
 
     ``input_ids``/``input_mask``/``segment_ids``: int64 [max_seq_length]; ``label_ids``: int64
-    [1], or float [1] when ``regression``; ``is_real_example``: int64 [1], 1 or 0.
+    [1], or float [1] when ``regression``; ``is_real_example``: int64 [1], 1 or 0. With
+    ``example_index`` (``--doc_stride`` windows, bert_tf) a last int64 [1] ``example_index``:
+    the example the window belongs to (-1 for TPU padding).
     """
     feats = collections.OrderedDict()
     feats["input_ids"] = tfrecord.create_int_feature(feature.input_ids)
@@ -558,11 +609,15 @@ def feature_to_example(feature: InputFeatures, regression: bool = False) -> tf.t
     else:
         feats["label_ids"] = tfrecord.create_int_feature([feature.label_id])
     feats["is_real_example"] = tfrecord.create_int_feature([int(feature.is_real_example)])
+    if example_index is not None:
+        feats["example_index"] = tfrecord.create_int_feature([int(example_index)])
     return tf.train.Example(features=tf.train.Features(feature=feats))
 
 
 def file_based_convert_examples_to_features(examples, label_list, max_seq_length: int,
-                                            tokenizer, output_file: str) -> int:
+                                            tokenizer, output_file: str,
+                                            doc_stride: Optional[int] = None,
+                                            pad_to_multiple: Optional[int] = None) -> int:
     """Converts examples and writes them to a TFRecord file (original function of that name).
 
     One record per example, in order (features: see :func:`feature_to_example`; label_ids is a
@@ -572,9 +627,18 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
     bert_tf: one warning line counts the examples truncated to ``max_seq_length`` (with the
     longest length), which the original cut silently.
 
+    bert_tf, ``doc_stride`` (issue 13): one record per WINDOW
+    (:func:`convert_example_windows`), each with the ``example_index`` of its example (its
+    position in ``examples``); nothing is truncated. ``pad_to_multiple`` (TPU eval/predict)
+    then appends all-zero records (``is_real_example`` 0, ``example_index`` -1) until the
+    number of records is a multiple of it (the windows, not the examples, fill the batches).
+
     Raises:
-      InputDataError: see :func:`convert_single_example`.
+      InputDataError: see :func:`convert_single_example` / :func:`convert_example_windows`.
     """
+    if doc_stride is not None:
+        return _write_window_records(examples, label_list, max_seq_length, tokenizer,
+                                     output_file, doc_stride, pad_to_multiple)
     truncation = TruncationCount(max_seq_length)
     with tfrecord.AtomicTFRecordWriter(output_file) as writer:
         for (ex_index, example) in enumerate(examples):
@@ -588,9 +652,36 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
     return len(examples)
 
 
-def classifier_schema(max_seq_length: int, regression: bool = False):
+def _write_window_records(examples, label_list, max_seq_length, tokenizer, output_file,
+                          doc_stride, pad_to_multiple) -> int:
+    regression = label_list is None
+    where = f"{os.path.basename(output_file)}: "
+    count = windowed = 0
+    with tfrecord.AtomicTFRecordWriter(output_file) as writer:
+        for (ex_index, example) in enumerate(examples):
+            if ex_index % 10000 == 0:
+                logging.info("Writing example %d of %d", ex_index, len(examples))
+            features = convert_example_windows(ex_index, example, label_list, max_seq_length,
+                                               tokenizer, doc_stride, where)
+            windowed += len(features) > 1
+            for feature in features:
+                writer.write(feature_to_example(feature, regression, example_index=ex_index))
+                count += 1
+        while pad_to_multiple and count % pad_to_multiple:
+            padding = convert_single_example(count, PaddingInputExample(), label_list,
+                                             max_seq_length, tokenizer)
+            writer.write(feature_to_example(padding, regression, example_index=-1))
+            count += 1
+    logging.info("%s: %d records: %d examples, %d of them longer than --max_seq_length=%d cut "
+                 "into windows of --doc_stride=%d", os.path.basename(output_file), count,
+                 len(examples), windowed, max_seq_length, doc_stride)
+    return count
+
+
+def classifier_schema(max_seq_length: int, regression: bool = False, windowed: bool = False):
     """The parse schema of these TFRecords (original ``name_to_features``), for
-    :func:`bert_tf.data.tfrecord.decode_record`. ``label_ids`` is a scalar (shape [])."""
+    :func:`bert_tf.data.tfrecord.decode_record`. ``label_ids`` is a scalar (shape []);
+    ``windowed`` (``--doc_stride`` records, bert_tf) adds the scalar ``example_index``."""
     schema = {
         "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
@@ -598,6 +689,8 @@ def classifier_schema(max_seq_length: int, regression: bool = False):
         "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
+    if windowed:
+        schema["example_index"] = tf.io.FixedLenFeature([], tf.int64)
     return schema
 
 

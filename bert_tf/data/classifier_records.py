@@ -23,9 +23,9 @@ SHUFFLE_SEED = 12345
 LENGTH_MULTIPLE = 8  # trimmed batch lengths are multiples of this
 
 
-def _decode_fn(max_seq_length: int, regression: bool):
+def _decode_fn(max_seq_length: int, regression: bool, windowed: bool = False):
     """``record -> features`` of :func:`classifier_schema` (int64 cast to int32)."""
-    schema = classifier_schema(max_seq_length, regression)
+    schema = classifier_schema(max_seq_length, regression, windowed)
     return lambda record: tfrecord.decode_record(record, schema)
 
 
@@ -83,14 +83,15 @@ def train_dataset_fn(input_file: str, max_seq_length: int, train_batch_size: int
 
 
 def eval_dataset(input_file: str, max_seq_length: int, batch_size: int, regression: bool,
-                 drop_remainder: bool) -> tf.data.Dataset:
+                 drop_remainder: bool, windowed: bool = False) -> tf.data.Dataset:
     """Eval/predict records decoded and batched in file order (``drop_remainder`` = use_tpu).
 
     Returns:
       A ``tf.data.Dataset`` of feature dicts: int32 ``[B, max_seq_length]`` ``input_ids``,
       ``input_mask``, ``segment_ids``, int32 ``[B]`` ``is_real_example`` and ``label_ids``
-      (int32 ``[B]``, float32 for regression).
+      (int32 ``[B]``, float32 for regression); ``windowed`` (``--doc_stride`` records): also
+      int32 ``[B]`` ``example_index``.
     """
     return (tf.data.TFRecordDataset(input_file)
-            .map(_decode_fn(max_seq_length, regression))
+            .map(_decode_fn(max_seq_length, regression, windowed))
             .batch(batch_size, drop_remainder=drop_remainder))

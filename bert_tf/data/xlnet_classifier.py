@@ -37,6 +37,7 @@ from bert_tf.data import tfrecord
 from bert_tf.data.classifier import (DataProcessor, InputExample, InputFeatures,
                                      PaddingInputExample)
 from bert_tf.data.sequence_pairs import truncate_seq_pair
+from bert_tf.data.windows import split_into_windows
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID, encode_pieces, special_symbols
 
@@ -427,19 +428,7 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     elif len(tokens_a) > max_seq_length - 2:  # <sep> <cls>
         tokens_a = tokens_a[:max_seq_length - 2]
 
-    input_ids = tokens_a + [SEP_ID]
-    segment_ids = [SEG_ID_A] * len(input_ids)
-    if tokens_b:
-        input_ids += tokens_b + [SEP_ID]
-        segment_ids += [SEG_ID_B] * (len(tokens_b) + 1)
-    input_ids.append(CLS_ID)
-    segment_ids.append(SEG_ID_CLS)
-    input_mask = [0] * len(input_ids)
-    delta = max_seq_length - len(input_ids)
-    if delta > 0:
-        input_ids = [0] * delta + input_ids
-        input_mask = [1] * delta + input_mask
-        segment_ids = [SEG_ID_PAD] * delta + segment_ids
+    input_ids, input_mask, segment_ids = _layout(tokens_a, tokens_b, max_seq_length)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
         logging.info("*** Example ***")
@@ -453,12 +442,73 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
                          label_id=label_id, is_real_example=True)
 
 
-def feature_to_example(feature: InputFeatures, regression: bool = False) -> tf.train.Example:
+def _layout(tokens_a: List[int], tokens_b: Optional[List[int]], max_seq_length: int):
+    """``A <sep> [B <sep>] <cls>`` ids that fit, left-padded: ``(input_ids, input_mask,
+    segment_ids)`` int lists of length ``max_seq_length`` (spec 5.4)."""
+    input_ids = list(tokens_a) + [SEP_ID]
+    segment_ids = [SEG_ID_A] * len(input_ids)
+    if tokens_b:
+        input_ids += list(tokens_b) + [SEP_ID]
+        segment_ids += [SEG_ID_B] * (len(tokens_b) + 1)
+    input_ids.append(CLS_ID)
+    segment_ids.append(SEG_ID_CLS)
+    input_mask = [0] * len(input_ids)
+    delta = max_seq_length - len(input_ids)
+    if delta > 0:
+        input_ids = [0] * delta + input_ids
+        input_mask = [1] * delta + input_mask
+        segment_ids = [SEG_ID_PAD] * delta + segment_ids
+    return input_ids, input_mask, segment_ids
+
+
+def convert_example_windows(ex_index: int, example, label_list: Optional[Sequence],
+                            max_seq_length: int, tokenize_fn: Callable[[str], List[int]],
+                            doc_stride: int, where: str = "") -> List[InputFeatures]:
+    """One example as ``--doc_stride`` sliding windows in the XLNet layout (bert_tf, beyond
+    the original, issue 13).
+
+    The ids are cut by :func:`bert_tf.data.windows.split_into_windows` (run_squad's stride
+    rule, windows of ``max_seq_length - 2`` / ``- 3 - len(shorter side)``; a pair keeps its
+    shorter side whole), each window laid out and left-padded as :func:`convert_single_example`
+    lays out an example that fits, with the example's label. An example that fits gives one
+    window equal to :func:`convert_single_example`'s features. A
+    :class:`PaddingInputExample` gives its one padding feature.
+
+    Raises:
+      InputDataError: an unknown label; a pair whose shorter side leaves fewer than
+        ``doc_stride`` ids per window (names the example).
+    """
+    if isinstance(example, PaddingInputExample):
+        return [convert_single_example(ex_index, example, label_list, max_seq_length,
+                                       tokenize_fn)]
+    label_id = _label_id(example, label_list)
+    tokens_a = list(tokenize_fn(example.text_a))
+    tokens_b = list(tokenize_fn(example.text_b)) if example.text_b else None
+    windows = split_into_windows(tokens_a, tokens_b, max_seq_length, doc_stride,
+                                 where=f"{where}example {example.guid}")
+    features = []
+    for window_index, (part_a, part_b) in enumerate(windows.pieces):
+        input_ids, input_mask, segment_ids = _layout(part_a, part_b, max_seq_length)
+        if ex_index < NUM_LOGGED_EXAMPLES:
+            logging.info("*** Example ***")
+            logging.info("guid: %s (window %d of %d)", example.guid, window_index + 1,
+                         len(windows.pieces))
+            logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
+            logging.info("label: %s (id = %s)", example.label, label_id)
+        features.append(InputFeatures(input_ids=input_ids, input_mask=input_mask,
+                                      segment_ids=segment_ids, label_id=label_id,
+                                      is_real_example=True))
+    return features
+
+
+def feature_to_example(feature: InputFeatures, regression: bool = False,
+                       example_index: Optional[int] = None) -> tf.train.Example:
     """The ``tf.train.Example`` of one feature as the original XLNet writes it (spec 8.3).
 
     ``input_ids`` int64 ``[S]``, ``input_mask`` FLOAT ``[S]``, ``segment_ids`` int64 ``[S]``,
     ``label_ids`` int64 ``[1]`` (float ``[1]`` when ``regression``), ``is_real_example``
-    int64 ``[1]``.
+    int64 ``[1]``; with ``example_index`` (``--doc_stride`` windows, bert_tf) also int64
+    ``[1]`` ``example_index`` (-1 for padding).
     """
     feats = {
         "input_ids": tfrecord.create_int_feature(feature.input_ids),
@@ -468,18 +518,24 @@ def feature_to_example(feature: InputFeatures, regression: bool = False) -> tf.t
                       else tfrecord.create_int_feature([feature.label_id])),
         "is_real_example": tfrecord.create_int_feature([int(feature.is_real_example)]),
     }
+    if example_index is not None:
+        feats["example_index"] = tfrecord.create_int_feature([int(example_index)])
     return tf.train.Example(features=tf.train.Features(feature=feats))
 
 
-def record_schema(max_seq_length: int, regression: bool = False):
-    """Parse schema of these TFRecords (original ``name_to_features``); ``label_ids`` scalar."""
-    return {
+def record_schema(max_seq_length: int, regression: bool = False, windowed: bool = False):
+    """Parse schema of these TFRecords (original ``name_to_features``); ``label_ids`` scalar;
+    ``windowed`` (``--doc_stride`` records) adds the scalar ``example_index``."""
+    schema = {
         "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.float32),
         "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
+    if windowed:
+        schema["example_index"] = tf.io.FixedLenFeature([], tf.int64)
+    return schema
 
 
 def record_file_name(spm_basename: str, max_seq_length: int, kind: str,
@@ -500,7 +556,9 @@ def record_file_name(spm_basename: str, max_seq_length: int, kind: str,
 def file_based_convert_examples_to_features(examples: Sequence, label_list: Optional[Sequence],
                                             max_seq_length: int, tokenize_fn, output_file: str,
                                             num_passes: int = 1, overwrite: bool = False,
-                                            symbol_report: Optional[LiteralSymbolReport] = None
+                                            symbol_report: Optional[LiteralSymbolReport] = None,
+                                            doc_stride: Optional[int] = None,
+                                            pad_to_multiple: Optional[int] = None
                                             ) -> Optional[int]:
     """Writes the examples (``num_passes`` times over) to a TFRecord file, as the original.
 
@@ -510,6 +568,10 @@ def file_based_convert_examples_to_features(examples: Sequence, label_list: Opti
 
     Args:
       symbol_report: optional :class:`LiteralSymbolReport` told about every text field.
+      doc_stride: (bert_tf, issue 13) one record per window (:func:`convert_example_windows`)
+        with the ``example_index`` of its example (its position in ``examples`` of one pass).
+      pad_to_multiple: with ``doc_stride``, padding records (``example_index`` -1) until the
+        number of records is a multiple of it (eval batches of windows).
 
     Returns:
       the number of records written, or None when an existing file was kept.
@@ -521,7 +583,10 @@ def file_based_convert_examples_to_features(examples: Sequence, label_list: Opti
         logging.info("Do not overwrite tfrecord %s exists.", output_file)
         return None
     logging.info("Create new tfrecord %s.", output_file)
-    examples = list(examples) * num_passes
+    examples = list(examples)
+    per_pass = max(len(examples), 1)  # the example_index of a window: its example in one pass
+    examples = examples * num_passes
+    count = 0
     with tfrecord.AtomicTFRecordWriter(output_file) as writer:
         for ex_index, example in enumerate(examples):
             if ex_index % 10000 == 0:
@@ -530,9 +595,29 @@ def file_based_convert_examples_to_features(examples: Sequence, label_list: Opti
                     and ex_index < len(examples) // num_passes:
                 symbol_report.check(f"example {example.guid}", "text_a", example.text_a)
                 symbol_report.check(f"example {example.guid}", "text_b", example.text_b)
-            feature = convert_single_example(ex_index, example, label_list, max_seq_length,
-                                             tokenize_fn)
-            writer.write(feature_to_example(feature, regression=label_list is None))
+            if doc_stride is None:
+                feature = convert_single_example(ex_index, example, label_list, max_seq_length,
+                                                 tokenize_fn)
+                writer.write(feature_to_example(feature, regression=label_list is None))
+                continue
+            for feature in convert_example_windows(
+                    ex_index, example, label_list, max_seq_length, tokenize_fn, doc_stride,
+                    where=f"{os.path.basename(output_file)}: "):
+                writer.write(feature_to_example(feature, regression=label_list is None,
+                                                example_index=ex_index % per_pass))
+                count += 1
+        while doc_stride is not None and pad_to_multiple and count % pad_to_multiple:
+            padding = convert_single_example(count, PaddingInputExample(), label_list,
+                                             max_seq_length, tokenize_fn)
+            writer.write(feature_to_example(padding, regression=label_list is None,
+                                            example_index=-1))
+            count += 1
+    if doc_stride is not None:
+        logging.info("%s: %d window records of %d examples (--doc_stride=%d)",
+                     os.path.basename(output_file), count, len(examples), doc_stride)
+        if symbol_report is not None and symbol_report.summary():
+            logging.warning("%s", symbol_report.summary())
+        return count
     if symbol_report is not None and symbol_report.summary():
         logging.warning("%s", symbol_report.summary())
     return len(examples)

@@ -134,15 +134,20 @@ def train_dataset(input_file: str, max_seq_length: int, regression: bool, batch_
 
 
 def eval_dataset(input_file: str, max_seq_length: int, regression: bool, batch_size: int,
-                 drop_remainder: bool = False) -> tf.data.Dataset:
+                 drop_remainder: bool = False, windowed: bool = False) -> tf.data.Dataset:
     """Eval/predict records in file order, batched, as dicts for
     :class:`bert_tf.training.predict.BatchPredictor`.
 
     Each element: ``input_ids`` / ``segment_ids`` int32 ``[B, S]``, ``input_mask`` float32
     ``[B, S]`` (1 = padding, LEFT padded), ``label_ids`` int32 ``[B]`` (float32 for
     regression), ``is_real_example`` int32 ``[B]``. ``drop_remainder``: drop the last partial
-    batch, as the original's TPU eval input_fn (``--do_eval``).
+    batch, as the original's TPU eval input_fn (``--do_eval``). ``windowed`` (``--doc_stride``
+    records, bert_tf): each element also holds int32 ``[B]`` ``example_index``.
     """
+    if windowed:
+        schema = record_schema(max_seq_length, regression, windowed=True)
+        d = tf.data.TFRecordDataset(input_file).map(lambda r: decode_record(r, schema))
+        return d.batch(batch_size, drop_remainder=drop_remainder)
     d = record_dataset(input_file, max_seq_length, regression)
     d = d.map(lambda f, label, real: dict(f, label_ids=label, is_real_example=real))
     return d.batch(batch_size, drop_remainder=drop_remainder)

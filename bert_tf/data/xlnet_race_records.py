@@ -61,7 +61,19 @@ def cache_fingerprint(args, examples, split: str) -> Dict[str, Any]:
     the examples (in the order written: the train shuffle included), the SentencePiece model
     and the flags that shape the records (``args``: the run's flags, any object with
     ``max_seq_length``, ``max_qa_length``, ``uncased``, ``original_context_mutation``,
-    ``random_seed``, ``eval_batch_size``, ``spiece_model_file``)."""
+    ``random_seed``, ``eval_batch_size``, ``spiece_model_file``; ``data_dir`` when there is
+    one: the article paths are hashed relative to it, not where the data lies)."""
+    data_dir = (getattr(args, "data_dir", "") or "").rstrip("/")
+
+    def located_by_content(example):
+        """The example with its article ``path`` relative to ``--data_dir``: a copy of the
+        same data elsewhere (local disk -> ``gs://``) keeps the cache."""
+        path = getattr(example, "path", None)
+        if not data_dir or not isinstance(path, str) or not path.startswith(data_dir + "/"):
+            return example
+        return {**vars(example), "path": path[len(data_dir) + 1:]}
+
+    examples = (located_by_content(e) for e in examples)
     settings = {"split": split, "max_seq_length": args.max_seq_length,
                 "max_qa_length": args.max_qa_length, "uncased": bool(args.uncased),
                 "original_context_mutation": bool(args.original_context_mutation)}

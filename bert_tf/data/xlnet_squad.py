@@ -210,6 +210,16 @@ def align_pieces(sp_model, paragraph_text: str, uncased: bool) -> Optional[Align
 
 def _align(sp_model, paragraph_text: str, uncased: bool) -> Optional[Alignment]:
     pieces = encode_pieces(sp_model, preprocess_text(paragraph_text, lower=uncased))
+    return align_text(pieces, paragraph_text, uncased)
+
+
+def align_text(pieces: Sequence[str], paragraph_text: str, uncased: bool
+               ) -> Optional[Alignment]:
+    """Given pieces of the preprocessed paragraph (``str``, "▁" marking word starts) aligned
+    to the raw ``paragraph_text`` characters by the original banded LCS (spec 9.3; also the
+    original ALBERT ``squad_utils.convert_examples_to_features``, which tokenizes with its own
+    ``encode_pieces``), or None where the original prints "MISMATCH DETECTED!"."""
+    pieces = list(pieces)
     chartok_to_tok_index, tok_start_chartok, tok_end_chartok = [], [], []
     char_cnt = 0
     for i, piece in enumerate(pieces):

@@ -31,10 +31,13 @@ Done better than the original (and said in the flags' help):
 * A checkpoint that does not fit (a BERT checkpoint, another config) is one line naming the
   first variable, before any training; outputs are atomic.
 
-The STS-B ``pred`` / ``label_ids`` arrays the original prints into ``eval_results.txt`` are
-left out (logged). ``--albert_hub_module_handle`` is refused (no TF-Hub).
+STS-B's ``eval_results.txt`` also holds the original's ``pred`` and ``label_ids`` lines: every
+evaluated score and gold score as ``str()`` of a float32 numpy array (numpy elides the middle
+of an array over 1000 entries, as the original's did). ``--albert_hub_module_handle`` is
+refused (no TF-Hub).
 """
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -108,6 +111,7 @@ class AlbertClassifierArgs:
     iterations_per_loop: int
     optimizer: str
     export_dir: Optional[str]
+    threshold_to_export: float
 
 
 ALBERT_CLASSIFIER_FLAGS = tuple(AlbertClassifierArgs.__dataclass_fields__)
@@ -220,15 +224,23 @@ def read_best_trial(output_dir: str):
                           f"{text[:80]!r}") from None
 
 
-def albert_eval_results(results: Dict[str, Any], task_name: str) -> Dict[str, Any]:
+def albert_eval_results(results: Dict[str, Any], task_name: str,
+                        logits: Optional[np.ndarray] = None,
+                        labels: Optional[np.ndarray] = None) -> Dict[str, Any]:
     """BERT's metric dict (:func:`bert_tf.tasks.classifier.eval_metrics`) under the original
     ALBERT keys: CoLA ``matthew_corr`` (+ ``eval_accuracy``, ``eval_loss``); STS-B
-    ``pearson``, ``MSE`` (= ``eval_loss``, the weighted squared error); both with
-    ``global_step`` and ``loss``."""
+    ``pearson``, ``MSE`` (= ``eval_loss``, the weighted squared error) and, when ``logits``
+    and ``labels`` are given, ``pred`` / ``label_ids``: float32 ``[num_eval_examples]``
+    arrays of every evaluated score and gold score, in order (the original's
+    ``streaming_concat`` metrics, which its ``eval_results.txt`` prints with ``str()``);
+    all with ``global_step`` and ``loss``."""
     out = {k: results[k] for k in ("eval_loss", "global_step", "loss")}
     if task_name == "sts-b":
         out["pearson"] = results["eval_pearson"]
         out["MSE"] = results["eval_loss"]
+        if logits is not None and labels is not None:
+            out["pred"] = np.asarray(logits, np.float32).reshape(-1)
+            out["label_ids"] = np.asarray(labels, np.float32).reshape(-1)
     else:
         out["eval_accuracy"] = results["eval_accuracy"]
         if task_name == "cola":
@@ -257,7 +269,7 @@ def write_cached_records(examples, label_list, args, tokenizer, path, reuse: boo
     """
     expected = record_cache.fingerprint(
         {"max_seq_length": args.max_seq_length, "do_lower_case": args.do_lower_case,
-         "labels": list(label_list)},
+         "labels": None if label_list is None else list(label_list)},
         examples, files=[args.spm_model_file or args.vocab_file])
     if reuse and tf.io.gfile.exists(path):
         fingerprinted = tf.io.gfile.exists(record_cache.fingerprint_path(path))
@@ -375,7 +387,7 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
                 len(eval_examples))
             results = albert_eval_results(eval_metrics(
                 logits, labels, real, batch_losses, restored.global_step, regression,
-                mcc=task == "cola"), task)
+                mcc=task == "cola"), task, logits, labels)
             logging.info("***** Eval results %s *****", restored.prefix or "(initial)")
             for k in sorted(results):
                 logging.info("  %s = %s", k, str(results[k]))
@@ -423,7 +435,8 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
             restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
                                   checkpoint=_predict_checkpoint(args.output_dir, -1),
                                   load_fn=load_fn)
-        result.export_path = export_saved_model(model, args.export_dir)
+        threshold = None if math.isnan(args.threshold_to_export) else args.threshold_to_export
+        result.export_path = export_saved_model(model, args.export_dir, threshold=threshold)
     return result
 
 
@@ -443,4 +456,8 @@ def run_from_flags(flag_values) -> AlbertClassifierResult:
 # BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
 BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
                    "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
-                   "warmup_proportion": "--warmup_step"}
+                   "warmup_proportion": "--warmup_step",
+                   # issue 13: ALBERT mode keeps ALBERT's truncation (its cached records)
+                   "doc_stride": "the BERT or XLNet mode for sliding windows; ALBERT mode "
+                                 "truncates as ALBERT's original",
+                   "window_pooling": "the BERT or XLNet mode, with --doc_stride"}

@@ -22,7 +22,9 @@ and the shared training layer:
   ``masked_lm_accuracy``, ``masked_lm_loss``, ``sentence_order_accuracy``,
   ``sentence_order_loss``.
 
-``--masked_lm_budget`` (on-the-fly masking) is not supported.
+``--masked_lm_budget`` > 0 (on-the-fly masking) is refused in one line: the original's input
+then reads only ``token_boundary`` and its ``model_fn`` fails on the missing
+``masked_lm_positions`` (the online masking was never released).
 """
 
 import time
@@ -77,6 +79,7 @@ class AlbertPretrainingArgs:
     iterations_per_loop: int
     max_eval_steps: int
     init_from_group0: bool
+    masked_lm_budget: float
     # (bert_tf)
 
 
@@ -102,6 +105,11 @@ def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
     for name in ("albert_config_file", "input_file", "output_dir"):
         if not getattr(args, name):
             raise FlagError(f"--{name} is required")
+    if args.masked_lm_budget:
+        raise FlagError(f"--masked_lm_budget={args.masked_lm_budget}: on-the-fly masking is "
+                        "not supported (the original then reads only token_boundary and its "
+                        "model_fn fails on the missing masked_lm_positions): leave it 0 and "
+                        "mask offline with create_pretraining_data")
     check_tpu_flags(args)
     config = AlbertConfig.from_json_file(args.albert_config_file)
     if args.max_seq_length > config.max_position_embeddings:
@@ -133,11 +141,12 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
       names its first variable). NanLossError: training diverged.
     """
     config = validate_args(args)
+    # before the record checks (TF ops): a TF_CONFIG cluster is configured before the first op
+    strategy = strategy or strategy_from_flags(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.albert_config_file, config_flag="albert_config_file")
     tf.io.gfile.makedirs(args.output_dir)
-    strategy = strategy or strategy_from_flags(args)
     with dtype_policy(args.dtype), strategy.scope():
         model = AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu)
         model.build_with_dummy_input()

@@ -44,6 +44,10 @@ class AlbertDataArgs:
 
 ALBERT_DATA_FLAGS = tuple(AlbertDataArgs.__dataclass_fields__)
 
+# The original's --input_file_mode values that read the file: text ("r") or bytes ("rb",
+# decoded as UTF-8 by convert_to_unicode / preprocess_text); both give the same lines.
+READ_MODES = ("r", "rb")
+
 
 def is_albert_data_invocation(flag_values) -> bool:
     """True when an ALBERT-only flag (:data:`bert_tf.flags.ALBERT_CREATE_SELECTED_BY`) is given
@@ -64,6 +68,10 @@ def run(args: AlbertDataArgs) -> int:
     if not args.vocab_file and not args.spm_model_file:
         raise FlagError("--vocab_file (WordPiece) or --spm_model_file (SentencePiece) is "
                         "required")
+    if args.input_file_mode not in READ_MODES:
+        raise FlagError(f"--input_file_mode={args.input_file_mode!r}: not a read mode of the "
+                        "original's tf.gfile.GFile(input_file, mode) (it would not read, or, "
+                        "with 'w', empty the input file): r or rb")
     return create_albert_pretraining_data(
         args.input_file, args.output_file, vocab_file=args.vocab_file,
         spm_model_file=args.spm_model_file, do_lower_case=args.do_lower_case,

@@ -42,7 +42,19 @@ Beyond the original:
 * the F1 of the positive class (label ``"1"``) of binary tasks is logged and returned (not
   written: ``eval_results.txt`` keeps the original keys);
 * for ``cola``, ``eval_results.txt`` also holds ``eval_mcc``, the Matthews correlation GLUE
-  reports for CoLA (:func:`bert_tf.training.metrics.matthews_corrcoef`).
+  reports for CoLA (:func:`bert_tf.training.metrics.matthews_corrcoef`);
+* ``--doc_stride`` (issue 13): an example longer than ``max_seq_length`` is cut into
+  run_squad's sliding windows (:mod:`bert_tf.data.windows`; a pair keeps its shorter side
+  whole) instead of being truncated. The record files hold one record per window with an
+  ``example_index``. Training: each window is a training instance with its example's label,
+  and the number of steps counts windows (``int(num_windows / train_batch_size *
+  num_train_epochs)``). Eval / predict: the logits of an example's windows are pooled
+  (``--window_pooling``: ``mean``, the default, or ``max``) into its one prediction, so
+  ``test_results.tsv`` keeps one row per example (the softmax of the pooled logits; the pooled
+  score for regression) and the metrics are per example (``eval_loss`` / accuracy /
+  Pearson... of the pooled logits; ``loss`` the mean over batches of ``eval_batch_size``
+  examples). An example that fits in one window gets the prediction it gets without
+  ``--doc_stride``.
 """
 
 import os
@@ -61,6 +73,7 @@ from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
+from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.tasks import run_checks, serving
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
@@ -109,6 +122,8 @@ class ClassifierArgs:
     iterations_per_loop: int
     # ---- bert_tf ----
     export_dir: Optional[str]
+    doc_stride: Optional[int]
+    window_pooling: Optional[str]
 
 
 @dataclass
@@ -184,6 +199,7 @@ def check_flags(args: ClassifierArgs):
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
                                     do_predict=args.do_predict)
     _check_numbers(args)
+    check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
     config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
@@ -281,18 +297,22 @@ def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
     return model
 
 
-def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None) -> str:
+def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None,
+                       threshold: Optional[float] = None) -> str:
     """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
 
     Outputs of every signature: float32 ``probabilities [batch, num_labels]`` (softmax; the raw
-    score ``[batch, 1]`` for regression) and ``logits`` (same shape). With ``preprocessor``
-    (a ``BertTextPreprocessor``: the run's vocab, ``do_lower_case`` and ``max_seq_length``),
-    :mod:`bert_tf.tasks.serving`'s three signatures: ``serving_default`` (tf.string
-    ``text_a``, ``text_b`` ``[batch]``), ``serving_single`` (``text_a``) and ``serving_ids``
-    (int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]``, ``seq`` <=
-    max_position_embeddings). Without it (ALBERT), ``serving_default`` is the ids signature.
-    Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text`` for the text
-    signatures).
+    score ``[batch, 1]`` for regression), ``logits`` (same shape) and, when ``threshold`` is
+    given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar (the original's
+    ``_add_threshold_to_model_fn``). With ``preprocessor`` (a ``BertTextPreprocessor``: the
+    run's vocab, ``do_lower_case`` and ``max_seq_length``), :mod:`bert_tf.tasks.serving`'s
+    three signatures: ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``),
+    ``serving_single`` (``text_a``) and ``serving_ids`` (int32 ``input_ids``, ``input_mask``,
+    ``segment_ids`` ``[batch, seq]``, ``seq`` <= max_position_embeddings); the text signatures
+    truncate as the original (no sliding windows). Without it (ALBERT), ``serving_default`` is
+    the ids signature. Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text``
+    for the text signatures). Written by :func:`bert_tf.tasks.serving.write_saved_model`
+    (temporary folder, then renamed).
 
     Returns:
       The folder written.
@@ -304,7 +324,10 @@ def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None
 
     def serve(features):
         out = model(features, training=False)
-        return {"probabilities": out["probabilities"], "logits": out["logits"]}
+        outputs = {"probabilities": out["probabilities"], "logits": out["logits"]}
+        if threshold is not None:  # ALBERT --threshold_to_export: served with the predictions
+            outputs["threshold"] = tf.constant(threshold, tf.float32)
+        return outputs
 
     if preprocessor is None:
         def ids(input_ids, input_mask, segment_ids):
@@ -361,17 +384,69 @@ def predict_all(predictor, input_file, args, batch_size, regression, name, total
       ``(logits [N, num_labels] float32, label_ids [N], is_real_example [N], batch_losses)``:
       ``batch_losses`` is each batch's unweighted mean loss (the Estimator's ``loss``).
     """
-    logits, labels, real, batch_losses = [], [], [], []
+    logits, labels, real, batch_losses, _ = _predict_records(
+        predictor, input_file, args, batch_size, regression, name, total, windowed=False)
+    return logits, labels, real, batch_losses
+
+
+def _predict_records(predictor, input_file, args, batch_size, regression, name, total,
+                     windowed: bool):
+    logits, labels, real, batch_losses, example_index = [], [], [], [], []
     dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
-                           drop_remainder=args.use_tpu)
+                           drop_remainder=args.use_tpu, windowed=windowed)
     for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name):
         logits.append(out["logits"])
         labels.append(batch["label_ids"])
         real.append(batch["is_real_example"])
+        if windowed:
+            example_index.append(batch["example_index"])
         batch_losses.append(float(np.mean(metrics.per_example_loss(
             out["logits"], batch["label_ids"], regression))))
     return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
-            batch_losses)
+            batch_losses, np.concatenate(example_index) if windowed else None)
+
+
+def predict_windows(predictor, input_file: str, args, batch_size: int, regression: bool,
+                    name: str, total: int, num_examples: int, pooling: str):
+    """Runs ``predictor`` over ``--doc_stride`` window records and pools each example's windows
+    (bert_tf, issue 13).
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``logits`` output.
+      input_file: window records (``example_index`` per record, -1 for TPU padding) of
+        :func:`bert_tf.data.classifier.file_based_convert_examples_to_features`.
+      batch_size, regression, name, total (records): as :func:`predict_all`.
+      num_examples: N, the real examples; pooling: ``mean`` or ``max``.
+
+    Returns:
+      ``(logits float32 [N, num_labels], label_ids [N], batch_losses)``: the pooled logits of
+      each example (:func:`bert_tf.data.windows.pool_window_logits`), its label, and the mean
+      loss of each batch of ``batch_size`` examples (of the pooled logits, in order).
+
+    Raises:
+      RuntimeError: an example none of whose windows came back (a TPU run dropped them).
+    """
+    window_logits, window_labels, _, _, example_index = _predict_records(
+        predictor, input_file, args, batch_size, regression, name, total, windowed=True)
+    try:
+        logits = pool_window_logits(window_logits, example_index, num_examples, pooling)
+    except ValueError as e:
+        raise RuntimeError(f"{input_file}: {e}") from e
+    labels = np.asarray(window_labels)[first_window_rows(example_index, num_examples)]
+    per_example = metrics.per_example_loss(logits, labels, regression)
+    batch_losses = [float(np.mean(per_example[i:i + batch_size]))
+                    for i in range(0, num_examples, batch_size)]
+    return logits, labels, batch_losses
+
+
+def probabilities_of_logits(logits: np.ndarray, regression: bool) -> np.ndarray:
+    """float32 ``[N, num_labels]`` logits -> the model's ``probabilities`` output: the
+    softmax over the last axis (the score itself for regression, as
+    :class:`bert_tf.bert.classifier.BertClassifier`)."""
+    logits = np.asarray(logits, np.float32)
+    if regression:
+        return logits
+    return tf.nn.softmax(tf.constant(logits), axis=-1).numpy()
 
 
 def classifier_loss_fn(regression: bool):
@@ -475,9 +550,18 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
       Nothing is left half-written: every output is renamed into place when complete.
     """
     config, processor, tokenizer = check_flags(args)
+    window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
+                                        args.max_seq_length)
     examples = read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression
+    if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
+        for name, file_name in (("train", TRAIN_FILE), ("eval", EVAL_FILE),
+                                ("predict", PREDICT_FILE)):
+            for example in examples.get(name, ()):
+                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, label_list,
+                                             args.max_seq_length, tokenizer, args.doc_stride,
+                                             where=f"{file_name}: ")
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
@@ -491,10 +575,16 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         steps, warmup = training_steps(len(train_examples), args)
         result.num_train_steps, result.num_warmup_steps = steps, warmup
         train_file = os.path.join(args.output_dir, TRAIN_FILE)
-        data.file_based_convert_examples_to_features(train_examples, label_list,
-                                                     args.max_seq_length, tokenizer, train_file)
+        num_records = data.file_based_convert_examples_to_features(
+            train_examples, label_list, args.max_seq_length, tokenizer, train_file,
+            doc_stride=args.doc_stride)
+        if args.doc_stride is not None:  # each window is a training instance
+            steps, warmup = training_steps(num_records, args)
+            result.num_train_steps, result.num_warmup_steps = steps, warmup
         logging.info("***** Running training *****")
         logging.info("  Num examples = %d", len(train_examples))
+        if args.doc_stride is not None:
+            logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
         logging.info("  Batch size = %d", args.train_batch_size)
         logging.info("  Num steps = %d", steps)
         train_config = loop.TrainConfig.from_flags(
@@ -514,18 +604,36 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)
     if args.do_eval:
-        eval_examples, num_actual = data.add_tpu_padding(examples["eval"], args.eval_batch_size,
-                                                         args.use_tpu)
         eval_file = os.path.join(args.output_dir, EVAL_FILE)
-        data.file_based_convert_examples_to_features(eval_examples, label_list,
-                                                     args.max_seq_length, tokenizer, eval_file)
+        if args.doc_stride is None:
+            eval_examples, num_actual = data.add_tpu_padding(examples["eval"],
+                                                             args.eval_batch_size, args.use_tpu)
+            data.file_based_convert_examples_to_features(eval_examples, label_list,
+                                                         args.max_seq_length, tokenizer,
+                                                         eval_file)
+            num_records = len(eval_examples)
+        else:
+            eval_examples = examples["eval"]
+            num_actual = len(eval_examples)
+            num_records = data.file_based_convert_examples_to_features(
+                eval_examples, label_list, args.max_seq_length, tokenizer, eval_file,
+                doc_stride=args.doc_stride,
+                pad_to_multiple=args.eval_batch_size if args.use_tpu else None)
         logging.info("***** Running evaluation *****")
         logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
                      num_actual, len(eval_examples) - num_actual)
         logging.info("  Batch size = %d", args.eval_batch_size)
-        logits, labels, real, batch_losses = predict_all(
-            predictor, eval_file, args, args.eval_batch_size, regression, "eval",
-            len(eval_examples))
+        if args.doc_stride is None:
+            logits, labels, real, batch_losses = predict_all(
+                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+                num_records)
+        else:
+            logging.info("  Num windows = %d (--doc_stride=%d, --window_pooling=%s)",
+                         num_records, args.doc_stride, window_pooling)
+            logits, labels, batch_losses = predict_windows(
+                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+                num_records, num_actual, window_pooling)
+            real = np.ones(num_actual, np.int32)
         result.eval_results = eval_metrics(
             logits, labels, real, batch_losses, result.global_step, regression,
             mcc=args.task_name.lower() in metrics.MCC_TASKS)
@@ -540,12 +648,27 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         if chief:
             write_eval_results(args.output_dir, result.eval_results)
 
-    if args.do_predict:
+    if args.do_predict and args.doc_stride is not None:
+        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+        num_actual = len(examples["predict"])
+        num_records = data.file_based_convert_examples_to_features(
+            examples["predict"], label_list, args.max_seq_length, tokenizer, predict_file,
+            doc_stride=args.doc_stride,
+            pad_to_multiple=args.predict_batch_size if args.use_tpu else None)
+        logging.info("***** Running prediction*****")
+        logging.info("  Num examples = %d, in %d windows (--doc_stride=%d, --window_pooling=%s)",
+                     num_actual, num_records, args.doc_stride, window_pooling)
+        logits, _, _ = predict_windows(predictor, predict_file, args, args.predict_batch_size,
+                                       regression, "predict", num_records, num_actual,
+                                       window_pooling)
+        probabilities = probabilities_of_logits(logits, regression)
+    elif args.do_predict:
         predict_examples, num_actual, predict_file = write_predict_records(
             examples["predict"], label_list, args, tokenizer)
         logging.info("  Batch size = %d", args.predict_batch_size)
         probabilities = predict_probabilities(predictor, predict_file, args, regression,
                                               len(predict_examples), num_actual)
+    if args.do_predict:
         result.predictions = probabilities
         result.num_predict_examples = num_actual
         if chief:

@@ -22,14 +22,23 @@ Beyond the original:
 * every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
   ``gs://`` works as the original's ``tf.gfile`` did (tested on ``ram://``, issue 17);
 * the floats are formatted vectorized (:mod:`bert_tf.tasks.rounded_json`): the same bytes as
-  the original's per-float ``round(x, 6)`` + ``json.dumps``, about 9x faster.
+  the original's per-float ``round(x, 6)`` + ``json.dumps``, about 9x faster;
+* ``doc_stride`` (issue 13): a line longer than ``max_seq_length`` is cut into windows as
+  run_squad cuts a paragraph (:mod:`bert_tf.data.windows`) instead of being truncated; every
+  token of the line is written once, in order, with the values of the window where it has the
+  most context (run_squad's ``token_is_max_context``); ``[CLS]`` is the first window's and
+  ``[SEP]`` the last window's (each special token from the window it ends or starts); the
+  ``--pooling`` embedding pools these stitched last-layer rows. One text per line: a pair
+  (``a ||| b``) that needs more than one window is refused (which side's tokens would be
+  "the line's" is not defined); a line that fits in one window is written exactly as without
+  ``doc_stride``, an empty line too (the original's ``[CLS] [SEP]``).
 """
 
 import contextlib
 import json
 import math
 import time
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -43,7 +52,8 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
-from bert_tf.errors import ConfigError, FlagError
+from bert_tf.data.windows import DocSpan, check_window_flags, max_context_windows, window_spans
+from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tasks.rounded_json import rounded_json_rows
 from bert_tf.tasks import serving
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
@@ -77,6 +87,7 @@ class ExtractFeaturesArgs:
     num_tpu_cores: int
     use_one_hot_embeddings: bool
     pooling: str
+    doc_stride: Optional[int]
     export_dir: Optional[str]
 
 
@@ -352,6 +363,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     if args.max_seq_length < 3:
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
                         "([CLS] A [SEP] B [SEP] needs room for one token)")
+    check_window_flags(args.doc_stride, None, args.max_seq_length, num_special=2)
     check_output_path(args.output_file)
     if args.pooling != "none":
         check_output_path(args.output_file + ".embeddings.jsonl")
@@ -383,9 +395,14 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         return [(layers[k, :, :len(f.input_ids)], seq[k], mask[k] == 1)
                 for k, f in enumerate(batch)]
 
+    def featurize(ex: TextExample):
+        if args.doc_stride is None:
+            return _featurize(ex, tokenizer, args.max_seq_length)
+        return _featurize_windows(ex, tokenizer, args.max_seq_length, args.doc_stride,
+                                  args.input_file)
+
     summary = write_feature_lines(
-        read_text_examples(args.input_file),
-        lambda ex: _featurize(ex, tokenizer, args.max_seq_length), run_batch, layer_indexes,
+        read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
         args.output_file, args.batch_size, args.pooling, cls_position="first")
     num_lines = summary["num_lines"]
     if num_lines == 0:
@@ -415,7 +432,9 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
 
     Args:
       examples: :class:`TextExample` s in input order.
-      featurize: example -> features with ``.tokens`` and ``.input_ids`` (the unpadded length).
+      featurize: example -> features with ``.tokens`` and ``.input_ids`` (the unpadded length),
+        or a :class:`LineWindows` (``doc_stride``: its windows run in the batches, and its
+        ``combine`` makes the line's result of theirs).
       run_batch: list of features -> list of ``(layer_values [len(layer_indexes), n, H]``
         at each example's n real tokens, ``last_layer [S, H]`` its padded row, ``real [S]``
         bool, True at the real tokens``)`` (the family pads as it must).
@@ -443,10 +462,17 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                 for ex in chunk:
                     check_example(ex)
             features = [featurize(ex) for ex in chunk]
-            results: List = [None] * len(features)
-            for rows in _batches_by_length(features, batch_size):
-                for r, result in zip(rows, run_batch([features[r] for r in rows])):
-                    results[r] = result
+            windows, bounds = [], []  # every window of the chunk; each line's [start, end)
+            for f in features:
+                parts = f.windows if isinstance(f, LineWindows) else [f]
+                bounds.append((len(windows), len(windows) + len(parts)))
+                windows.extend(parts)
+            window_results: List = [None] * len(windows)
+            for rows in _batches_by_length(windows, batch_size):
+                for r, result in zip(rows, run_batch([windows[r] for r in rows])):
+                    window_results[r] = result
+            results = [f.combine(window_results[a:b]) if isinstance(f, LineWindows)
+                       else window_results[a] for f, (a, b) in zip(features, bounds)]
             for ex, f, (values, last_layer, real) in zip(chunk, features, results):
                 output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
@@ -461,6 +487,84 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
             "embeddings_file": display_path(embeddings_path) if embeddings_path else None,
             "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
             "tokens_per_second": num_tokens / max(seconds, 1e-9)}
+
+
+class LineWindows(NamedTuple):
+    """One line cut into windows (``doc_stride``), for :func:`write_feature_lines`.
+
+    Attributes:
+      tokens: the line's tokens as written (special tokens included), each once.
+      windows: the windows' features (each with ``.input_ids``, unpadded), run in batches.
+      combine: the windows' results (in window order) -> the line's ``(layer_values
+        [len(layer_indexes), len(tokens), H], last_layer [len(tokens), H], real [len(tokens)])``.
+    """
+
+    tokens: List[str]
+    windows: list
+    combine: Callable
+
+
+def stitch_windows(results: Sequence, spans: Sequence[DocSpan], num_leading: int,
+                   num_trailing: int):
+    """The line's per-token values from its windows' (bert_tf, issue 13).
+
+    Token ``p`` of the windowed text takes the values of its max-context window
+    (:func:`bert_tf.data.windows.max_context_windows`, run_squad's ``_check_is_max_context``);
+    the ``num_leading`` special tokens before the text take the FIRST window's, the
+    ``num_trailing`` after it the LAST window's.
+
+    Args:
+      results: per window, ``(layer_values [L, n_w, H], last_layer [S, H], real [S])`` as
+        :func:`write_feature_lines`' ``run_batch`` gives them, ``n_w = num_leading +
+        span.length + num_trailing`` real tokens in order.
+      spans: the windows over the text (``DocSpan``), in order.
+      num_leading, num_trailing: BERT 1 and 1 (``[CLS] ... [SEP]``), XLNet 0 and 2
+        (``... <sep> <cls>``).
+
+    Returns:
+      ``(layer_values float32 [L, n, H], last_layer [n, H], real bool [n] all True)``, ``n =
+      num_leading + num_tokens + num_trailing``.
+    """
+    num_tokens = spans[-1].start + spans[-1].length
+    owners = max_context_windows(spans, num_tokens)
+    values = [results[0][0][:, :num_leading]]
+    last = [np.asarray(results[0][1])[np.asarray(results[0][2], bool)][:num_leading]]
+    position = 0
+    while position < num_tokens:  # runs of consecutive tokens with the same window
+        w = owners[position]
+        end = position
+        while end < num_tokens and owners[end] == w:
+            end += 1
+        lo = num_leading + position - spans[w].start
+        values.append(results[w][0][:, lo:lo + end - position])
+        last.append(np.asarray(results[w][1])[np.asarray(results[w][2], bool)][lo:lo + end - position])
+        position = end
+    last_values, last_seq, last_real = results[-1]
+    n_last = last_values.shape[1]
+    values.append(last_values[:, n_last - num_trailing:])
+    last.append(np.asarray(last_seq)[np.asarray(last_real, bool)][n_last - num_trailing:])
+    stitched_last = np.concatenate(last, axis=0)
+    return (np.concatenate(values, axis=1), stitched_last,
+            np.ones(len(stitched_last), bool))
+
+
+def _featurize_windows(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int,
+                       doc_stride: int, input_file: str):
+    tokens_a = tokenizer.tokenize(example.text_a)
+    tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+    if tokens_b:
+        length = len(tokens_a) + len(tokens_b) + 3
+        if length > max_seq_length:
+            raise InputDataError(
+                f"{input_file}:{example.unique_id + 1}: a pair ('a ||| b') of {length} tokens "
+                f"with [CLS]/[SEP], longer than --max_seq_length={max_seq_length}: --doc_stride "
+                "windows one text per line (put text_a and text_b on lines of their own)")
+        return build_bert_inputs(tokens_a, tokens_b, max_seq_length, tokenizer, pad=False)
+    spans = window_spans(len(tokens_a), max_seq_length - 2, doc_stride)
+    windows = [build_bert_inputs(tokens_a[s.start:s.start + s.length], None, max_seq_length,
+                                 tokenizer, pad=False) for s in spans]
+    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+    return LineWindows(tokens, windows, lambda results: stitch_windows(results, spans, 1, 1))
 
 
 def _featurize(example: TextExample, tokenizer: FullTokenizer, max_seq_length: int) -> BertInputs:

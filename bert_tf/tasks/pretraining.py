@@ -383,12 +383,14 @@ def run_pretraining(args: PretrainingArgs,
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_args(args, config)
     check_tpu_flags(args)
+    # before the record checks: they run TF ops, and a TF_CONFIG cluster's collective ops must
+    # be configured before the first one ("Collective ops must be configured at program startup")
+    strategy = strategy or strategy_from_flags(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
-    strategy = strategy or strategy_from_flags(args)
     model = build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
                              dtype=args.dtype)
     name_map = model.name_map()

@@ -42,6 +42,12 @@ Beyond the original:
   SentencePiece model whose ``<sep>``/``<cls>`` ids are not XLNet's, BERT-only flags;
 * special symbols written literally in the data (``<cls>``, ``<eop>``...) are reported (they
   are tokenized exactly as the original does);
+* ``--doc_stride`` / ``--window_pooling`` (issue 13): examples longer than
+  ``max_seq_length`` become run_squad's sliding windows (``A_window <sep> B <sep> <cls>``, a
+  pair keeping its shorter side whole; :mod:`bert_tf.data.windows`) instead of being
+  truncated, in record files named ``....stride-<D>.tf_record`` (never mistaken for the
+  original's); each window trains with its example's label; eval and predict pool each
+  example's window logits (mean, or max) into one row, metrics per example;
 * predictions cover the real examples only (the original also wrote rows for the padding
   examples it had appended for evaluation when ``--do_eval`` and ``--do_predict`` ran
   together); the training examples are shuffled with a fixed seed (the original used numpy's
@@ -71,6 +77,7 @@ from bert_tf.data import record_cache
 from bert_tf.data import xlnet_classifier as data
 from bert_tf.data import xlnet_classifier_records as records
 from bert_tf.data.classifier import PaddingInputExample
+from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
@@ -134,6 +141,9 @@ class XLNetClassifierArgs:
     uncased: bool
     cls_scope: Optional[str]
     is_regression: bool
+    # bert_tf: long inputs by sliding windows (issue 13)
+    doc_stride: Optional[int]
+    window_pooling: Optional[str]
     # ---- bert_tf ----
     export_dir: Optional[str]
 
@@ -192,6 +202,7 @@ def check_args(args: XLNetClassifierArgs) -> None:
                                   "num_core_per_host"))
     if args.max_save < 0:
         raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
+    check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     if args.eval_split not in ("dev", "test"):
         raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
     if args.export_dir:
@@ -272,12 +283,18 @@ def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.nd
 
 
 def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig,
-                        eval_file: str, args: XLNetClassifierArgs) -> Dict[str, Any]:
+                        eval_file: str, args: XLNetClassifierArgs,
+                        num_examples: Optional[int] = None) -> Dict[str, Any]:
     """Loads ``prefix`` into ``model`` and evaluates the eval TFRecord (Estimator.evaluate).
 
     The batches (``--eval_batch_size``, the last partial one dropped as the original's TPU
     input_fn) run through :class:`bert_tf.training.predict.BatchPredictor` on the left-padded
     inputs as they are (no trimming), the per-example loss computed in the same step.
+
+    With ``--doc_stride`` (bert_tf, issue 13) the records are windows: the logits of each of
+    the ``num_examples`` examples are its windows' pooled (``--window_pooling``), and the
+    metrics are those of the pooled logits, per example (``loss``: the mean over batches of
+    ``eval_batch_size`` examples).
 
     Returns:
       dict: the metrics of :func:`eval_metrics`, ``loss`` (mean of the batch losses, padding
@@ -292,8 +309,18 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     predictor = BatchPredictor(
         model, ["logits"], per_example_loss_fn=lambda out, labels: model.task_loss(
             out["logits"], labels)[0])
+    windowed = args.doc_stride is not None
     dataset = records.eval_dataset(eval_file, args.max_seq_length, args.is_regression,
-                                   args.eval_batch_size, drop_remainder=True)
+                                   args.eval_batch_size, drop_remainder=True, windowed=windowed)
+    if windowed:
+        logits, labels, totals = _pooled_window_logits(
+            model, predictor, dataset, args, num_examples, args.eval_batch_size)
+        losses = model.task_loss(tf.constant(logits), tf.constant(labels))[0].numpy()
+        result = eval_metrics(losses, logits, labels, np.ones(len(labels)), args.is_regression,
+                              mcc=args.task_name.lower() in metrics.MCC_TASKS)
+        result["loss"] = float(np.mean(totals))
+        result["global_step"] = restored.global_step
+        return result
     logits, losses, labels, weights, totals = [], [], [], [], []
     for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
         logits.append(out["logits"])
@@ -308,6 +335,32 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     result["loss"] = float(np.mean(totals))
     result["global_step"] = restored.global_step
     return result
+
+
+def _pooled_window_logits(model, predictor, dataset, args, num_examples: int, batch_size: int):
+    """Window records -> ``(logits, labels, batch_losses)`` per example: the windows' logits
+    pooled by ``--window_pooling`` (:func:`bert_tf.data.windows.pool_window_logits`), shaped
+    as the model's (``[N]`` for regression, ``[N, n_class]`` else), the first window's label
+    and the mean task loss of each batch of ``batch_size`` examples."""
+    window_logits, window_labels, example_index = [], [], []
+    for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
+        rows = len(batch["example_index"])
+        window_logits.append(np.reshape(out["logits"], [rows, -1]))
+        window_labels.append(batch["label_ids"])
+        example_index.append(batch["example_index"])
+    example_index = np.concatenate(example_index)
+    pooling = args.window_pooling or "mean"
+    logits = pool_window_logits(np.concatenate(window_logits), example_index, num_examples,
+                                pooling)
+    if args.is_regression:
+        logits = logits[:, 0]
+    labels = np.concatenate(window_labels)[first_window_rows(example_index, num_examples)]
+    totals = []
+    for i in range(0, num_examples, batch_size):
+        loss = model.task_loss(tf.constant(logits[i:i + batch_size]),
+                               tf.constant(labels[i:i + batch_size]))[0]
+        totals.append(float(tf.reduce_mean(loss).numpy()))
+    return logits, labels, totals
 
 
 def format_predictions(all_logits: List[List[float]], label_list: Optional[List],
@@ -371,6 +424,8 @@ def _fingerprint(r: _Run, kind: str, examples) -> Dict[str, Any]:
         settings["num_passes"] = args.num_passes
     if kind == "eval":
         settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
+    if args.doc_stride is not None:  # window records (issue 13)
+        settings["doc_stride"] = args.doc_stride
     return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
 
 
@@ -399,8 +454,11 @@ def _prepare(args: XLNetClassifierArgs, strategy) -> _Run:
     spm_basename = os.path.basename(args.spiece_model_file)
 
     def record_file(kind, split=None):
-        return os.path.join(args.output_dir, data.record_file_name(
-            spm_basename, args.max_seq_length, kind, *([split] if split else [])))
+        name = data.record_file_name(spm_basename, args.max_seq_length, kind,
+                                     *([split] if split else []))
+        if args.doc_stride is not None:  # window records never pass for the original's
+            name = name.replace(".tf_record", f".stride-{args.doc_stride}.tf_record")
+        return os.path.join(args.output_dir, name)
 
     return _Run(args=args, processor=processor, task_name=args.task_name.lower(),
                 label_list=label_list, n_class=1 if args.is_regression else len(label_list),
@@ -455,6 +513,12 @@ def _read_examples(r: _Run) -> None:
             _check_cache(r, r.eval_file, "eval", r.eval_examples, args.eval_split)
         if args.do_predict:
             _check_cache(r, r.predict_file, "predict", r.eval_examples, args.eval_split)
+    if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
+        for path, exs in ((r.train_file, r.train_examples), (r.eval_file, r.eval_examples)):
+            for example in exs or ():
+                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, r.label_list,
+                                             args.max_seq_length, r.tokenize, args.doc_stride,
+                                             where=f"{os.path.basename(path)}: ")
     for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
                                                        else ()):
         try:
@@ -472,7 +536,8 @@ def _train(r: _Run, model, name_map, resume: bool):
     _wrote(r, r.train_file, data.file_based_convert_examples_to_features(
         r.train_examples, r.label_list, args.max_seq_length, r.tokenize, r.train_file,
         num_passes=args.num_passes, overwrite=args.overwrite_data,
-        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples")))
+        symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples"),
+        doc_stride=args.doc_stride))
     replicas = r.strategy.num_replicas_in_sync
     batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
@@ -544,13 +609,14 @@ def _evaluate(r: _Run, eval_model):
     and writes the best to ``eval_results.txt``; returns ``(results, best)``."""
     args = r.args
     padded = list(r.eval_examples)
-    while len(padded) % args.eval_batch_size != 0:
-        padded.append(PaddingInputExample())
+    while args.doc_stride is None and len(padded) % args.eval_batch_size != 0:
+        padded.append(PaddingInputExample())  # windows: the window records are padded
     _wrote(r, r.eval_file, data.file_based_convert_examples_to_features(
         padded, r.label_list, args.max_seq_length, r.tokenize, r.eval_file,
         overwrite=args.overwrite_data,
         symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} {args.eval_split} "
-                                                     "examples")))
+                                                     "examples"),
+        doc_stride=args.doc_stride, pad_to_multiple=args.eval_batch_size))
     steps_and_files = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
     if not steps_and_files:
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to evaluate")
@@ -558,7 +624,8 @@ def _evaluate(r: _Run, eval_model):
         steps_and_files = steps_and_files[-1:]
     eval_results = []
     for global_step, prefix in steps_and_files:
-        ret = evaluate_checkpoint(eval_model, prefix, r.config, r.eval_file, args)
+        ret = evaluate_checkpoint(eval_model, prefix, r.config, r.eval_file, args,
+                                  num_examples=len(r.eval_examples))
         ret["step"] = global_step
         ret["path"] = prefix
         eval_results.append(ret)
@@ -578,7 +645,7 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
     args = r.args
     _wrote(r, r.predict_file, data.file_based_convert_examples_to_features(
         r.eval_examples, r.label_list, args.max_seq_length, r.tokenize, r.predict_file,
-        overwrite=args.overwrite_data))
+        overwrite=args.overwrite_data, doc_stride=args.doc_stride))
     prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
     if not prefix:
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
@@ -586,10 +653,16 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
         checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
         load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
                                   untie_r=r.config.untie_r))
+    windowed = args.doc_stride is not None
     dataset = records.eval_dataset(r.predict_file, args.max_seq_length, args.is_regression,
-                                   args.predict_batch_size)
+                                   args.predict_batch_size, windowed=windowed)
     all_logits = []
     predictor = BatchPredictor(eval_model, ["logits"])
+    if windowed:  # one row per example: its windows' pooled logits (issue 13)
+        logits, _, _ = _pooled_window_logits(eval_model, predictor, dataset, args,
+                                             len(r.eval_examples), args.predict_batch_size)
+        all_logits = [[float(x) for x in np.reshape(row, [-1])] for row in logits]
+        dataset = dataset.take(0)
     for batch, out in predictor.predict(numpy_batches(dataset), total=len(r.eval_examples)):
         real = batch["is_real_example"]
         for row, is_real in zip(np.reshape(out["logits"], [len(real), -1]), real):

@@ -26,6 +26,12 @@ tokens do not depend on the padding. ``--pooling=cls`` takes the ``<cls>`` token
 one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token. Special symbols
 written literally in the input (``<cls>``, ``<eop>``...) are reported with their line and
 kept: the token list shows the pieces they became. Outputs are written atomically.
+
+``--doc_stride`` (bert_tf, issue 13): a line longer than ``max_seq_length`` is cut into
+run_squad's windows, each laid out ``A_window <sep> <cls>``; every piece is written once with
+the values of its max-context window, ``<sep>`` and ``<cls>`` those of the LAST window (where
+the text ends: :func:`bert_tf.tasks.feature_extraction.stitch_windows`). One text per line, as
+BERT's.
 """
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
@@ -40,9 +46,11 @@ from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
-from bert_tf.errors import FlagError
-from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
-                                              parse_layer_indexes, write_feature_lines)
+from bert_tf.data.windows import check_window_flags, window_spans
+from bert_tf.errors import FlagError, InputDataError
+from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, LineWindows,
+                                              bucket_length, parse_layer_indexes,
+                                              stitch_windows, write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
@@ -69,6 +77,7 @@ class XLNetExtractFeaturesArgs:
     pooling: str
     clamp_len: int
     use_tpu: bool
+    doc_stride: Optional[int]
 
 
 XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
@@ -90,24 +99,62 @@ def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_len
     Same truncation as the classifier (spec 5.4): a pair to ``max_seq_length - 3`` pieces
     (popping from the longer side), a single text to its first ``max_seq_length - 2``.
     """
-    pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
-    pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
+    pieces_a, pieces_b = encode_line(sp_model, text_a, text_b, uncased)
     if pieces_b:
         truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
     elif len(pieces_a) > max_seq_length - 2:
         pieces_a = pieces_a[:max_seq_length - 2]
+    return xlnet_inputs_from_pieces(sp_model, pieces_a, pieces_b)
+
+
+def encode_line(sp_model, text_a: str, text_b: Optional[str], uncased: bool = False):
+    """``(pieces_a, pieces_b or None)``: ``encode_pieces`` after ``preprocess_text``."""
+    pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
+    pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
+    return pieces_a, pieces_b
+
+
+def xlnet_inputs_from_pieces(sp_model, pieces_a: List[str], pieces_b: Optional[List[str]]
+                             ) -> XLNetInputs:
+    """The ``A <sep> [B <sep>] <cls>`` layout of pieces that fit (no truncation here)."""
     ids_a = [sp_model.PieceToId(p) for p in pieces_a]
-    tokens = pieces_a + ["<sep>"]
+    tokens = list(pieces_a) + ["<sep>"]
     input_ids = ids_a + [SEP_ID]
     segment_ids = [SEG_ID_A] * len(tokens)
     if pieces_b:
-        tokens += pieces_b + ["<sep>"]
+        tokens += list(pieces_b) + ["<sep>"]
         input_ids += [sp_model.PieceToId(p) for p in pieces_b] + [SEP_ID]
         segment_ids += [SEG_ID_B] * (len(pieces_b) + 1)
     tokens.append("<cls>")
     input_ids.append(CLS_ID)
     segment_ids.append(SEG_ID_CLS)
     return XLNetInputs(tokens, input_ids, segment_ids)
+
+
+def featurize_windows(sp_model, example, max_seq_length: int, doc_stride: int, uncased: bool,
+                      input_file: str):
+    """One line as ``--doc_stride`` windows (bert_tf, issue 13): ``A_window <sep> <cls>``
+    each; the line's tokens are its pieces then ``<sep> <cls>`` (those two from the LAST
+    window, :func:`bert_tf.tasks.feature_extraction.stitch_windows`). A pair that fits is
+    laid out as without windows.
+
+    Raises:
+      InputDataError: a pair longer than ``max_seq_length`` (names the file and line).
+    """
+    pieces_a, pieces_b = encode_line(sp_model, example.text_a, example.text_b, uncased)
+    if pieces_b:
+        length = len(pieces_a) + len(pieces_b) + 3
+        if length > max_seq_length:
+            raise InputDataError(
+                f"{input_file}:{example.unique_id + 1}: a pair ('a ||| b') of {length} pieces "
+                f"with <sep>/<cls>, longer than --max_seq_length={max_seq_length}: --doc_stride "
+                "windows one text per line (put text_a and text_b on lines of their own)")
+        return xlnet_inputs_from_pieces(sp_model, pieces_a, pieces_b)
+    spans = window_spans(len(pieces_a), max_seq_length - 2, doc_stride)
+    windows = [xlnet_inputs_from_pieces(sp_model, pieces_a[s.start:s.start + s.length], None)
+               for s in spans]
+    return LineWindows(list(pieces_a) + ["<sep>", "<cls>"], windows,
+                       lambda results: stitch_windows(results, spans, 0, 2))
 
 
 def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.ndarray,
@@ -192,6 +239,7 @@ def _check_args(args: XLNetExtractFeaturesArgs) -> None:
                         "(<sep> <sep> <cls>)")
     if args.use_tpu:
         raise FlagError("--use_tpu: XLNet feature extraction runs on one CPU/GPU device")
+    check_window_flags(args.doc_stride, None, args.max_seq_length, num_special=2)
 
 
 def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
@@ -230,10 +278,14 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
         return [(layers[k, :, length - len(f.input_ids):], seq[k], mask[k] == 0)
                 for k, f in enumerate(batch)]
 
+    def featurize(ex):
+        if args.doc_stride is None:
+            return build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased)
+        return featurize_windows(sp, ex, args.max_seq_length, args.doc_stride, args.uncased,
+                                 args.input_file)
+
     summary = write_feature_lines(
-        read_text_examples(args.input_file),
-        lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
-        run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
+        read_text_examples(args.input_file), featurize, run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
         cls_position="last", check_example=check_example)
     if symbols.summary():
         logging.warning("%s", symbols.summary())

@@ -215,7 +215,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     """
     check_args(args)
     config = model_config(args)
-    strategy = strategy or strategy_from_flags(args)
+    strategy = strategy or strategy_from_flags(args, multi_worker=True)  # TF_CONFIG: 2 hosts
     bsz_per_core = per_replica_batch(args, strategy.num_replicas_in_sync)
     info = find_record_info(args.record_info_dir, "train", bsz_per_host=args.train_batch_size,
                             seq_len=args.seq_len, reuse_len=args.reuse_len,

@@ -70,6 +70,7 @@ from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
                                       restore_for_inference)
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -215,9 +216,14 @@ def check_questions_fit(examples: List[data.RaceExample], sp_model, args: XLNetR
 def build_race_model(config: XLNetConfig, args: XLNetRaceArgs, is_training: bool) -> XLNetRace:
     """An :class:`bert_tf.xlnet.race.XLNetRace` with the fine-tuning run config of ``args``
     (no memory), built on a ``[1, 4 * max_seq_length]`` dummy batch. Call under the strategy
-    scope."""
-    model = XLNetRace(config, create_run_config(is_training, True, args),
-                      summary_type=args.summary_type, use_summ_proj=args.use_summ_proj)
+    scope.
+
+    ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
+    (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's TPU
+    path, float32 variables (checkpoints keep the original's float32 dtypes), float32 logits."""
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+        model = XLNetRace(config, create_run_config(is_training, True, args),
+                          summary_type=args.summary_type, use_summ_proj=args.use_summ_proj)
     n = data.NUM_CHOICES * args.max_seq_length
     model({"input_ids": tf.zeros([1, n], tf.int32), "segment_ids": tf.zeros([1, n], tf.int32),
            "input_mask": tf.ones([1, n], tf.float32)}, training=False)
@@ -369,8 +375,6 @@ def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
     sp = load_sp_model(args.spiece_model_file)
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
     if not args.original_context_mutation:
         logging.info("--original_context_mutation=False: every choice from the clean context "
                      "(the original's in-place mutation is off; numbers differ from its)")

@@ -85,6 +85,7 @@ from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
@@ -581,9 +582,15 @@ def eval_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dat
 def build_squad_model(config: XLNetConfig, args: XLNetSquadArgs, is_training: bool
                       ) -> XLNetSquad:
     """An :class:`XLNetSquad` with the fine-tuning run config of ``args``, built on a
-    ``[1, max_seq_length]`` dummy batch. Call under the strategy scope."""
-    model = XLNetSquad(config, create_run_config(is_training, True, args),
-                       start_n_top=args.start_n_top, end_n_top=args.end_n_top)
+    ``[1, max_seq_length]`` dummy batch. Call under the strategy scope.
+
+    ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
+    (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's TPU
+    path, float32 variables (checkpoints keep the original's float32 dtypes), float32 outputs
+    and loss."""
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+        model = XLNetSquad(config, create_run_config(is_training, True, args),
+                           start_n_top=args.start_n_top, end_n_top=args.end_n_top)
     s = args.max_seq_length
     model({"input_ids": tf.zeros([1, s], tf.int32), "segment_ids": tf.zeros([1, s], tf.int32),
            "input_mask": tf.zeros([1, s], tf.float32), "p_mask": tf.zeros([1, s], tf.float32),
@@ -682,8 +689,6 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
     config = XLNetConfig.from_json_file(args.model_config_path)
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
-    if args.use_bfloat16:
-        logging.warning("--use_bfloat16 is recorded only: bert_tf computes in float32")
     strategy = strategy or strategy_from_flags(args)
     with strategy.scope():
         model = build_squad_model(config, args, is_training=args.do_train)

@@ -11,7 +11,9 @@ original XLNet ``classifier_utils.convert_single_example`` with ``run_classifier
    then ``str.lower`` when ``uncased``, through
    :class:`bert_tf.tokenization.in_graph_text.ExactStringMap` (tf.text's ICU with Python's
    result wherever their Unicode versions disagree);
-2. SentencePiece pieces (``tf_text.SentencepieceTokenizer`` on the model bytes, no sampling);
+2. SentencePiece pieces (``tf_text.FastSentencepieceTokenizer`` on the model bytes, no
+   sampling: it breaks exact score ties as sentencepiece 0.2.3 does, the older
+   ``tf_text.SentencepieceTokenizer`` does not);
 3. ``encode_pieces``' digit-comma fix: a piece ending in ``<digit>,`` is re-encoded without the
    comma and without ``▁``, the added leading ``▁`` removed (the piece dropped when it was a bare
    ``▁``) if the piece had none, then a separate ``,`` piece;
@@ -162,10 +164,15 @@ class XLNetTextPreprocessor(keras.layers.Layer):
         self.spm_model_file = spm_model_file
         self.uncased = bool(uncased)
         self.max_seq_length = int(max_seq_length)
-        sentencepiece_prepro.load_sp_model(spm_model_file)  # ConfigError for a bad file
+        sp = sentencepiece_prepro.load_sp_model(spm_model_file)  # ConfigError for a bad file
         with tf.io.gfile.GFile(spm_model_file, "rb") as f:
             model = f.read()
-        self._sp = tf_text.SentencepieceTokenizer(model=model, out_type=tf.string)
+        # FastSentencepieceTokenizer segments as sentencepiece 0.2.3 does, also on exact score
+        # ties (e.g. "666" -> "6 66" vs "66 6" inside a longer text), where the older
+        # SentencepieceTokenizer picks the other one; the latter maps ids <-> pieces.
+        self._fast_sp = tf_text.FastSentencepieceTokenizer(model)
+        self._sp = tf_text.SentencepieceTokenizer(model=model, out_type=tf.int32)
+        self._comma_id = int(sp.PieceToId(","))
         self._classes = _classes()
         self._accents_lower = _accents_lower_map(self.uncased)
 
@@ -182,36 +189,40 @@ class XLNetTextPreprocessor(keras.layers.Layer):
         return self._accents_lower(text)
 
     @_NO_AUTOGRAPH
-    def pieces(self, text: tf.Tensor) -> tf.RaggedTensor:
-        """``encode_pieces(sp, preprocess_text(text))``: ``tf.string [batch]`` -> ragged
-        ``tf.string [batch, (pieces)]``."""
-        pieces = self._sp.tokenize(self.preprocess_text(text))  # [batch, (pieces)]
-        flat = pieces.flat_values  # [n]
+    def piece_ids(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """``tokenize_fn``'s ids (``encode_ids(sp, preprocess_text(text))``): ``tf.string
+        [batch]`` -> int32 ragged ``[batch, (ids)]``."""
+        ids = self._fast_sp.tokenize(self.preprocess_text(text)).with_row_splits_dtype(tf.int64)
+        flat_ids = ids.flat_values  # [n]
+        flat = self._sp.id_to_string(flat_ids)  # "<unk>" for unknown pieces: never fixed
         fix = tf.strings.regex_full_match(flat, "(?s).*" + self._classes["digit"] + ",")
         inner = tf.strings.regex_replace(tf.strings.regex_replace(flat, ",$", ""),
                                          SPIECE_UNDERLINE, "")
-        sub = self._sp.tokenize(tf.where(fix, inner, ""))  # [n, (sub-pieces)], empty if not fix
-        values = sub.flat_values
+        sub = self._fast_sp.tokenize(tf.where(fix, inner, "")).with_row_splits_dtype(tf.int64)
+        # sub: [n, (ids)], empty where not fix
+        values = self._sp.id_to_string(sub.flat_values)
         rows = sub.value_rowids()
         first = tf.range(tf.size(values, out_type=tf.int64)) == tf.gather(sub.row_starts(), rows)
         piece_had_none = tf.strings.substr(flat, 0, 3) != SPIECE_UNDERLINE  # 3 UTF-8 bytes
         strip = (first & tf.gather(piece_had_none, rows)
                  & (tf.strings.substr(values, 0, 3) == SPIECE_UNDERLINE))
-        values = tf.where(strip, tf.strings.regex_replace(values, "^" + SPIECE_UNDERLINE, ""),
-                          values)
-        sub = tf.ragged.boolean_mask(sub.with_flat_values(values),
-                                     sub.with_flat_values(~(strip & (values == ""))))
+        stripped = tf.strings.regex_replace(values, "^" + SPIECE_UNDERLINE, "")
+        sub_ids = tf.where(strip, self._sp.string_to_id(stripped), sub.flat_values)
+        sub = tf.ragged.boolean_mask(sub.with_flat_values(sub_ids),
+                                     sub.with_flat_values(~(strip & (stripped == ""))))
         fix64 = tf.cast(fix, tf.int64)
         commas = tf.RaggedTensor.from_row_lengths(
-            tf.fill([tf.reduce_sum(fix64)], ","), fix64)
-        kept = tf.RaggedTensor.from_row_lengths(tf.boolean_mask(flat, ~fix), 1 - fix64)
-        per_piece = tf.concat([sub, commas, kept], axis=1)  # [n, (pieces)]
-        return tf.RaggedTensor.from_row_splits(per_piece, pieces.row_splits).merge_dims(1, 2)
+            tf.fill([tf.reduce_sum(fix64)], self._comma_id), fix64)
+        kept = tf.RaggedTensor.from_row_lengths(tf.boolean_mask(flat_ids, ~fix), 1 - fix64)
+        per_piece = tf.concat([tf.cast(sub, tf.int32), commas, tf.cast(kept, tf.int32)],
+                              axis=1)  # [n, (ids)]
+        return tf.RaggedTensor.from_row_splits(per_piece, ids.row_splits).merge_dims(1, 2)
 
     @_NO_AUTOGRAPH
-    def piece_ids(self, text: tf.Tensor) -> tf.RaggedTensor:
-        """``tokenize_fn``'s ids: ``tf.string [batch]`` -> int32 ragged ``[batch, (ids)]``."""
-        return tf.cast(self._sp.string_to_id(self.pieces(text)), tf.int32)
+    def pieces(self, text: tf.Tensor) -> tf.RaggedTensor:
+        """The pieces of :meth:`piece_ids` as strings (``<unk>`` for an unknown piece, whose
+        text ``encode_pieces`` keeps): ``tf.string [batch]`` -> ragged ``tf.string``."""
+        return self._sp.id_to_string(self.piece_ids(text))
 
     @_NO_AUTOGRAPH
     def call(self, text_a, text_b=None):

@@ -132,15 +132,23 @@ class ExactStringMap(tf.Module):
                  py_fn: Callable[[str], str], probe_prefix: str = "a\u0345"):
         super().__init__(name=name)
         self._tf_fn = tf_fn
-        self.risky = _probe_risky(name, tf_fn, py_fn, probe_prefix)
         self._table = None
-        if self.risky:
-            chars = [chr(cp) for cp in self.risky]
-            self._risky_class = codepoint_class(self.risky)
-            self._table = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(
-                    tf.constant(_utf8(chars)), tf.constant(_utf8([py_fn(c) for c in chars]))),
-                default_value="")
+        # Eagerly, even when built inside a graph or tf.function: the probe runs ops on
+        # constants and the table may be shared by layers of several graphs.
+        with tf.init_scope():
+            if not tf.executing_eagerly():
+                raise RuntimeError(f"{name}: build the in-graph tokenizer layers in TF2 (eager) "
+                                   "code, not inside a tf.compat.v1 graph: their start-up "
+                                   "compares TF's and Python's Unicode handling eagerly")
+            self.risky = _probe_risky(name, tf_fn, py_fn, probe_prefix)
+            if self.risky:
+                chars = [chr(cp) for cp in self.risky]
+                self._risky_class = codepoint_class(self.risky)
+                self._table = tf.lookup.StaticHashTable(
+                    tf.lookup.KeyValueTensorInitializer(
+                        tf.constant(_utf8(chars)),
+                        tf.constant(_utf8([py_fn(c) for c in chars]))),
+                    default_value="")
 
     @tf.autograph.experimental.do_not_convert
     def __call__(self, strings: tf.Tensor) -> tf.Tensor:
@@ -151,16 +159,19 @@ class ExactStringMap(tf.Module):
         import tensorflow_text as tf_text
 
         has_risky = tf.strings.regex_full_match(strings, "(?s).*" + self._risky_class + ".*")
-        rows = tf.where(has_risky)  # [m, 1] int64
-        risky_strings = tf.gather_nd(strings, rows)
-        runs = tf_text.regex_split(risky_strings, self._risky_class,
-                                   keep_delim_regex_pattern=self._risky_class)
-        run_values = runs.flat_values
-        is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
-        run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
-                              self._tf_fn(run_values))
-        fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
-        return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+
+        def fix_risky_rows():
+            rows = tf.where(has_risky)  # [m, 1] int64
+            runs = tf_text.regex_split(tf.gather_nd(strings, rows), self._risky_class,
+                                       keep_delim_regex_pattern=self._risky_class)
+            run_values = runs.flat_values
+            is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
+            run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
+                                  self._tf_fn(run_values))
+            fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
+            return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+
+        return tf.cond(tf.reduce_any(has_risky), fix_risky_rows, lambda: mapped)
 
 
 _PROBES = {}

@@ -16,8 +16,9 @@ The steps mirror ``BasicTokenizer`` then ``WordpieceTokenizer`` (spec 4.4, 4.5):
    :class:`bert_tf.tokenization.in_graph_text.ExactStringMap` (ICU's lower/NFD, with Python's
    result for each code point where ICU's Unicode version disagrees);
 5. ``_run_split_on_punc``: spaces around each punctuation character (ASCII symbols and P*);
-6. whitespace split; ``tf_text.WordpieceTokenizer`` (greedy longest match first, ``##``
-   continuations, a word over 200 code points or with an unmatched part -> ``[UNK]``).
+6. whitespace split; a word over 200 code points -> ``[UNK]``; ``tf_text.
+   FastWordpieceTokenizer`` on each word (LinMaxMatch: the same pieces as the original's greedy
+   longest match first with ``##`` continuations; a word with an unmatched part -> ``[UNK]``).
 
 Every character class is an explicit RE2 class built from Python's ``unicodedata`` with the same
 predicates as :mod:`bert_tf.tokenization.wordpiece`, so no RE2 or ICU Unicode table decides a
@@ -155,8 +156,8 @@ class BertTextPreprocessor(keras.layers.Layer):
     """Raw text -> BERT model inputs, equal to ``FullTokenizer`` + ``convert_single_example``.
 
     The vocab is read once (with :func:`bert_tf.tokenization.wordpiece.load_vocab`: stripped
-    lines, the last id of a duplicate wins) and held in the graph as a lookup table of
-    constants, so a SavedModel holding this layer needs no vocab file.
+    lines, the last id of a duplicate wins) and held in the graph (FastWordpieceTokenizer's
+    model, a constant), so a SavedModel holding this layer needs no vocab file.
 
     Args:
       vocab_file: WordPiece vocab (one token per line); must hold `[UNK]`, `[CLS]`, `[SEP]`.
@@ -187,16 +188,16 @@ class BertTextPreprocessor(keras.layers.Layer):
                 raise ConfigError(f"vocab file {vocab_file!r} has no {token} line")
         self.cls_id = vocab["[CLS]"]
         self.sep_id = vocab["[SEP]"]
-        tokens = [t for t in vocab if t]
-        self._vocab_table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant([t.encode("utf-8") for t in tokens]),
-                tf.constant([vocab[t] for t in tokens], tf.int64)),
-            default_value=-1)
-        self._wordpiece = tf_text.WordpieceTokenizer(
-            self._vocab_table, suffix_indicator="##",
-            max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD, token_out_type=tf.int64,
-            unknown_token="[UNK]", split_unknown_characters=False)
+        # FastWordpieceTokenizer's id of a token is its index in the list: list index = vocab
+        # id, with a never-matching placeholder (words hold no space) for a blank line or for
+        # the earlier line of a duplicated token (load_vocab keeps the later id).
+        by_id = [" unused %d" % i for i in range(max(vocab.values()) + 1)]
+        for token, index in vocab.items():
+            if token:
+                by_id[index] = token
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            by_id, suffix_indicator="##", max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD,
+            token_out_type=tf.int32, unknown_token="[UNK]", no_pretokenization=True)
         self._classes = bert_char_classes()
         self._lower = _lower_strip_accents_map() if self.do_lower_case else None
 
@@ -223,8 +224,21 @@ class BertTextPreprocessor(keras.layers.Layer):
         # The original's max_input_chars_per_word counts code points (tf_text counts bytes).
         too_long = tf.strings.length(words, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
         words = words.with_flat_values(tf.where(too_long.flat_values, "[UNK]", words.flat_values))
-        pieces = self._wordpiece.tokenize(words)  # int64 [batch, (words), (pieces)]
-        return tf.cast(pieces.merge_dims(1, 2), tf.int32)
+        pieces = self._wordpiece.tokenize(words.flat_values)  # int32 [n_words, (pieces)]
+        return words.with_flat_values(pieces).merge_dims(1, 2)
+
+    @_NO_AUTOGRAPH
+    def word_piece_ids_of_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of each word on its own: ragged ``tf.string [batch, (words)]`` -> int32 ragged
+        ``[batch, (words), (pieces)]``.
+
+        For run_squad's layout, where every whitespace-separated ``doc_token`` of the context
+        is tokenized separately and ``tok_to_orig_index`` is the word of each piece
+        (``result.value_rowids()`` of the inner dimension). The byte offsets of the words in
+        the context come from whatever split made them (e.g.
+        ``tf_text.regex_split_with_offsets``); this layer gives no offsets of single pieces.
+        """
+        return words.with_flat_values(self.word_piece_ids(words.flat_values))
 
     @_NO_AUTOGRAPH
     def call(self, text_a, text_b=None):

@@ -136,6 +136,11 @@ def encode_ids(sp_model, text: str, sample: bool = False) -> List[int]:
 def load_sp_model(path: str):
     """Loads a SentencePiece model file (``spiece.model``).
 
+    A local path goes to SentencePiece's own ``Load`` (the original's ``sp.Load``); a remote
+    one (``gs://``, ``ram://``: anything with ``://``) is read whole through ``tf.io.gfile``
+    and given to ``LoadFromSerializedProto`` (bert_tf: the original could only read a local
+    model file).
+
     Returns:
       a ``sentencepiece.SentencePieceProcessor``.
 
@@ -146,8 +151,18 @@ def load_sp_model(path: str):
 
     sp = spm.SentencePieceProcessor()
     try:
-        ok = sp.Load(path)
-    except (OSError, RuntimeError) as e:
+        if "://" in path:
+            import tensorflow as tf  # only for remote file systems
+            if not tf.io.gfile.exists(path):
+                raise ConfigError(f"{path}: cannot load SentencePiece model (no such file)")
+            with tf.io.gfile.GFile(path, "rb") as f:
+                proto = f.read()
+            ok = sp.LoadFromSerializedProto(proto)
+        else:
+            ok = sp.Load(path)
+    except ConfigError:
+        raise
+    except Exception as e:  # OSError, RuntimeError; tf.errors.OpError for remote paths
         raise ConfigError(f"{path}: cannot load SentencePiece model ({e})") from e
     if not ok:
         raise ConfigError(f"{path}: cannot load SentencePiece model")

@@ -57,7 +57,7 @@ def checkpoint_global_step(prefix: str) -> int:
     """
     stored = checkpoint_io.list_checkpoint(prefix)
     if checkpoint_io.GLOBAL_STEP in stored:
-        reader = tf.train.load_checkpoint(checkpoint_io.resolve_prefix(prefix))
+        reader = checkpoint_io.open_reader(checkpoint_io.resolve_prefix(prefix))
         return int(reader.get_tensor(checkpoint_io.GLOBAL_STEP))
     step = checkpoint_io.checkpoint_step(prefix)
     return step if step is not None else 0

@@ -114,7 +114,7 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
     return tf.distribute.get_strategy()
 
 
-def strategy_from_flags(flags: Any):
+def strategy_from_flags(flags: Any, multi_worker: Optional[bool] = None):
     """:func:`get_strategy` with the values of an absl ``FLAGS`` (or any object with them).
 
     BERT's flags: ``use_tpu``, ``tpu_name``, ``tpu_zone``, ``gcp_project``, ``master``,
@@ -124,6 +124,8 @@ def strategy_from_flags(flags: Any):
     ``num_hosts * num_core_per_host`` TPU cores, at most ``num_core_per_host`` GPUs, no
     ``TF_CONFIG`` cluster. Flags that are not defined take the original defaults (use_tpu
     False, num_tpu_cores 8, num_hosts 1). :func:`check_tpu_flags` runs first.
+    ``multi_worker``: honour a ``TF_CONFIG`` cluster; default True for BERT's flags, False for
+    XLNet's (XLNet's pretraining passes True: bert_tf's two-host run of train_gpu.py).
 
     Raises:
       FlagError: see :func:`check_tpu_flags` and :func:`get_strategy`.
@@ -142,10 +144,11 @@ def strategy_from_flags(flags: Any):
                             gcp_project=value("gcp_project", None),
                             master=value("master", None),
                             num_tpu_cores=value("num_hosts", 1) * cores_per_host,
-                            max_gpus=cores_per_host, multi_worker=False)
+                            max_gpus=cores_per_host, multi_worker=bool(multi_worker))
     return get_strategy(use_tpu=value("use_tpu", False), tpu_name=value("tpu_name", None),
                         tpu_zone=value("tpu_zone", None), gcp_project=value("gcp_project", None),
-                        master=value("master", None), num_tpu_cores=value("num_tpu_cores", 8))
+                        master=value("master", None), num_tpu_cores=value("num_tpu_cores", 8),
+                        multi_worker=multi_worker is None or multi_worker)
 
 
 # Flags whose paths a TPU's own hosts open (input pipelines, checkpoint save and restore, event

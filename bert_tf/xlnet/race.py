@@ -60,6 +60,7 @@ class XLNetRace(keras.Model):
         summary = self.sequence_summary(out["sequence_output"], inputs["input_mask"],
                                         training=training)       # [4B, D]
         logits = tf.reshape(self.race_logits(summary), [bsz, NUM_CHOICES])
+        logits = tf.cast(logits, tf.float32)  # float32 also from a mixed_bfloat16 model
         return {"logits": logits}
 
     def task_loss(self, logits, labels):

@@ -134,15 +134,16 @@ def qa_loss(outputs, start_positions, end_positions, is_impossible):
     seq_len = tf.shape(outputs["start_log_probs"])[1]
 
     def ce(log_probs, positions):
-        one_hot = tf.one_hot(tf.reshape(positions, [-1]), seq_len, dtype=log_probs.dtype)
+        log_probs = tf.cast(log_probs, tf.float32)  # a mixed_bfloat16 model's: float32 loss
+        one_hot = tf.one_hot(tf.reshape(positions, [-1]), seq_len, dtype=tf.float32)
         return -tf.reduce_mean(tf.reduce_sum(log_probs * one_hot, -1))
 
     total = 0.5 * (ce(outputs["start_log_probs"], start_positions)
                    + ce(outputs["end_log_probs"], end_positions))
     cls_loss = tf.nn.sigmoid_cross_entropy_with_logits(
-        labels=tf.cast(tf.reshape(is_impossible, [-1]), outputs["cls_logits"].dtype),
-        logits=outputs["cls_logits"])
-    return tf.cast(total + 0.5 * tf.reduce_mean(cls_loss), tf.float32)
+        labels=tf.cast(tf.reshape(is_impossible, [-1]), tf.float32),
+        logits=tf.cast(outputs["cls_logits"], tf.float32))
+    return total + 0.5 * tf.reduce_mean(cls_loss)
 
 
 class XLNetSquad(keras.Model):
@@ -177,9 +178,12 @@ class XLNetSquad(keras.Model):
         out = self.xlnet({"input_ids": features["input_ids"],
                           "segment_ids": features["segment_ids"],
                           "input_mask": features["input_mask"]}, training=training)
-        return self.qa_heads(out["sequence_output"], features["p_mask"], features["cls_index"],
-                             features.get("start_positions") if training else None,
-                             training=training)
+        heads = self.qa_heads(out["sequence_output"], features["p_mask"], features["cls_index"],
+                              features.get("start_positions") if training else None,
+                              training=training)
+        # a mixed_bfloat16 model (--use_bfloat16) computes in bfloat16; its outputs are float32
+        return {k: tf.cast(v, tf.float32) if v.dtype.is_floating else v
+                for k, v in heads.items()}
 
     def get_config(self):
         return {"config": self.xlnet.config.to_dict(),

@@ -2,6 +2,7 @@
 from model.ckpt + classifier_head.npz; flags and defaults; the ALBERT mode of the root script;
 a BERT checkpoint refused with the first variable that does not fit."""
 import dataclasses
+import math
 import os
 
 import numpy as np
@@ -30,8 +31,9 @@ BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "
 
 
 def test_args_are_the_original_flags_with_its_defaults():
-    assert ({f.name: f.default for f in dataclasses.fields(AlbertClassifierArgs)}
-            == {**ORIGINAL_DEFAULTS, **BERT_TF_EXTRAS})
+    defaults = {f.name: f.default for f in dataclasses.fields(AlbertClassifierArgs)}
+    assert math.isnan(defaults.pop("threshold_to_export"))  # the original's float("nan")
+    assert defaults == {**ORIGINAL_DEFAULTS, **BERT_TF_EXTRAS}
 
 
 @pytest.fixture(scope="module")
@@ -250,3 +252,74 @@ def test_cached_records_are_rewritten_when_the_data_changes(tmp_path, golden_dir
                                            reuse=True)
     assert "the examples changed (same count, 2, other content)" in caplog.text
     assert [r["label_ids"] for r in read_examples(path)] == [[1], [1]]
+
+
+def _stsb_dir(tmp_path, shared_data_dir, rows=10):
+    """GLUE folder with STS-B/dev.tsv: the header and the first ``rows`` rows of the real
+    file, unchanged; returns (folder, their gold scores as read off the file)."""
+    src = os.path.join(shared_data_dir, "STS-B", "dev.tsv")
+    if not os.path.exists(src):
+        pytest.skip(f"{src} is absent")
+    with open(src, encoding="utf-8") as f:
+        lines = f.readlines()[:rows + 1]
+    folder = tmp_path / "glue" / "STS-B"
+    folder.mkdir(parents=True)
+    with open(folder / "dev.tsv", "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return str(tmp_path / "glue"), [float(l.rstrip("\n").split("\t")[-1]) for l in lines[1:]]
+
+
+def _numpy_block(text, key):
+    """The values of a ``key = [..]`` entry (numpy's str of a 1-D array, maybe wrapped)."""
+    import re
+    m = re.search(r"^%s = \[([^\]]*)\]$" % key, text, re.M | re.S)
+    assert m, key
+    return m.group(0)[len(key) + 3:], np.array(m.group(1).split(), np.float64)
+
+
+def test_stsb_eval_results_hold_pred_and_label_arrays(tmp_path, golden_dir, uncased_vocab_file,
+                                                     shared_data_dir):
+    """The original's STS-B metric_fn also returns streaming_concat(logits) as ``pred`` and
+    streaming_concat(label_ids) as ``label_ids``; its eval_results.txt prints them with str()
+    among the sorted keys. The labels are the file's scores; pearson / MSE follow from the
+    two arrays (numpy, float64)."""
+    data_dir, scores = _stsb_dir(tmp_path, shared_data_dir)
+    out = str(tmp_path / "out")
+    args = AlbertClassifierArgs(
+        task_name="STS-B", data_dir=data_dir, output_dir=out, vocab_file=uncased_vocab_file,
+        spm_model_file="", do_lower_case=True, max_seq_length=64, do_eval=True,
+        eval_batch_size=4, init_checkpoint=os.path.join(golden_dir, "albert", "model",
+                                                        "model.ckpt"),
+        albert_config_file=os.path.join(golden_dir, "albert", "model", "albert_config.json"))
+    result = albert_classifier.run(args)
+    text = _read(os.path.join(out, "eval_results.txt"))
+    keys = [line.split(" = ")[0] for line in text.splitlines() if " = " in line]
+    assert keys == ["MSE", "eval_loss", "global_step", "label_ids", "loss", "pearson", "pred",
+                    "best"]
+    label_text, labels = _numpy_block(text, "label_ids")
+    assert label_text == str(np.array(scores, np.float32))
+    pred_text, pred = _numpy_block(text, "pred")
+    (_, results), = result.evaluated
+    assert pred_text == str(results["pred"]) and pred.shape == (10,)
+    assert float(results["pearson"]) == pytest.approx(np.corrcoef(pred, labels)[0, 1], abs=1e-5)
+    assert float(results["MSE"]) == pytest.approx(np.mean((pred - labels) ** 2), abs=1e-5)
+
+
+@pytest.mark.slow
+def test_threshold_to_export_is_served_with_the_predictions(tmp_path, golden_dir,
+                                                            golden_classifier,
+                                                            uncased_vocab_file):
+    """The original's _add_threshold_to_model_fn: output ``threshold`` (float32 scalar) in the
+    serving signature, next to the probabilities."""
+    import tensorflow as tf
+    out = _golden_output_dir(tmp_path, golden_dir, golden_classifier)
+    args = dataclasses.replace(
+        _args(golden_dir, golden_classifier, out, uncased_vocab_file), do_eval=False,
+        do_predict=False, export_dir=str(tmp_path / "export"), threshold_to_export=0.25)
+    result = albert_classifier.run(args)
+    fn = tf.saved_model.load(result.export_path).signatures["serving_default"]
+    ids = tf.constant([[2, 7, 3, 0]], tf.int32)
+    served = fn(input_ids=ids, input_mask=tf.cast(ids > 0, tf.int32),
+                segment_ids=tf.zeros_like(ids))
+    assert sorted(served) == ["logits", "probabilities", "threshold"]
+    assert served["threshold"].dtype == tf.float32 and float(served["threshold"]) == 0.25

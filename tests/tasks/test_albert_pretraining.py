@@ -21,7 +21,8 @@ ORIGINAL_DEFAULTS = {
     "num_train_steps": 125000, "num_warmup_steps": 3125, "start_warmup_step": 0,
     "save_checkpoints_steps": 5000, "keep_checkpoint_max": 5, "iterations_per_loop": 1000,
     "max_eval_steps": 100, "use_tpu": False, "init_from_group0": False, "tpu_name": None,
-    "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8}
+    "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
+    "masked_lm_budget": 0.0}
 BERT_TF_EXTRAS = {"use_xla": False, "dtype": "float32", "gradient_accumulation_steps": 1}
 
 
@@ -81,6 +82,11 @@ def test_flag_errors_are_one_line(tmp_path, golden_dir):
     with pytest.raises(FlagError, match="--max_seq_length=512 is longer than "
                                         "max_position_embeddings=128"):
         albert_pretraining.validate_args(dataclasses.replace(args, max_seq_length=512))
+    # The original's --masked_lm_budget > 0 reads only token_boundary, and its model_fn then
+    # fails on features["masked_lm_positions"]: refused in one line.
+    with pytest.raises(FlagError, match="--masked_lm_budget=0.5: on-the-fly masking is not "
+                                        "supported"):
+        albert_pretraining.validate_args(dataclasses.replace(args, masked_lm_budget=0.5))
 
 
 def test_root_script_flags_select_albert_with_its_defaults():

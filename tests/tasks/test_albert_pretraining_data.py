@@ -87,6 +87,33 @@ def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_d
         assert all(mine[k] == theirs[k] for k in mine), theirs["tokens_from_ids"]
 
 
+def test_input_file_mode_rb_gives_the_golden_records_and_w_is_refused(tmp_path, golden_dir,
+                                                                      uncased_vocab_file):
+    """--input_file_mode=rb (bytes, decoded as UTF-8 by the original) reads the same lines as
+    the default r: the golden records; a mode that does not read is one line, the input
+    untouched (the original's GFile(input_file, "w") would have emptied it)."""
+    flags_file = os.path.join(golden_dir, "albert", "pretraining_data", "flags.txt")
+    argv = [line for line in open(flags_file).read().splitlines()
+            if not line.startswith(("--input_file", "--output_file", "--vocab_file"))]
+    text = str(tmp_path / "sample_text.txt")
+    with open(os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"), "rb") as f:
+        original = f.read()
+    with open(text, "wb") as f:
+        f.write(original)
+    out = str(tmp_path / "out.tfrecord")
+    common = ["--input_file=" + text, "--output_file=" + out, "--vocab_file=" + uncased_vocab_file]
+    fv = _root_flag_values(argv + common + ["--input_file_mode=rb"])
+    assert albert_pretraining_data.run_from_flags(fv) == 28
+    golden = [json.loads(line) for line in open(os.path.join(
+        golden_dir, "albert", "pretraining_data", "sample_text.seq64.decoded.jsonl"))]
+    assert [r["input_ids"] for r in read_examples(out)] == [r["input_ids"] for r in golden]
+    os.remove(out)
+    fv = _root_flag_values(argv + common + ["--input_file_mode=w"])
+    with pytest.raises(FlagError, match="--input_file_mode='w': not a read mode"):
+        albert_pretraining_data.run_from_flags(fv)
+    assert not os.path.exists(out) and open(text, "rb").read() == original
+
+
 @pytest.mark.slow
 def test_module_entry_point_with_the_original_command_line(tmp_path, golden_dir,
                                                            uncased_vocab_file):

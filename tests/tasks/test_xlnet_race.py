@@ -332,3 +332,36 @@ def test_train_steps_not_above_warmup_steps_before_any_record(tmp_path, race, qa
                      do_eval=False, train_steps=4, warmup_steps=20))
     assert "\n" not in str(e.value)
     assert not (tmp_path / "output_dir").exists() and not (tmp_path / "model_dir").exists()
+
+
+@pytest.mark.slow  # a real training run
+def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
+        tmp_path, race, qa_dir, spiece):
+    """Issue 17 deliverable 4: --use_bfloat16 builds the RACE model with Keras'
+    mixed_bfloat16 policy; variables and the checkpoint keep the original's float32 dtypes;
+    the logits (and so the loss and eval metrics) are float32."""
+    from bert_tf.xlnet.config import XLNetConfig
+
+    data_dir = tmp_path / "RACE"
+    shutil.copytree(os.path.join(race, "RACE", "dev"), data_dir / "train")
+    shutil.copytree(os.path.join(race, "RACE", "dev"), data_dir / "dev")
+    args = _args(tmp_path, race, qa_dir, spiece, do_train=True, do_eval=True, train_steps=1,
+                 data_dir=str(data_dir), train_batch_size=2, use_bfloat16=True)
+    model = xr.build_race_model(XLNetConfig.from_json_file(args.model_config_path), args,
+                                is_training=False)
+    assert model.xlnet.dtype_policy.name == "mixed_bfloat16"
+    assert {v.dtype for v in model.weights} == {"float32"}
+    n = 4 * args.max_seq_length
+    logits = model({"input_ids": tf.ones([1, n], tf.int32), "segment_ids": tf.zeros([1, n], tf.int32),
+                    "input_mask": tf.zeros([1, n], tf.float32)})["logits"]
+    assert logits.dtype == tf.float32 and logits.shape == (1, 4)
+    result = xr.run(args)
+    assert result["train"].global_step == 1
+    assert 0.0 <= float(_eval_results(str(tmp_path / "model_dir"))["eval_accuracy"]) <= 1.0
+    dtypes = tf.train.load_checkpoint(str(tmp_path / "model_dir" / "model.ckpt-1")
+                                      ).get_variable_to_dtype_map()
+    initial = tf.train.load_checkpoint(os.path.join(qa_dir, "xlnet_model.ckpt")
+                                       ).get_variable_to_dtype_map()
+    assert all(dtypes[name] == dtype for name, dtype in initial.items() if name in dtypes)
+    assert dtypes["logits/dense/kernel"] == tf.float32
+    assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32

@@ -483,3 +483,44 @@ def test_features_cache_on_ram_is_the_local_file(tmp_path):
         assert xsq.read_features_cache(ram_path) == (settings, [feature])
     finally:
         tf.io.gfile.rmtree(ram)
+
+
+@pytest.mark.slow  # a real training run and a predict run
+def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
+        golden, shared_data_dir, tmp_path):
+    """Issue 17 deliverable 4: --use_bfloat16 builds the SQuAD model with Keras'
+    mixed_bfloat16 policy (bfloat16 compute as the original's TPU path); the variables, and so
+    the checkpoint (the original's dtypes), stay float32; loss and outputs are float32."""
+    import tensorflow as tf
+    from bert_tf.xlnet.config import XLNetConfig
+
+    case = make_case(golden, shared_data_dir, str(tmp_path / "case"),
+                     checkpoint_in_model_dir=False)
+    model_dir = os.path.join(case, "trained")
+    args = prepro_args(case, do_prepro=False, do_train=True, use_bfloat16=True,
+                       init_checkpoint=os.path.join(case, "xlnet_model.ckpt"),
+                       model_config_path=os.path.join(case, "xlnet_config.json"),
+                       model_dir=model_dir, train_batch_size=2, train_steps=1, iterations=1,
+                       num_core_per_host=1, shuffle_buffer=16)
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    model = xsq.build_squad_model(config, args, is_training=False)
+    assert model.xlnet.dtype_policy.name == "mixed_bfloat16"
+    assert model.qa_heads.dtype_policy.name == "mixed_bfloat16"
+    assert {v.dtype for v in model.weights} == {"float32"}
+    s = args.max_seq_length
+    out = model({"input_ids": tf.ones([1, s], tf.int32), "segment_ids": tf.zeros([1, s], tf.int32),
+                 "input_mask": tf.zeros([1, s], tf.float32), "p_mask": tf.zeros([1, s]),
+                 "cls_index": tf.constant([s - 1])}, training=False)
+    assert out["start_top_log_probs"].dtype == tf.float32 and out["cls_logits"].dtype == tf.float32
+    assert out["start_top_index"].dtype == tf.int32
+    result = xsq.run(args)
+    assert result["train"].global_step == 1 and np.isfinite(result["train"].last_loss)
+    dtypes = tf.train.load_checkpoint(os.path.join(model_dir, "model.ckpt-1")
+                                      ).get_variable_to_dtype_map()
+    initial = tf.train.load_checkpoint(os.path.join(case, "xlnet_model.ckpt")
+                                       ).get_variable_to_dtype_map()
+    for name, dtype in initial.items():
+        if name in dtypes:
+            assert dtypes[name] == dtype, name
+    assert dtypes["start_logits/dense/kernel"] == tf.float32
+    assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32

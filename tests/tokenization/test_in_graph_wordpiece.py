@@ -96,6 +96,19 @@ def test_code_points_where_icu_and_python_disagree(uncased_layer, uncased_vocab_
     assert uncased_layer.word_piece_ids(_utf8(texts)).to_list() == expected
 
 
+def test_word_piece_ids_of_words(golden_lines, uncased_layer, uncased_vocab_file):
+    # run_squad tokenizes each whitespace word (doc_token) on its own.
+    tokenizer = wordpiece.FullTokenizer(uncased_vocab_file, do_lower_case=True)
+    texts = [line["text"] for line in golden_lines[:40]]
+    words = [t.split(" ") for t in texts]
+    ragged = tf.ragged.constant([[w.encode("utf-8") for w in row] for row in words],
+                                dtype=tf.string)
+    got = uncased_layer.word_piece_ids_of_words(ragged).to_list()
+    expected = [[tokenizer.convert_tokens_to_ids(tokenizer.tokenize(w)) for w in row]
+                for row in words]
+    assert got == expected
+
+
 def test_invalid_utf8_bytes_dropped_as_convert_to_unicode(uncased_layer, uncased_vocab_file):
     tokenizer = wordpiece.FullTokenizer(uncased_vocab_file, do_lower_case=True)
     texts = [b"caf\xc3 ok", b"\xffhello\xfe world"]
@@ -200,6 +213,20 @@ def test_saved_model_holds_the_vocab(tmp_path, uncased_vocab_file, golden_lines)
         assert got["input_ids"][i].numpy().tolist() == want.input_ids
 
 
+def test_vocab_with_blank_line_and_duplicate(tmp_path):
+    # load_vocab: a blank line still takes an id, a duplicated token keeps its later id.
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "", "want", "##ed", "un", "want", "##want",
+              "runn", "##ing", ","]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(t + "\n" for t in tokens), encoding="utf-8")
+    tokenizer = wordpiece.FullTokenizer(str(vocab), do_lower_case=True)
+    texts = ["UNwant\u00E9d,running", "wanted want unwanted xyz"]
+    expected = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in texts]
+    assert expected[1][:2] == [8, 6]  # "want" is id 8 (its later line), "##ed" 6
+    layer = BertTextPreprocessor(str(vocab), True, 16)
+    assert layer.word_piece_ids(_utf8(texts)).to_list() == expected
+
+
 def test_bad_vocab_and_length(tmp_path, uncased_vocab_file):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[UNK]\n[SEP]\nhello\n", encoding="utf-8")
@@ -222,7 +249,6 @@ def _glue_sentences(data_dir):
     return sentences
 
 
-@pytest.mark.slow
 def test_every_mrpc_and_stsb_sentence(shared_data_dir, uncased_vocab_file, uncased_layer,
                                       cased_layer):
     sentences = _glue_sentences(shared_data_dir)

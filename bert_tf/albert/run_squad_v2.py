@@ -1,0 +1,36 @@
+"""``python -m bert_tf.albert.run_squad_v2``: ALBERT's run_squad_v2.py (SQuAD v2.0).
+
+The original google-research/albert command line with only the module prefix changed, with
+its flags and defaults (``--max_seq_length`` 384, ``--doc_stride`` 128, ``--num_train_epochs``
+3, ``--start_n_top`` / ``--end_n_top`` 5, ``--dropout_prob`` 0.1; ``--spm_model_file``,
+``--albert_config_file``, ``--output_dir`` required). See bert_tf/tasks/albert_squad.py for
+the files written and what is done differently (``--do_predict`` predicts once with the
+newest checkpoint instead of polling ``--output_dir``).
+
+An entry point (level "entry points" of tests/test_layering.py).
+"""
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.tasks.albert_squad import V2_FLAGS, run_from_flags
+
+bert_flags.define(*V2_FLAGS, profile=bert_flags.ALBERT_RUN_SQUAD_V2)
+FLAGS = bert_flags.FLAGS
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    result = run_from_flags(FLAGS, version=2)
+    if result.get("train") is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if "files" in result:
+        print(f"predicted {result['num_predict_examples']} questions: "
+              + ", ".join(result["files"]))
+    if result.get("metrics"):
+        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))
+
+
+if __name__ == "__main__":
+    bert_flags.run_main(main)

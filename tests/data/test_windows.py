@@ -1,0 +1,76 @@
+"""bert_tf.data.windows: sliding windows worked out by hand from the run_squad rule."""
+import numpy as np
+import pytest
+
+from bert_tf.data.windows import (check_window_flags, first_window_rows, max_context_windows,
+                                  pool_window_logits, split_into_windows, window_spans)
+from bert_tf.errors import FlagError, InputDataError
+
+
+def test_window_spans_follow_the_run_squad_stride_rule():
+    # 10 tokens, windows of 4, stride 3: starts 0, 3, 6 (6 + 4 = 10 reaches the end)
+    assert [(s.start, s.length) for s in window_spans(10, 4, 3)] == [(0, 4), (3, 4), (6, 4)]
+    # 11 tokens: 0, 3, 6, then 9 with the 2 left
+    assert [(s.start, s.length) for s in window_spans(11, 4, 3)] == [(0, 4), (3, 4), (6, 4), (9, 2)]
+    assert [(s.start, s.length) for s in window_spans(3, 4, 3)] == [(0, 3)]
+    assert [(s.start, s.length) for s in window_spans(0, 4, 3)] == [(0, 0)]  # [CLS] [SEP]
+
+
+def test_max_context_owner_by_hand():
+    # windows (0,4) (3,4) (6,4) over 10 tokens.
+    # token 3: window 0 score min(3,0)+0.04 = 0.04, window 1 min(0,3)+0.04 = 0.04 -> first (0)
+    # token 4: window 1 min(1,2) = 1.04 beats window 0 (end) -> 1; token 5: w1 min(2,1)=1.04 -> 1
+    # token 6: w1 min(3,0)=0.04, w2 min(0,3)=0.04 -> 1; token 7: w2 min(1,2) -> 2
+    spans = window_spans(10, 4, 3)
+    assert max_context_windows(spans, 10) == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_pair_keeps_the_shorter_side_whole():
+    a = list("abcdefghij")  # 10
+    b = ["x", "y"]
+    w = split_into_windows(a, b, max_seq_length=9, doc_stride=2)  # room 9 - 3 - 2 = 4
+    assert w.windowed == "a"
+    assert w.pieces == [(list("abcd"), b), (list("cdef"), b), (list("efgh"), b), (list("ghij"), b)]
+    w = split_into_windows(b, a, max_seq_length=9, doc_stride=4)
+    assert w.windowed == "b"
+    assert w.pieces == [(b, list("abcd")), (b, list("efgh")), (b, list("ij"))]
+    # a pair that fits is one window, untouched
+    assert split_into_windows(b, b, 9, 4).pieces == [(b, b)]
+    # an empty text_b is one text, as the original
+    assert split_into_windows(a, [], 6, 2).pieces[0] == (list("abcd"), None)
+
+
+def test_pair_whose_short_side_leaves_less_than_the_stride_is_refused():
+    with pytest.raises(InputDataError, match=r"dev.tsv dev-7: text_b has 5 tokens and is kept "
+                                             r"whole in every window, leaving 2 tokens of text_a"):
+        split_into_windows(list("abcdefghij"), list("vwxyz"), 10, 3, where="dev.tsv dev-7")
+    # the same pair with a stride that fits the room of 2 is fine
+    assert len(split_into_windows(list("abcdefghij"), list("vwxyz"), 10, 2).pieces) == 5
+
+
+@pytest.mark.parametrize("stride, pooling, message", [
+    (None, "max", "--window_pooling=max needs --doc_stride"),
+    (0, None, "--doc_stride=0: must be at least 1"),
+    (-1, "mean", "--doc_stride=-1: must be at least 1"),
+    (127, None, "--doc_stride=127 is larger than the window of 126 tokens"),
+])
+def test_bad_window_flags(stride, pooling, message):
+    with pytest.raises(FlagError, match=message):
+        check_window_flags(stride, pooling, 128, num_special=2)
+
+
+def test_window_flags_defaults():
+    assert check_window_flags(None, None, 128) is None
+    assert check_window_flags(126, None, 128) == "mean"
+    assert check_window_flags(64, "max", 128) == "max"
+
+
+def test_pool_window_logits_mean_and_max_by_hand():
+    logits = np.array([[1, 2], [3, -2], [5, 0], [0, 0], [-1, 7]], np.float32)
+    index = np.array([0, 0, 1, -1, 0])  # row 3 is TPU padding
+    np.testing.assert_allclose(pool_window_logits(logits, index, 2, "mean"),
+                               [[1, 7 / 3], [5, 0]], rtol=1e-6)
+    np.testing.assert_array_equal(pool_window_logits(logits, index, 2, "max"), [[3, 7], [5, 0]])
+    np.testing.assert_array_equal(first_window_rows(index, 2), [0, 2])
+    with pytest.raises(ValueError, match="example 2 has no window"):
+        pool_window_logits(logits, index, 3, "mean")
