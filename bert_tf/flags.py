@@ -402,7 +402,7 @@ XLNET = Profile(
     flags=("init_checkpoint", "output_dir", "data_dir", "task_name", "do_train", "do_eval",
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
-           "master")                                                  # shared with BERT
+           "master", "export_dir")                                    # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
           + ("window_pooling",)  # long inputs by sliding windows (issue 13)
           + tuple(_XLNET_SPECS)
@@ -776,7 +776,7 @@ ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
         "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
         "do_predict", "predict_threshold", "eval_split", "eval_batch_size", "predict_batch_size",
         "predict_dir", "eval_all_ckpt", "predict_ckpt", "task_name", "max_seq_length",
-        "shuffle_buffer", "num_passes", "uncased", "cls_scope", "is_regression", "doc_stride", "window_pooling"),
+        "shuffle_buffer", "num_passes", "uncased", "cls_scope", "is_regression", "doc_stride", "window_pooling", "export_dir"),
     "AlbertClassifierArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("data_dir",
         "albert_config_file", "task_name", "vocab_file", "spm_model_file", "output_dir",
         "cached_dir", "init_checkpoint", "albert_hub_module_handle", "do_lower_case",
@@ -786,7 +786,7 @@ ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
         "export_dir", "threshold_to_export"),
     "ExtractFeaturesArgs": ("input_file", "output_file", "layers", "bert_config_file",
         "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case", "batch_size",
-        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride"),
+        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride", "export_dir"),
     "XLNetExtractFeaturesArgs": ("input_file", "output_file", "layers", "model_config_path",
         "spiece_model_file", "init_checkpoint", "max_seq_length", "uncased", "batch_size",
         "pooling", "clamp_len", "use_tpu", "doc_stride"),

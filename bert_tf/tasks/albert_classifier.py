@@ -436,7 +436,7 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
                                   checkpoint=_predict_checkpoint(args.output_dir, -1),
                                   load_fn=load_fn)
         threshold = None if math.isnan(args.threshold_to_export) else args.threshold_to_export
-        result.export_path = export_saved_model(model, args.export_dir, threshold)
+        result.export_path = export_saved_model(model, args.export_dir, threshold=threshold)
     return result
 
 

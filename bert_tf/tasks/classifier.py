@@ -28,10 +28,13 @@ Beyond the original:
   score per line);
 * every data file needed is read (and checked) before training starts, and every output is
   written atomically, so a bad dev/test file never costs a training run or a partial file;
-* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` with a
-  ``serving_default`` signature (int32 ``input_ids``, ``input_mask``, ``segment_ids``
-  ``[batch, seq]`` -> float32 ``probabilities [batch, num_labels]``) that
-  ``tf.saved_model.load`` serves without bert_tf;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` that takes raw text:
+  ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``; an empty ``text_b`` is a
+  single sentence, as the original's ``if example.text_b``), ``serving_single`` (``text_a``)
+  and ``serving_ids`` (int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]``),
+  each -> float32 ``probabilities [batch, num_labels]`` and ``logits``
+  (:func:`export_saved_model`, :mod:`bert_tf.tasks.serving`); ``tf.saved_model.load`` serves
+  it without bert_tf (after ``import tensorflow_text``);
 * with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
   MiniLM default model is used (`bert_tf.defaults`);
 * batches are cut to their longest real row (a multiple of 8) on CPU/GPU without XLA:
@@ -55,7 +58,6 @@ Beyond the original:
 """
 
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -65,7 +67,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import defaults
-from bert_tf.atomic_files import atomic_write_text, move_folder
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
@@ -73,7 +75,8 @@ from bert_tf.data import classifier as data
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
 from bert_tf.errors import ConfigError, FlagError
-from bert_tf.tasks import run_checks
+from bert_tf.tasks import run_checks, serving
+from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
@@ -200,6 +203,8 @@ def check_flags(args: ClassifierArgs):
     check_tpu_flags(args)
     config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
+    if args.export_dir:
+        serving.check_export_dir(args.export_dir)
     processor = data.get_processor(args.task_name)
     tokenizer = run_checks.load_tokenizer(args.vocab_file, args.do_lower_case,
                                           args.init_checkpoint)
@@ -292,19 +297,22 @@ def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
     return model
 
 
-def export_saved_model(model: BertClassifier, export_dir: str,
+def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None,
                        threshold: Optional[float] = None) -> str:
     """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
 
-    Signature ``serving_default``: int32 ``input_ids``, ``input_mask``, ``segment_ids``
-    ``[batch, seq]`` (``seq`` <= max_position_embeddings) -> ``probabilities`` float32
-    ``[batch, num_labels]`` (the raw score ``[batch, 1]`` for regression) and, when
-    ``threshold`` is given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar
-    (the original's ``_add_threshold_to_model_fn``). Loadable with
-    ``tf.saved_model.load`` alone. The timestamped folder (Estimator
-    ``export_saved_model`` / TF Serving version layout) is written under a temporary name and
-    renamed, so a reader never sees a partial export (remote: copied file by file with
-    ``saved_model.pb`` last, :func:`bert_tf.atomic_files.move_folder`).
+    Outputs of every signature: float32 ``probabilities [batch, num_labels]`` (softmax; the raw
+    score ``[batch, 1]`` for regression), ``logits`` (same shape) and, when ``threshold`` is
+    given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar (the original's
+    ``_add_threshold_to_model_fn``). With ``preprocessor`` (a ``BertTextPreprocessor``: the
+    run's vocab, ``do_lower_case`` and ``max_seq_length``), :mod:`bert_tf.tasks.serving`'s
+    three signatures: ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``),
+    ``serving_single`` (``text_a``) and ``serving_ids`` (int32 ``input_ids``, ``input_mask``,
+    ``segment_ids`` ``[batch, seq]``, ``seq`` <= max_position_embeddings); the text signatures
+    truncate as the original (no sliding windows). Without it (ALBERT), ``serving_default`` is
+    the ids signature. Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text``
+    for the text signatures). Written by :func:`bert_tf.tasks.serving.write_saved_model`
+    (temporary folder, then renamed).
 
     Returns:
       The folder written.
@@ -312,38 +320,23 @@ def export_saved_model(model: BertClassifier, export_dir: str,
     Raises:
       FlagError: ``export_dir`` cannot be created or written.
     """
-    import keras
+    dtypes = {name: tf.int32 for name in SEQUENCE_FEATURES}
 
-    spec = [tf.TensorSpec([None, None], tf.int32, name=n) for n in SEQUENCE_FEATURES]
-
-    def serve(input_ids, input_mask, segment_ids):
-        out = model({"input_ids": input_ids, "input_mask": input_mask,
-                     "segment_ids": segment_ids}, training=False)
-        outputs = {"probabilities": out["probabilities"]}
+    def serve(features):
+        out = model(features, training=False)
+        outputs = {"probabilities": out["probabilities"], "logits": out["logits"]}
         if threshold is not None:  # ALBERT --threshold_to_export: served with the predictions
             outputs["threshold"] = tf.constant(threshold, tf.float32)
         return outputs
 
-    try:
-        tf.io.gfile.makedirs(export_dir)  # gs:// as the original's Estimator export
-    except (OSError, tf.errors.OpError) as e:
-        raise FlagError(f"--export_dir={export_dir}: cannot create it ({getattr(e, 'strerror', None) or e})") from e
-    version = int(time.time())
-    while tf.io.gfile.exists(os.path.join(export_dir, str(version))):
-        version += 1
-    final = os.path.join(export_dir, str(version))
-    tmp = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.add_endpoint("serve", serve, input_signature=spec)
-    try:
-        archive.write_out(tmp, verbose=False)
-        move_folder(tmp, final, last_file="saved_model.pb")
-    except (OSError, tf.errors.OpError) as e:
-        tf.io.gfile.rmtree(tmp) if tf.io.gfile.exists(tmp) else None
-        raise FlagError(f"--export_dir={export_dir}: cannot write the SavedModel ({e})") from e
-    logging.info("Exported the SavedModel to %s", final)
-    return final
+    if preprocessor is None:
+        def ids(input_ids, input_mask, segment_ids):
+            return serve({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids})
+        return serving.write_saved_model(
+            export_dir, [model], [(serving.DEFAULT_SIGNATURE, ids, serving.id_specs(dtypes))])
+    return serving.write_saved_model(export_dir, [model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -683,5 +676,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                               format_test_results(probabilities))
 
     if args.export_dir and chief:
-        result.export_path = export_saved_model(model, args.export_dir)
+        preprocessor = BertTextPreprocessor(defaults.resolve_model_files(args).vocab_file,
+                                            args.do_lower_case,
+                                            args.max_seq_length)
+        result.export_path = export_saved_model(model, args.export_dir, preprocessor)
     return result

@@ -15,6 +15,8 @@ Beyond the original:
   (masked keys get weight exp(-10000) = 0, so real-token values do not depend on padding);
 * ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
+* ``--export_dir``: a raw-text SavedModel (strings in; the ``--layers`` values, the real-token
+  mask and the ``--pooling`` embedding out), :func:`export_saved_model`;
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
   partial output;
 * every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
@@ -58,8 +60,10 @@ from bert_tf.data.windows import DocSpan, check_window_flags, max_context_window
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.tasks.rounded_json import rounded_json_rows
+from bert_tf.tasks import serving
 from bert_tf.tasks.run_checks import load_config_for_length, load_tokenizer
 from bert_tf.training.strategy import check_tpu_flags
+from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
 
@@ -89,6 +93,7 @@ class ExtractFeaturesArgs:
     use_one_hot_embeddings: bool
     pooling: str
     doc_stride: Optional[int]
+    export_dir: Optional[str]
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
@@ -152,9 +157,13 @@ class FeatureExtractor:
             self.model.build_with_dummy_input()
         report = load_bert_checkpoint(bert_model_map(self.model), init_checkpoint, require_all=True)
         logging.info("%s", report.summary())
-        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"], strategy)
+        self._predictor = BatchPredictor(self.layer_outputs, ["layers", "sequence_output"],
+                                         strategy)
 
-    def _layers(self, features, training=False):
+    @tf.autograph.experimental.do_not_convert  # plain ops; callers trace it in tf.functions
+    def layer_outputs(self, features: Dict[str, tf.Tensor], training: bool = False):
+        """int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[B, S]`` -> float32
+        ``layers [B, len(layer_indexes), S, H]`` and ``sequence_output [B, S, H]``."""
         out = self.model(features, training=training)
         layers = out["all_encoder_layers"]
         # batch-major [B, len(layer_indexes), S, H] so the predictor can split rows
@@ -233,6 +242,73 @@ def embedding_json_line(unique_id: int, pooling: str, embedding: np.ndarray) -> 
         json.dumps(unique_id), json.dumps(pooling), values)
 
 
+def pool_in_graph(sequence_output: tf.Tensor, real: tf.Tensor, pooling: str,
+                  cls_position: str = "first") -> tf.Tensor:
+    """:func:`pool` for a batch, in the graph (the exported SavedModels).
+
+    Args:
+      sequence_output: float32 ``[B, S, H]``, padding included (either side).
+      real: ``[B, S]``, nonzero at the real tokens (BERT ``input_mask == 1``, XLNet
+        ``input_mask == 0``); every row has at least one.
+      pooling, cls_position: as :func:`pool`.
+
+    Returns:
+      float32 ``[B, H]``.
+
+    Raises:
+      FlagError: another pooling.
+    """
+    real = tf.cast(real, tf.bool)
+    if pooling == "cls":
+        # the first (BERT) or last (XLNet) real position of each row
+        positions = tf.broadcast_to(tf.range(tf.shape(real)[1])[None, :], tf.shape(real))
+        if cls_position == "first":
+            index = tf.reduce_min(tf.where(real, positions, tf.shape(real)[1]), axis=1)
+        else:
+            index = tf.reduce_max(tf.where(real, positions, -1), axis=1)
+        return tf.gather(sequence_output, index, axis=1, batch_dims=1)
+    weights = tf.cast(real, sequence_output.dtype)[:, :, None]
+    if pooling == "mean":
+        return tf.reduce_sum(sequence_output * weights, axis=1) / tf.reduce_sum(weights, axis=1)
+    if pooling == "max":
+        return tf.reduce_max(tf.where(real[:, :, None], sequence_output,
+                                      tf.constant(-float("inf"), sequence_output.dtype)), axis=1)
+    raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+
+
+def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str,
+                       export_dir: str) -> str:
+    """Writes ``--export_dir``'s raw-text SavedModel of the feature extractor (bert_tf).
+
+    Signatures (:mod:`bert_tf.tasks.serving`): ``serving_default`` (tf.string ``text_a``,
+    ``text_b`` ``[B]``, as an input line ``a ||| b``), ``serving_single`` (``text_a``, a line
+    without ``|||``), ``serving_ids`` (int32 ``input_ids``, ``input_mask``, ``segment_ids``
+    ``[B, S]``). Outputs: float32 ``layers [B, len(--layers), S, H]`` (the ``--layers``
+    blocks in their order, padding rows included), int32 ``input_mask [B, S]`` (1 at the
+    real tokens, the rows the JSON lines hold) and, with ``--pooling`` other than ``none``,
+    float32 ``embedding [B, H]`` (the ``.embeddings.jsonl`` values, unrounded). ``S`` is
+    ``--max_seq_length`` for the text signatures.
+
+    Returns:
+      The version folder written.
+
+    Raises:
+      FlagError: ``export_dir`` cannot be created or written.
+    """
+    dtypes = {"input_ids": tf.int32, "input_mask": tf.int32, "segment_ids": tf.int32}
+
+    def serve(features):
+        out = extractor.layer_outputs(features)
+        result = {"layers": out["layers"], "input_mask": features["input_mask"]}
+        if pooling != "none":
+            result["embedding"] = pool_in_graph(out["sequence_output"], features["input_mask"],
+                                                pooling, cls_position="first")
+        return result
+
+    return serving.write_saved_model(export_dir, [extractor.model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
+
+
 def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,
          cls_position: str = "first") -> np.ndarray:
     """SBERT-style sentence embedding of one example, BERT or XLNet, from its padded row.
@@ -297,6 +373,8 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     if args.pooling != "none":
         check_output_path(args.output_file + ".embeddings.jsonl")
     check_input_file(args.input_file)
+    if args.export_dir:
+        serving.check_export_dir(args.export_dir)
     check_tpu_flags(args)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
     # The checkpoint-name case check of run_classifier / run_squad (spec 4.6); the original
@@ -344,6 +422,11 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     num_lines = summary["num_lines"]
     if num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
+    if args.export_dir:
+        preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case,
+                                            args.max_seq_length)
+        summary["export_path"] = export_saved_model(extractor, preprocessor, args.pooling,
+                                                    args.export_dir)
     return summary
 
 

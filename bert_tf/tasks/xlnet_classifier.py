@@ -31,6 +31,8 @@ What it writes, as the original:
   regression, else a label) and ``{task}.logits.json`` (``json.dump(..., indent=4)``).
 
 Beyond the original:
+* ``--export_dir``: a raw-text SavedModel (strings in, logits and probabilities out; the ids
+  signature beside it), :func:`_export` and :mod:`bert_tf.tasks.serving`;
 * ``eval_results.txt`` in ``--model_dir`` (``key = value`` lines of the best result, BERT's
   format);
 * every output (TFRecords, checkpoints, predictions, eval results) is written atomically;
@@ -79,7 +81,9 @@ from bert_tf.data.windows import check_window_flags, first_window_rows, pool_win
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
+from bert_tf.tasks import serving
 from bert_tf.tasks.run_checks import require_one_mode, require_positive_steps
+from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
 from bert_tf.training import loop
@@ -140,6 +144,8 @@ class XLNetClassifierArgs:
     # bert_tf: long inputs by sliding windows (issue 13)
     doc_stride: Optional[int]
     window_pooling: Optional[str]
+    # ---- bert_tf ----
+    export_dir: Optional[str]
 
 
 XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
@@ -176,7 +182,8 @@ def check_args(args: XLNetClassifierArgs) -> None:
       FlagError: naming the flag.
     """
     check_tpu_flags(args)
-    require_one_mode(do_train=args.do_train, do_eval=args.do_eval, do_predict=args.do_predict)
+    if not args.export_dir:
+        require_one_mode(do_train=args.do_train, do_eval=args.do_eval, do_predict=args.do_predict)
     for name in ("model_config_path", "spiece_model_file", "task_name", "data_dir", "output_dir",
                  "model_dir"):
         if not getattr(args, name):
@@ -198,6 +205,8 @@ def check_args(args: XLNetClassifierArgs) -> None:
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     if args.eval_split not in ("dev", "test"):
         raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
+    if args.export_dir:
+        serving.check_export_dir(args.export_dir)
     if args.do_train and args.init_checkpoint:
         ckpt_dir = os.path.dirname(os.path.abspath(args.init_checkpoint))
         if os.path.abspath(args.model_dir) in (ckpt_dir, os.path.abspath(args.init_checkpoint)):
@@ -692,13 +701,52 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
                               "predict_files": None, "num_predictions": 0}
     if args.do_train:
         result["train"] = _train(r, model, name_map, resume)
-    if not (args.do_eval or args.do_predict):
+    if not (args.do_eval or args.do_predict or args.export_dir):
         return result
-    logging.info("Num of eval samples: %d", len(r.eval_examples))
     with tf.distribute.get_strategy().scope():
         eval_model = build_classifier(r.config, args, r.n_class, is_training=False)
+    if args.do_eval or args.do_predict:
+        logging.info("Num of eval samples: %d", len(r.eval_examples))
     if args.do_eval:
         result["eval_results"], result["best_eval"] = _evaluate(r, eval_model)
     if args.do_predict:
         result["predict_files"], result["num_predictions"] = _predict(r, eval_model)
+    if args.export_dir:
+        result["export_path"] = _export(r, eval_model)
     return result
+
+
+def _export(r: _Run, eval_model) -> str:
+    """``--export_dir`` (bert_tf): the raw-text SavedModel of the classifier with the weights
+    ``--do_predict`` uses (``--predict_ckpt``, else the newest checkpoint of ``--model_dir``).
+
+    Signatures (:mod:`bert_tf.tasks.serving`): ``serving_default`` (tf.string ``text_a``,
+    ``text_b`` ``[B]``), ``serving_single`` (``text_a``), ``serving_ids`` (int32
+    ``input_ids``, float32 ``input_mask`` (1 = padding, left padded), int32 ``segment_ids``
+    ``[B, S]``). Outputs: float32 ``logits [B, n_class]`` (what ``<task>.logits.json`` holds;
+    ``[B, 1]`` for regression) and, for classification, ``probabilities`` (their softmax).
+
+    Raises:
+      CheckpointError: no checkpoint; FlagError: ``--export_dir`` cannot be written.
+    """
+    args = r.args
+    prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
+    if not prefix:
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to export")
+    restore_for_inference(
+        checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                  untie_r=r.config.untie_r))
+    dtypes = {"input_ids": tf.int32, "input_mask": tf.float32, "segment_ids": tf.int32}
+
+    def serve(features):
+        logits = tf.cast(eval_model(features, training=False)["logits"], tf.float32)
+        out = {"logits": tf.reshape(logits, [tf.shape(logits)[0], r.n_class])}
+        if not args.is_regression:
+            out["probabilities"] = tf.nn.softmax(out["logits"], axis=-1)
+        return out
+
+    preprocessor = XLNetTextPreprocessor(args.spiece_model_file, args.uncased,
+                                         args.max_seq_length)
+    return serving.write_saved_model(args.export_dir, [eval_model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))

@@ -321,5 +321,5 @@ def test_threshold_to_export_is_served_with_the_predictions(tmp_path, golden_dir
     ids = tf.constant([[2, 7, 3, 0]], tf.int32)
     served = fn(input_ids=ids, input_mask=tf.cast(ids > 0, tf.int32),
                 segment_ids=tf.zeros_like(ids))
-    assert sorted(served) == ["probabilities", "threshold"]
+    assert sorted(served) == ["logits", "probabilities", "threshold"]
     assert served["threshold"].dtype == tf.float32 and float(served["threshold"]) == 0.25

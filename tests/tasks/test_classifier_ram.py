@@ -102,7 +102,7 @@ def test_export_dir_on_ram_holds_the_local_savedmodel(golden_dir, uncased_vocab_
         assert ram_files == local_files and "saved_model.pb" in ram_files
         ids = tf.constant([[101, 2023, 102, 0]], tf.int32)
         mask = tf.constant([[1, 1, 1, 0]], tf.int32)
-        outs = [tf.saved_model.load(p).signatures["serving_default"](
+        outs = [tf.saved_model.load(p).signatures["serving_ids"](
             input_ids=ids, input_mask=mask, segment_ids=tf.zeros_like(ids))["probabilities"].numpy()
             for p in (local_result.export_path, ram_result.export_path)]
         np.testing.assert_array_equal(outs[1], outs[0])
