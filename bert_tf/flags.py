@@ -1072,6 +1072,15 @@ def _flag_value(flag_values, name: str) -> Optional[str]:
     return value if isinstance(value, str) and value else None
 
 
+def _flag_bool(flag_values, name: str) -> Optional[bool]:
+    """The value of bool flag ``name`` (given or default), or None where it is not defined."""
+    try:
+        value = flag_values[name].value if name in flag_values else None
+    except Exception:  # noqa: BLE001 - unparsed flags
+        value = None
+    return value if isinstance(value, bool) else None
+
+
 def locked_outputs(flag_values) -> List[Tuple[str, str]]:
     """``(path, "--flag")`` for each output of :data:`LOCKED_OUTPUT_FLAGS` set in
     ``flag_values`` (each item of a comma-separated ``--output_file``), for
@@ -1081,11 +1090,19 @@ def locked_outputs(flag_values) -> List[Tuple[str, str]]:
     only the cached TFRecords, which runs of one data set share (several fine-tunings at once
     with one cache is the original's usage) and which are written atomically with their
     fingerprint; the run's own outputs are in ``--model_dir``.
+
+    A run with ``--do_train=False`` (evaluation or prediction only) does not lock its
+    ``--output_dir`` / ``--model_dir``: it only reads checkpoints there and writes its result
+    files atomically, so it may run beside the training that writes them (the original's
+    evaluate-while-training usage, e.g. ALBERT's separate eval job).
     """
     outputs = []
+    trains = _flag_bool(flag_values, "do_train")
     for name in LOCKED_OUTPUT_FLAGS:
         value = _flag_value(flag_values, name)
         if value is None or (name == "output_dir" and _flag_value(flag_values, "model_dir")):
+            continue
+        if name in ("output_dir", "model_dir") and trains is False:
             continue
         items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
         outputs.extend((item, f"--{name}") for item in items if item)

@@ -102,6 +102,20 @@ def test_xlnet_output_dir_cache_is_shared_model_dir_locked():
     assert bert_flags.locked_outputs(fv2) == [] and bert_flags.output_folders(fv2) == []
 
 
+def test_eval_only_run_does_not_lock_the_training_folder():
+    # an eval/predict-only run may run beside the training that writes the same folder
+    from absl import flags as absl_flags
+    fv = absl_flags.FlagValues()
+    absl_flags.DEFINE_string("output_dir", None, "", flag_values=fv)
+    absl_flags.DEFINE_string("output_file", None, "", flag_values=fv)
+    absl_flags.DEFINE_bool("do_train", False, "", flag_values=fv)
+    fv(["prog", "--output_dir=/c/run", "--output_file=/c/x.jsonl"])
+    assert bert_flags.locked_outputs(fv) == [("/c/x.jsonl", "--output_file")]
+    fv(["prog", "--do_train"])
+    assert bert_flags.locked_outputs(fv) == [("/c/x.jsonl", "--output_file"),
+                                             ("/c/run", "--output_dir")]
+
+
 def test_not_locked_remote_or_missing_folder(tmp_path):
     assert acquire("gs://bucket/out.jsonl") is None
     assert acquire(str(tmp_path / "missing" / "out.jsonl")) is None
