@@ -102,6 +102,13 @@ _BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- beyond the original ----------------------------------------------------------------
     "pooling": ("enum:none|cls|mean|max", "none", "(bert_tf) Also write one sentence embedding per line "
                 "(SBERT-style pooling of the last layer) to <output_file>.embeddings.jsonl."),
+    # sentence embeddings and Siamese fine-tuning (Sentence-BERT; issue 13)
+    "normalize": ("bool", False, "(bert_tf) extract_features with --pooling: scale each sentence "
+                  "embedding to unit L2 norm (as sentence-transformers' Normalize module)."),
+    "siamese": ("bool", False, "(bert_tf) run_classifier: train/evaluate/predict a Siamese "
+                "bi-encoder (Sentence-BERT: each sentence alone, mean pooling): sts-b with the "
+                "cosine-similarity regression objective, the pair tasks (mrpc, mnli, xnli, qnli, "
+                "qqp, rte, wnli) with the softmax objective on (u, v, |u-v|)."),
     "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA."),
     "dtype": ("enum:float32|float16|bfloat16", "float32", "(bert_tf) Compute dtype (mixed precision; "
               "variables stay float32; float16 uses loss scaling)."),
@@ -374,7 +381,8 @@ XLNET = Profile(
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
            "master")                                                  # shared with BERT
-          + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
+          + ("input_file", "output_file", "layers", "batch_size", "pooling",
+             "normalize")  # extract_features
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
           + tuple(_XLNET_PRETRAIN_SPECS)                               # train.py
