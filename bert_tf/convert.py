@@ -1,12 +1,18 @@
 """Convert a Hugging Face BERT folder to an original BERT checkpoint folder.
 
     python -m bert_tf.convert --hf_dir <folder with config.json, model.safetensors, vocab.txt> \
-        --out_dir <folder> [--extra_npz head.npz]
+        --out_dir <folder> [--extra_npz head.npz] [--hidden_act=source]
 
 writes ``bert_model.ckpt.index``, ``bert_model.ckpt.data-00000-of-00001``, ``bert_config.json``
 and ``vocab.txt`` in the layout of the original release's archives (spec `bert.md` 3.1), so the
 original scripts and ours load them. ``--extra_npz`` adds arrays under their npz key as
 top-level variables (e.g. a classifier head's `output_weights` / `output_bias`).
+
+``--hidden_act``: ``original`` (default) writes the activation the original code runs (HF's
+exact ``"gelu"`` becomes the original ``"gelu"``, the tanh form); ``source`` keeps the source
+model's own: HF ``"gelu"`` is written as ``"gelu_exact"``, a value the original code rejects,
+which bert_tf runs as the exact erf GELU (then outputs equal HF / sentence-transformers'),
+and the converter says so in one log line.
 
 Every file is written atomically; an existing output folder is updated file by file.
 """
@@ -19,17 +25,25 @@ import sys
 from typing import Optional
 
 import numpy as np
+from absl import logging
 
+from bert_tf.bert.config import GELU_EXACT
 from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
 from bert_tf.errors import BertTfError, ConfigError, OutputPathError
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.checkpoint_io import write_checkpoint
 
 CHECKPOINT_NAME = "bert_model.ckpt"
+HIDDEN_ACT_CHOICES = ("original", "source")
 
 
-def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None) -> str:
+def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None,
+                      hidden_act: str = "original") -> str:
     """Converts ``hf_dir`` into an original-layout folder ``out_dir``.
+
+    Args:
+      hidden_act: ``original`` (the original's activation, tanh GELU) or ``source`` (the HF
+        model's own; exact GELU as ``"gelu_exact"``, logged), see the module docstring.
 
     Returns:
       The checkpoint prefix ``<out_dir>/bert_model.ckpt``.
@@ -37,8 +51,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
     Raises:
       ConfigError: a missing or malformed input file (names it), or a tensor without an
         original name.
+      ValueError: another ``hidden_act``.
     """
     from safetensors.numpy import load_file
+
+    if hidden_act not in HIDDEN_ACT_CHOICES:
+        raise ValueError(f"hidden_act={hidden_act!r}: expected one of {HIDDEN_ACT_CHOICES}")
 
     config_path = os.path.join(hf_dir, "config.json")
     weights_path = os.path.join(hf_dir, "model.safetensors")
@@ -52,7 +70,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
             hf_config = json.load(f)
     except (OSError, ValueError) as e:
         raise ConfigError(f"{config_path}: cannot read JSON ({e})") from e
-    config = convert_hf_config(hf_config, source=config_path)
+    config = convert_hf_config(hf_config, source=config_path,
+                               keep_source_activation=hidden_act == "source")
+    if config.hidden_act == GELU_EXACT:
+        logging.warning("--hidden_act=source: %s has the exact (erf) GELU; bert_config.json "
+                        "says hidden_act=%r, which bert_tf runs as such and the original BERT "
+                        "code rejects (its \"gelu\" is the tanh form)", config_path, GELU_EXACT)
     try:
         tensors = load_file(weights_path)
     except Exception as e:
@@ -116,9 +139,13 @@ def main(argv=None) -> int:
     parser.add_argument("--hf_dir", required=True, help="HF BERT folder (config.json, model.safetensors, vocab.txt)")
     parser.add_argument("--out_dir", required=True, help="output folder for the original layout")
     parser.add_argument("--extra_npz", default=None, help="npz of extra top-level variables (e.g. a head)")
+    parser.add_argument("--hidden_act", choices=HIDDEN_ACT_CHOICES, default="original",
+                        help="original: the activation the original code runs (HF's exact "
+                             "gelu becomes the tanh gelu); source: keep the model's own (exact "
+                             "gelu written as gelu_exact, which the original code rejects)")
     args = parser.parse_args(argv)
     try:
-        prefix = convert_hf_folder(args.hf_dir, args.out_dir, args.extra_npz)
+        prefix = convert_hf_folder(args.hf_dir, args.out_dir, args.extra_npz, args.hidden_act)
     except BertTfError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -15,6 +15,9 @@ Beyond the original:
   (masked keys get weight exp(-10000) = 0, so real-token values do not depend on padding);
 * ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
+  ``normalize`` scales each to unit L2 norm (sentence-transformers' ``Normalize``), so
+  ``--pooling=mean --normalize`` gives ``SentenceTransformer(...).encode(...)`` of an SBERT
+  model such as all-MiniLM-L6-v2 (converted with ``--hidden_act=source``: its exact GELU);
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
   partial output;
 * every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
@@ -73,6 +76,7 @@ class ExtractFeaturesArgs:
     num_tpu_cores: int
     use_one_hot_embeddings: bool
     pooling: str
+    normalize: bool
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
@@ -251,6 +255,29 @@ def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,
     raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
 
 
+def l2_normalize(embedding: np.ndarray) -> np.ndarray:
+    """``x / max(||x||_2, 1e-12)`` (float64 arithmetic), float32 ``[H]`` -> float32 ``[H]``.
+
+    sentence-transformers' ``Normalize`` module (``torch.nn.functional.normalize``, p=2,
+    eps=1e-12): a zero vector stays zero.
+    """
+    x = np.asarray(embedding, np.float64)
+    return (x / max(float(np.linalg.norm(x)), 1e-12)).astype(np.float32)
+
+
+def check_pooling_flags(pooling: str, normalize: bool) -> None:
+    """``--pooling`` is one of :data:`POOLINGS`; ``--normalize`` needs a pooling.
+
+    Raises:
+      FlagError: naming the flag.
+    """
+    if pooling not in POOLINGS:
+        raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+    if normalize and pooling == "none":
+        raise FlagError("--normalize: needs --pooling=cls|mean|max (it scales the sentence "
+                        "embeddings; the per-token features are never normalized)")
+
+
 def _open_output(stack: contextlib.ExitStack, path: str):
     """An atomic text writer for ``path`` (renamed when ``stack`` closes without error)."""
     return stack.enter_context(atomic_text_writer(path))
@@ -267,9 +294,8 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
       BertTfError subclasses for bad flags and files (ConfigError, CheckpointError, FlagError,
       InputDataError); nothing is written then.
     """
+    check_pooling_flags(args.pooling, args.normalize)
     args = resolve_inputs(args)
-    if args.pooling not in POOLINGS:
-        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
@@ -308,7 +334,8 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     summary = write_feature_lines(
         read_text_examples(args.input_file),
         lambda ex: _featurize(ex, tokenizer, args.max_seq_length), run_batch, layer_indexes,
-        args.output_file, args.batch_size, args.pooling, cls_position="first")
+        args.output_file, args.batch_size, args.pooling, cls_position="first",
+        normalize=args.normalize)
     num_lines = summary["num_lines"]
     if num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
@@ -323,7 +350,8 @@ def bucket_length(longest: int, max_seq_length: int) -> int:
 def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
                         pooling: str = "none", cls_position: str = "first",
-                        check_example: Optional[Callable[[TextExample], None]] = None) -> Dict:
+                        check_example: Optional[Callable[[TextExample], None]] = None,
+                        normalize: bool = False) -> Dict:
     """The feature-extraction loop shared by the BERT and XLNet paths.
 
     Reads examples in chunks of ``batch_size * 64``, sorts each chunk by length, runs batches
@@ -340,6 +368,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
       cls_position: :func:`pool`'s (``first`` for BERT, ``last`` for XLNet), when
         ``pooling`` is not "none".
       check_example: called on each example before featurizing (e.g. warnings).
+      normalize: scale each sentence embedding to unit L2 norm (:func:`l2_normalize`).
 
     Returns:
       dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
@@ -368,6 +397,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                 output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
                     embedding = pool(last_layer, real, pooling, cls_position)
+                    if normalize:
+                        embedding = l2_normalize(embedding)
                     embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)

@@ -23,7 +23,8 @@ fine-tuning one without dropout and memory (``--clamp_len`` applies).
 Inputs are batched by length and padded on the LEFT to the batch's longest line (id 0, mask
 1, segment 4); padded keys are masked and distances are relative, so the values of the real
 tokens do not depend on the padding. ``--pooling=cls`` takes the ``<cls>`` token (the last
-one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token. Special symbols
+one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token; ``--normalize``
+scales each to unit L2 norm. Special symbols
 written literally in the input (``<cls>``, ``<eop>``...) are reported with their line and
 kept: the token list shows the pieces they became. Outputs are written atomically.
 """
@@ -41,7 +42,8 @@ from bert_tf.data.text_lines import read_text_examples
 from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
 from bert_tf.errors import FlagError
-from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, bucket_length,
+from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, bucket_length,
+                                              check_pooling_flags,
                                               parse_layer_indexes, write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
@@ -67,6 +69,7 @@ class XLNetExtractFeaturesArgs:
     uncased: bool
     batch_size: int
     pooling: str
+    normalize: bool
     clamp_len: int
     use_tpu: bool
 
@@ -183,8 +186,7 @@ def _check_args(args: XLNetExtractFeaturesArgs) -> None:
         if not getattr(args, name):
             raise FlagError(f"--{name} is required for XLNet feature extraction "
                             "(--model_config_path, --spiece_model_file, --init_checkpoint)")
-    if args.pooling not in POOLINGS:
-        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
+    check_pooling_flags(args.pooling, args.normalize)
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
     if args.max_seq_length < 3:
@@ -234,7 +236,8 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
         read_text_examples(args.input_file),
         lambda ex: build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased),
         run_batch, layer_indexes, args.output_file, args.batch_size, args.pooling,
-        cls_position="last", check_example=check_example)
+        cls_position="last", check_example=check_example,
+        normalize=args.normalize)
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count
