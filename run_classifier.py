@@ -9,7 +9,8 @@
 
 Writes train/eval/predict.tf_record, model.ckpt-N, eval_results.txt and test_results.tsv to
 --output_dir as the original; tasks cola, mnli, mrpc, xnli, sst-2, qnli, qqp, rte, wnli,
-sts-b. Beyond the original: --export_dir (SavedModel with a serving signature); with none of
+sts-b. Beyond the original: --export_dir (SavedModel with a serving signature); --siamese
+(a Sentence-BERT bi-encoder: bert_tf/tasks/siamese.py); with none of
 --bert_config_file, --vocab_file, --init_checkpoint the embedded MiniLM default model is used.
 See bert_tf/tasks/classifier.py.
 
@@ -28,6 +29,7 @@ import os
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
 
 # BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1): a shared flag is
 # registered with BERT's default; the XLNet path reads XLNet's unless the flag is given.
@@ -42,6 +44,11 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     logging.set_verbosity(logging.INFO)
+    if bert_flags.flag_given(FLAGS, "siamese") and FLAGS.siamese and (
+            bert_flags.is_xlnet_invocation(FLAGS)
+            or bert_flags.flag_given(FLAGS, "albert_config_file")):
+        raise FlagError("--siamese: only for BERT models (--bert_config_file), not XLNet or "
+                        "ALBERT")
     if bert_flags.is_xlnet_invocation(FLAGS):
         from bert_tf.tasks.xlnet_classifier import run_from_flags
         run_from_flags(FLAGS)

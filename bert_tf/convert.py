@@ -1,7 +1,7 @@
 """Convert weights between the original BERT / XLNet layout, Hugging Face and keras-hub.
 
     python -m bert_tf.convert --hf_dir <folder with config.json, model.safetensors, vocab.txt> \
-        --out_dir <folder> [--extra_npz head.npz]
+        --out_dir <folder> [--extra_npz head.npz] [--hidden_act=source]
     python -m bert_tf.convert --from original --to hf --in_dir <original folder> --out_dir <folder>
     python -m bert_tf.convert --from original --to keras_hub --in_dir <original folder> --out_dir <folder>
     python -m bert_tf.convert --from keras_hub --to original --in_dir <preset folder> --out_dir <folder>
@@ -16,6 +16,12 @@ them; a HF XLNet folder (``model_type`` xlnet) gives ``xlnet_model.ckpt`` + ``xl
 keras-hub reads/writes a `BertBackbone` preset folder. Name tables: `bert/hf_mapping.py`,
 `bert/hf_export.py`, `bert/keras_hub_mapping.py`, `xlnet/hf_mapping.py`.
 
+``--hidden_act``: ``original`` (default) writes the activation the original code runs (HF's
+exact ``"gelu"`` becomes the original ``"gelu"``, the tanh form); ``source`` keeps the source
+model's own: HF ``"gelu"`` is written as ``"gelu_exact"``, a value the original code rejects,
+which bert_tf runs as the exact erf GELU (then outputs equal HF / sentence-transformers'),
+and the converter says so in one log line.
+
 Every file is written atomically; an existing output folder is updated file by file.
 """
 
@@ -27,17 +33,25 @@ import sys
 from typing import Optional
 
 import numpy as np
+from absl import logging
 
+from bert_tf.bert.config import GELU_EXACT
 from bert_tf.bert.hf_mapping import convert_hf_config, convert_hf_weights
 from bert_tf.errors import BertTfError, ConfigError, OutputPathError
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.checkpoint_io import write_checkpoint
 
 CHECKPOINT_NAME = "bert_model.ckpt"
+HIDDEN_ACT_CHOICES = ("original", "source")
 
 
-def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None) -> str:
+def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None,
+                      hidden_act: str = "original") -> str:
     """Converts ``hf_dir`` into an original-layout folder ``out_dir``.
+
+    Args:
+      hidden_act: ``original`` (the original's activation, tanh GELU) or ``source`` (the HF
+        model's own; exact GELU as ``"gelu_exact"``, logged), see the module docstring.
 
     Returns:
       The checkpoint prefix ``<out_dir>/bert_model.ckpt``.
@@ -45,8 +59,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
     Raises:
       ConfigError: a missing or malformed input file (names it), or a tensor without an
         original name.
+      ValueError: another ``hidden_act``.
     """
     from safetensors.numpy import load_file
+
+    if hidden_act not in HIDDEN_ACT_CHOICES:
+        raise ValueError(f"hidden_act={hidden_act!r}: expected one of {HIDDEN_ACT_CHOICES}")
 
     config_path = os.path.join(hf_dir, "config.json")
     weights_path = os.path.join(hf_dir, "model.safetensors")
@@ -60,7 +78,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
             hf_config = json.load(f)
     except (OSError, ValueError) as e:
         raise ConfigError(f"{config_path}: cannot read JSON ({e})") from e
-    config = convert_hf_config(hf_config, source=config_path)
+    config = convert_hf_config(hf_config, source=config_path,
+                               keep_source_activation=hidden_act == "source")
+    if config.hidden_act == GELU_EXACT:
+        logging.warning("--hidden_act=source: %s has the exact (erf) GELU; bert_config.json "
+                        "says hidden_act=%r, which bert_tf runs as such and the original BERT "
+                        "code rejects (its \"gelu\" is the tanh form)", config_path, GELU_EXACT)
     try:
         tensors = load_file(weights_path)
     except Exception as e:
@@ -417,6 +440,11 @@ def main(argv=None) -> int:
                         "or xlnet_model.ckpt)")
     parser.add_argument("--do_lower_case", type=_bool, default=True,
                         help="tokenizer casing written for --to=hf / keras_hub (default true, as the original)")
+    parser.add_argument("--hidden_act", choices=HIDDEN_ACT_CHOICES, default="original",
+                        help="HF BERT -> original: original: the activation the original code "
+                             "runs (HF's exact gelu becomes the tanh gelu); source: keep the "
+                             "model's own (exact gelu written as gelu_exact, which the original "
+                             "code rejects)")
     args = parser.parse_args(argv)
     try:
         if args.hf_dir is not None:
@@ -428,6 +456,8 @@ def main(argv=None) -> int:
         if (args.source, args.target) not in DIRECTIONS:
             raise ConfigError(f"--from={args.source} --to={args.target}: not a conversion (known: "
                               f"{', '.join(f'{a}->{b}' for a, b in DIRECTIONS)})")
+        if args.hidden_act != "original" and (args.source, args.target) != ("hf", "original"):
+            raise ConfigError("--hidden_act is for --from=hf --to=original only")
         if args.extra_npz and (args.source, args.target) != ("hf", "original"):
             raise ConfigError("--extra_npz is for --from=hf --to=original only")
         if not os.path.isdir(args.in_dir):
@@ -441,7 +471,8 @@ def main(argv=None) -> int:
                     raise ConfigError("--extra_npz is for BERT folders")
                 written = hf_xlnet_to_original(args.in_dir, args.out_dir)
             else:
-                prefix = convert_hf_folder(args.in_dir, args.out_dir, args.extra_npz)
+                prefix = convert_hf_folder(args.in_dir, args.out_dir, args.extra_npz,
+                                           args.hidden_act)
                 written = [f"{prefix}.index", f"{prefix}.data-00000-of-00001",
                            os.path.join(args.out_dir, "bert_config.json"),
                            os.path.join(args.out_dir, "vocab.txt")]

@@ -105,6 +105,13 @@ _BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- beyond the original ----------------------------------------------------------------
     "pooling": ("enum:none|cls|mean|max", "none", "(bert_tf) Also write one sentence embedding per line "
                 "(SBERT-style pooling of the last layer) to <output_file>.embeddings.jsonl."),
+    # sentence embeddings and Siamese fine-tuning (Sentence-BERT; issue 13)
+    "normalize": ("bool", False, "(bert_tf) extract_features with --pooling: scale each sentence "
+                  "embedding to unit L2 norm (as sentence-transformers' Normalize module)."),
+    "siamese": ("bool", False, "(bert_tf) run_classifier: train/evaluate/predict a Siamese "
+                "bi-encoder (Sentence-BERT: each sentence alone, mean pooling): sts-b with the "
+                "cosine-similarity regression objective, the pair tasks (mrpc, mnli, xnli, qnli, "
+                "qqp, rte, wnli) with the softmax objective on (u, v, |u-v|)."),
     "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA."),
     "dtype": ("enum:float32|float16|bfloat16", "float32", "(bert_tf) Compute dtype (mixed precision; "
               "variables stay float32; float16 uses loss scaling)."),
@@ -403,7 +410,8 @@ XLNET = Profile(
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
            "master", "export_dir")                                    # shared with BERT
-          + ("input_file", "output_file", "layers", "batch_size", "pooling")  # extract_features
+          + ("input_file", "output_file", "layers", "batch_size", "pooling",
+             "normalize")  # extract_features
           + ("window_pooling",)  # long inputs by sliding windows (issue 13)
           + tuple(_XLNET_SPECS)
           + tuple(_XLNET_DATA_SPECS) + ("random_seed", "num_workers")  # data_utils.py
@@ -770,7 +778,7 @@ ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
         "task_name", "vocab_file", "output_dir", "init_checkpoint", "do_lower_case",
         "max_seq_length", "do_train", "do_eval", "do_predict", "train_batch_size",
         "eval_batch_size", "predict_batch_size", "learning_rate", "num_train_epochs",
-        "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop", "export_dir", "doc_stride", "window_pooling"),
+        "warmup_proportion", "save_checkpoints_steps", "iterations_per_loop", "export_dir", "doc_stride", "window_pooling", "siamese"),
     "XLNetClassifierArgs": XLNET_MODEL_FLAGS + XLNET_MACHINE_FLAGS + XLNET_OPTIMIZER_FLAGS +
         ("summary_type", "use_summ_proj", "overwrite_data", "init_checkpoint", "output_dir",
         "spiece_model_file", "model_dir", "data_dir", "do_train", "lr_layer_decay_rate", "do_eval",
@@ -786,10 +794,10 @@ ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
         "export_dir", "threshold_to_export"),
     "ExtractFeaturesArgs": ("input_file", "output_file", "layers", "bert_config_file",
         "max_seq_length", "init_checkpoint", "vocab_file", "do_lower_case", "batch_size",
-        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride", "export_dir"),
+        "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride", "export_dir", "normalize"),
     "XLNetExtractFeaturesArgs": ("input_file", "output_file", "layers", "model_config_path",
         "spiece_model_file", "init_checkpoint", "max_seq_length", "uncased", "batch_size",
-        "pooling", "clamp_len", "use_tpu", "doc_stride"),
+        "pooling", "normalize", "clamp_len", "use_tpu", "doc_stride"),
     "AlbertSquadArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("albert_config_file",
         "vocab_file", "spm_model_file", "output_dir", "train_file", "predict_file",
         "train_feature_file", "predict_feature_file", "predict_feature_left_file",

@@ -14,6 +14,11 @@ from typing import Any, Dict
 from bert_tf.errors import ConfigError
 from bert_tf.json_files import read_json_object
 
+# bert_tf's hidden_act for the exact (erf) GELU of a converted HF model (issue 13). The
+# original modeling.get_activation raises "Unsupported activation" on it: a config carrying it
+# says plainly that the original code would not run this model as it was trained.
+GELU_EXACT = "gelu_exact"
+
 _KNOWN_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                "intermediate_size", "hidden_act", "hidden_dropout_prob",
                "attention_probs_dropout_prob", "max_position_embeddings", "type_vocab_size",
@@ -30,7 +35,8 @@ class BertConfig:
       num_attention_heads: N; H must be a multiple of N.
       intermediate_size: I, width of the feed-forward inner layer.
       hidden_act: activation of the FFN and the MLM transform ("gelu" = tanh approximation,
-        "relu", "tanh", "linear").
+        "relu", "tanh", "linear"; bert_tf's "gelu_exact" = the erf form, which the original
+        code rejects, written only by ``python -m bert_tf.convert --hidden_act=source``).
       hidden_dropout_prob: dropout on embeddings and residual branches (training only).
       attention_probs_dropout_prob: dropout on attention probabilities (training only).
       max_position_embeddings: P, rows of the position table = the largest seq_length.

@@ -14,7 +14,7 @@ from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import GELU_EXACT, BertConfig
 from bert_tf.errors import ConfigError
 
 # (HF suffix regex, original name template, transpose). "{i}" is the layer number.
@@ -75,14 +75,22 @@ CONFIG_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_
                "initializer_range")
 _HF_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
                    "relu": "relu", "tanh": "tanh"}
+# With keep_source_activation: HF's activation itself. Only the exact GELU differs, and its
+# value is one the original code rejects (bert_tf.bert.layers.GELU_EXACT).
+_HF_SOURCE_ACTIVATIONS = {**_HF_ACTIVATIONS, "gelu": GELU_EXACT}
 
 
-def convert_hf_config(hf_config: Mapping, source: str = "config.json") -> BertConfig:
+def convert_hf_config(hf_config: Mapping, source: str = "config.json",
+                      keep_source_activation: bool = False) -> BertConfig:
     """The original `bert_config.json` keys from a HF BERT `config.json` dict.
 
-    HF ``"gelu"`` (exact erf) becomes the original ``"gelu"`` (tanh approximation): the
-    original code has only the tanh form, so outputs move by up to ~6e-3 on MiniLM's last
-    layer relative to a HF run (see the golden README); this is the documented behaviour.
+    By default HF ``"gelu"`` (exact erf) becomes the original ``"gelu"`` (tanh
+    approximation): the original code has only the tanh form, so outputs move by up to
+    ~6e-3 on MiniLM's last layer relative to a HF run (see the golden README); this is the
+    documented behaviour. With ``keep_source_activation`` (bert_tf, issue 13) it becomes
+    ``"gelu_exact"`` instead: bert_tf then runs the model's own activation (outputs equal a
+    HF / sentence-transformers run), and the original code refuses the config
+    ("Unsupported activation") rather than running another function silently.
 
     Raises:
       ConfigError: a key is missing, or the model uses a feature the original BERT lacks
@@ -102,7 +110,8 @@ def convert_hf_config(hf_config: Mapping, source: str = "config.json") -> BertCo
     if eps != 1e-12:
         raise ConfigError(f"{source}: layer_norm_eps {eps} differs from the original's 1e-12")
     values = {k: hf_config[k] for k in CONFIG_KEYS}
-    values["hidden_act"] = _HF_ACTIVATIONS[act]
+    table = _HF_SOURCE_ACTIVATIONS if keep_source_activation else _HF_ACTIVATIONS
+    values["hidden_act"] = table[act]
     config = BertConfig.from_dict(values)
     config.validate(source)
     return config

@@ -18,6 +18,8 @@ import math
 import keras
 import tensorflow as tf
 
+from bert_tf.bert.config import GELU_EXACT
+
 LAYER_NORM_EPSILON = 1e-12
 MASK_ADDER = -10000.0
 
@@ -27,11 +29,18 @@ def gelu(x):
     return tf.nn.gelu(x, approximate=True)
 
 
+def gelu_exact(x):
+    """GELU, exact form ``x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))`` (HF ``"gelu"``, torch
+    ``nn.GELU()``); bert_tf's ``hidden_act = "gelu_exact"``, not an original value."""
+    return tf.nn.gelu(x, approximate=False)
+
+
 def get_activation(name):
     """Maps an activation name to a function (original `modeling.get_activation`).
 
     Non-strings are returned unchanged; None, "" and "linear" mean no activation; "relu",
-    "gelu" and "tanh" are matched case-insensitively.
+    "gelu" (tanh approximation) and "tanh" are matched case-insensitively, as the original;
+    bert_tf adds "gelu_exact" (:func:`gelu_exact`), which the original rejects.
 
     Raises:
       ValueError: any other string ("Unsupported activation: ...").
@@ -49,6 +58,8 @@ def get_activation(name):
         return gelu
     if act == "tanh":
         return tf.tanh
+    if act == GELU_EXACT:
+        return gelu_exact
     raise ValueError(f"Unsupported activation: {act}")
 
 

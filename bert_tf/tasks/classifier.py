@@ -41,6 +41,8 @@ Beyond the original:
   padding is masked, so the numbers are those of the padded batch, only faster;
 * the F1 of the positive class (label ``"1"``) of binary tasks is logged and returned (not
   written: ``eval_results.txt`` keeps the original keys);
+* ``--siamese``: a Sentence-BERT bi-encoder instead of the cross-encoder
+  (:mod:`bert_tf.tasks.siamese`);
 * for ``cola``, ``eval_results.txt`` also holds ``eval_mcc``, the Matthews correlation GLUE
   reports for CoLA (:func:`bert_tf.training.metrics.matthews_corrcoef`);
 * ``--doc_stride`` (issue 13): an example longer than ``max_seq_length`` is cut into
@@ -124,6 +126,7 @@ class ClassifierArgs:
     export_dir: Optional[str]
     doc_stride: Optional[int]
     window_pooling: Optional[str]
+    siamese: bool
 
 
 @dataclass
@@ -549,6 +552,9 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
       NanLossError: training diverged.
       Nothing is left half-written: every output is renamed into place when complete.
     """
+    if args.siamese:  # bert_tf: the Sentence-BERT bi-encoder (issue 13)
+        from bert_tf.tasks.siamese import run_siamese
+        return run_siamese(args, strategy, stop_at_step=stop_at_step)
     config, processor, tokenizer = check_flags(args)
     window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
                                         args.max_seq_length)

@@ -15,6 +15,9 @@ Beyond the original:
   (masked keys get weight exp(-10000) = 0, so real-token values do not depend on padding);
 * ``pooling`` in ``cls|mean|max`` also writes one sentence embedding per line (SBERT-style
   pooling of the last layer over real tokens) to ``<output_file>.embeddings.jsonl``;
+  ``normalize`` scales each to unit L2 norm (sentence-transformers' ``Normalize``), so
+  ``--pooling=mean --normalize`` gives ``SentenceTransformer(...).encode(...)`` of an SBERT
+  model such as all-MiniLM-L6-v2 (converted with ``--hidden_act=source``: its exact GELU);
 * ``--export_dir``: a raw-text SavedModel (strings in; the ``--layers`` values, the real-token
   mask and the ``--pooling`` embedding out), :func:`export_saved_model`;
 * all outputs are written to temporary files and renamed at the end: a failed run leaves no
@@ -94,6 +97,7 @@ class ExtractFeaturesArgs:
     pooling: str
     doc_stride: Optional[int]
     export_dir: Optional[str]
+    normalize: bool
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
@@ -277,7 +281,7 @@ def pool_in_graph(sequence_output: tf.Tensor, real: tf.Tensor, pooling: str,
 
 
 def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str,
-                       export_dir: str) -> str:
+                       export_dir: str, normalize: bool = False) -> str:
     """Writes ``--export_dir``'s raw-text SavedModel of the feature extractor (bert_tf).
 
     Signatures (:mod:`bert_tf.tasks.serving`): ``serving_default`` (tf.string ``text_a``,
@@ -286,7 +290,8 @@ def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str
     ``[B, S]``). Outputs: float32 ``layers [B, len(--layers), S, H]`` (the ``--layers``
     blocks in their order, padding rows included), int32 ``input_mask [B, S]`` (1 at the
     real tokens, the rows the JSON lines hold) and, with ``--pooling`` other than ``none``,
-    float32 ``embedding [B, H]`` (the ``.embeddings.jsonl`` values, unrounded). ``S`` is
+    float32 ``embedding [B, H]`` (the ``.embeddings.jsonl`` values, unrounded; with
+    ``normalize``, scaled to unit L2 norm as :func:`l2_normalize`). ``S`` is
     ``--max_seq_length`` for the text signatures.
 
     Returns:
@@ -301,8 +306,13 @@ def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str
         out = extractor.layer_outputs(features)
         result = {"layers": out["layers"], "input_mask": features["input_mask"]}
         if pooling != "none":
-            result["embedding"] = pool_in_graph(out["sequence_output"], features["input_mask"],
-                                                pooling, cls_position="first")
+            embedding = pool_in_graph(out["sequence_output"], features["input_mask"], pooling,
+                                      cls_position="first")
+            if normalize:  # l2_normalize: x / max(||x||, 1e-12)
+                norm = tf.norm(tf.cast(embedding, tf.float64), axis=-1, keepdims=True)
+                embedding = tf.cast(tf.cast(embedding, tf.float64) / tf.maximum(norm, 1e-12),
+                                    tf.float32)
+            result["embedding"] = embedding
         return result
 
     return serving.write_saved_model(export_dir, [extractor.model, preprocessor],
@@ -343,6 +353,29 @@ def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,
     raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
 
 
+def l2_normalize(embedding: np.ndarray) -> np.ndarray:
+    """``x / max(||x||_2, 1e-12)`` (float64 arithmetic), float32 ``[H]`` -> float32 ``[H]``.
+
+    sentence-transformers' ``Normalize`` module (``torch.nn.functional.normalize``, p=2,
+    eps=1e-12): a zero vector stays zero.
+    """
+    x = np.asarray(embedding, np.float64)
+    return (x / max(float(np.linalg.norm(x)), 1e-12)).astype(np.float32)
+
+
+def check_pooling_flags(pooling: str, normalize: bool) -> None:
+    """``--pooling`` is one of :data:`POOLINGS`; ``--normalize`` needs a pooling.
+
+    Raises:
+      FlagError: naming the flag.
+    """
+    if pooling not in POOLINGS:
+        raise FlagError(f"--pooling={pooling}: expected one of {', '.join(POOLINGS)}")
+    if normalize and pooling == "none":
+        raise FlagError("--normalize: needs --pooling=cls|mean|max (it scales the sentence "
+                        "embeddings; the per-token features are never normalized)")
+
+
 def _open_output(stack: contextlib.ExitStack, path: str):
     """An atomic text writer for ``path`` (renamed when ``stack`` closes without error)."""
     return stack.enter_context(atomic_text_writer(path))
@@ -359,9 +392,8 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
       BertTfError subclasses for bad flags and files (ConfigError, CheckpointError, FlagError,
       InputDataError); nothing is written then.
     """
+    check_pooling_flags(args.pooling, args.normalize)
     args = resolve_inputs(args)
-    if args.pooling not in POOLINGS:
-        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
@@ -413,6 +445,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
     summary = write_feature_lines(
         read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
         args.output_file, args.batch_size, args.pooling, cls_position="first",
+        normalize=args.normalize,
         resume_key=resume_key(args, {"--input_file": args.input_file,
                                      "--vocab_file": args.vocab_file,
                                      "--bert_config_file": args.bert_config_file,
@@ -426,7 +459,7 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case,
                                             args.max_seq_length)
         summary["export_path"] = export_saved_model(extractor, preprocessor, args.pooling,
-                                                    args.export_dir)
+                                                    args.export_dir, args.normalize)
     return summary
 
 
@@ -439,7 +472,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
                         pooling: str = "none", cls_position: str = "first",
                         check_example: Optional[Callable[[TextExample], None]] = None,
-                        resume_key: Optional[Mapping[str, Any]] = None) -> Dict:
+                        resume_key: Optional[Mapping[str, Any]] = None,
+                        normalize: bool = False) -> Dict:
     """The feature-extraction loop shared by the BERT and XLNet paths.
 
     Reads examples in chunks of ``batch_size * 64``, sorts each chunk by length, runs batches
@@ -464,6 +498,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
         chunks are kept, and a rerun with an equal key (and chunk size) continues after them,
         giving the bytes of an uninterrupted run (chunks, hence batches, are the same). A
         BertTfError removes the partial files; None: all or nothing (a temporary file).
+      normalize: scale each sentence embedding to unit L2 norm (:func:`l2_normalize`).
 
     Returns:
       dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
@@ -509,6 +544,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                 output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
                     embedding = pool(last_layer, real, pooling, cls_position)
+                    if normalize:
+                        embedding = l2_normalize(embedding)
                     embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)

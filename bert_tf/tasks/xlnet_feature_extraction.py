@@ -23,7 +23,8 @@ fine-tuning one without dropout and memory (``--clamp_len`` applies).
 Inputs are batched by length and padded on the LEFT to the batch's longest line (id 0, mask
 1, segment 4); padded keys are masked and distances are relative, so the values of the real
 tokens do not depend on the padding. ``--pooling=cls`` takes the ``<cls>`` token (the last
-one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token. Special symbols
+one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token; ``--normalize``
+scales each to unit L2 norm. Special symbols
 written literally in the input (``<cls>``, ``<eop>``...) are reported with their line and
 kept: the token list shows the pieces they became. Outputs are written atomically.
 
@@ -48,8 +49,9 @@ from bert_tf.data.xlnet_classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
                                            LiteralSymbolReport)
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, POOLINGS, LineWindows,
-                                              bucket_length, parse_layer_indexes, resume_key,
+from bert_tf.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, LineWindows,
+                                              bucket_length, check_pooling_flags,
+                                              parse_layer_indexes, resume_key,
                                               stitch_windows, write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
@@ -75,6 +77,7 @@ class XLNetExtractFeaturesArgs:
     uncased: bool
     batch_size: int
     pooling: str
+    normalize: bool
     clamp_len: int
     use_tpu: bool
     doc_stride: Optional[int]
@@ -230,8 +233,7 @@ def _check_args(args: XLNetExtractFeaturesArgs) -> None:
         if not getattr(args, name):
             raise FlagError(f"--{name} is required for XLNet feature extraction "
                             "(--model_config_path, --spiece_model_file, --init_checkpoint)")
-    if args.pooling not in POOLINGS:
-        raise FlagError(f"--pooling={args.pooling}: expected one of {', '.join(POOLINGS)}")
+    check_pooling_flags(args.pooling, args.normalize)
     if args.batch_size <= 0:
         raise FlagError(f"--batch_size={args.batch_size}: must be positive")
     if args.max_seq_length < 3:
@@ -287,7 +289,7 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
     summary = write_feature_lines(
         read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
         args.output_file, args.batch_size, args.pooling,
-        cls_position="last", check_example=check_example,
+        cls_position="last", check_example=check_example, normalize=args.normalize,
         resume_key=resume_key(args, {"--input_file": args.input_file,
                                      "--spiece_model_file": args.spiece_model_file,
                                      "--model_config_path": args.model_config_path,
