@@ -13,7 +13,7 @@ from bert_tf.output_locks import acquire, lock_path, output_locks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = bert_flags.FLAGS
-bert_flags.define("output_file", "output_dir")
+bert_flags.define("output_file", "output_dir", "do_train")
 
 
 def _dead_pid():
@@ -38,7 +38,7 @@ def _run_main(monkeypatch, argv, main):
         with pytest.raises(SystemExit) as e:
             bert_flags.run_main(lambda a: sys.exit(main(a) or 0))
     finally:
-        for name in ("output_file", "output_dir"):
+        for name in ("output_file", "output_dir", "do_train"):
             FLAGS[name].unparse()
     return e.value.code
 
@@ -80,8 +80,8 @@ def test_output_dir_locked_and_each_output_file_item(tmp_path, monkeypatch):
         seen.extend(sorted(os.listdir(tmp_path)))
         with pytest.raises(OutputPathError, match="another run"):
             acquire(b)  # a second open file description conflicts too
-    assert _run_main(monkeypatch, [f"--output_file={a},{b}",
-                                   f"--output_dir={tmp_path}/run/"], main) == 0
+    assert _run_main(monkeypatch, [f"--output_file={a},{b}", f"--output_dir={tmp_path}/run/",
+                                   "--do_train"], main) == 0
     assert seen == [".a.tfrecord.bert_tf-lock", ".b.tfrecord.bert_tf-lock",
                     ".run.bert_tf-lock"]
     assert os.listdir(tmp_path) == []
