@@ -118,3 +118,15 @@ def test_final_text_in_graph_equals_get_final_text(tiny, pred, orig):
                                    separator=" ")[0]
     got = _final_text(tf.constant(pred), tf.constant(orig), basic).numpy().decode("utf-8")
     assert got == get_final_text(pred, orig, do_lower_case=True)
+
+
+def test_unwritable_export_dir_fails_before_output_dir_is_made(tmp_path):
+    from bert_tf.errors import FlagError
+    from bert_tf.tasks.squad import SquadArgs, run
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = tmp_path / "out"
+    with pytest.raises(FlagError, match=r"^--export_dir=.*file/export: cannot create it"):
+        run(SquadArgs(output_dir=str(out), export_dir=str(blocker / "export")))
+    assert not out.exists()
