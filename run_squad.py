@@ -37,7 +37,8 @@ BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "pre
               "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
               "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
               "num_tpu_cores", "verbose_logging", "version_2_with_negative",
-              "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps")
+              "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps",
+              "export_dir")
 bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
                            (bert_flags.XLNET_RUN_SQUAD, bert_flags.ARGS_FLAGS["XLNetSquadArgs"]),
                            (bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.ARGS_FLAGS["AlbertSquadArgs"]))
@@ -61,6 +62,8 @@ def main(_):
         print(f"predicted {summary['num_predict_examples']} questions "
               f"({summary['predict_examples_per_second']:.1f} examples/s): "
               f"{summary['predictions_file']}")
+    if summary.get("export_path"):
+        print(f"exported the SavedModel to {summary['export_path']}")
     if summary.get("eval_results"):
         print(f"metrics: {summary['eval_results_file']}")
         for key, value in summary["eval_results"].items():

@@ -797,7 +797,7 @@ ARGS_FLAGS: Dict[str, Tuple[str, ...]] = {
         "use_tpu", "master", "num_tpu_cores", "use_one_hot_embeddings", "pooling", "doc_stride", "export_dir", "normalize"),
     "XLNetExtractFeaturesArgs": ("input_file", "output_file", "layers", "model_config_path",
         "spiece_model_file", "init_checkpoint", "max_seq_length", "uncased", "batch_size",
-        "pooling", "normalize", "clamp_len", "use_tpu", "doc_stride"),
+        "pooling", "normalize", "clamp_len", "use_tpu", "doc_stride", "export_dir"),
     "AlbertSquadArgs": BERT_TPU_FLAGS + BERT_TF_TRAINING_FLAGS + ("albert_config_file",
         "vocab_file", "spm_model_file", "output_dir", "train_file", "predict_file",
         "train_feature_file", "predict_feature_file", "predict_feature_left_file",

@@ -308,11 +308,7 @@ def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str
         if pooling != "none":
             embedding = pool_in_graph(out["sequence_output"], features["input_mask"], pooling,
                                       cls_position="first")
-            if normalize:  # l2_normalize: x / max(||x||, 1e-12)
-                norm = tf.norm(tf.cast(embedding, tf.float64), axis=-1, keepdims=True)
-                embedding = tf.cast(tf.cast(embedding, tf.float64) / tf.maximum(norm, 1e-12),
-                                    tf.float32)
-            result["embedding"] = embedding
+            result["embedding"] = l2_normalize_in_graph(embedding) if normalize else embedding
         return result
 
     return serving.write_saved_model(export_dir, [extractor.model, preprocessor],
@@ -361,6 +357,13 @@ def l2_normalize(embedding: np.ndarray) -> np.ndarray:
     """
     x = np.asarray(embedding, np.float64)
     return (x / max(float(np.linalg.norm(x)), 1e-12)).astype(np.float32)
+
+
+def l2_normalize_in_graph(embedding: tf.Tensor) -> tf.Tensor:
+    """:func:`l2_normalize` for a batch in the graph (the exported SavedModels): float32
+    ``[B, H]`` -> float32 ``[B, H]``, each row ``x / max(||x||_2, 1e-12)`` in float64."""
+    x = tf.cast(embedding, tf.float64)
+    return tf.cast(x / tf.maximum(tf.norm(x, axis=-1, keepdims=True), 1e-12), tf.float32)
 
 
 def check_pooling_flags(pooling: str, normalize: bool) -> None:

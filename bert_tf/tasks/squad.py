@@ -41,7 +41,10 @@ Beyond the original:
   atomically, so a failed run leaves ``output_dir`` as it was;
 * with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
   default model (MiniLM in the original layout, :mod:`bert_tf.defaults`) is used;
-* ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``.
+* ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` whose ``serving_default``
+  answers raw ``question`` / ``context`` strings with the run's windowing and n-best rules
+  (:mod:`bert_tf.tasks.squad_export`), with the run's weights; enough on its own as a mode.
 """
 
 import json
@@ -115,6 +118,7 @@ class SquadArgs:
     version_2_with_negative: bool
     null_score_diff_threshold: float
     # bert_tf
+    export_dir: Optional[str]
 
 
 # ---- start-up checks ---------------------------------------------------------------------------
@@ -139,7 +143,8 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     """
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
-    run_checks.require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
+    if not args.export_dir:
+        run_checks.require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
     check_tpu_flags(args)
     if args.do_train and not args.train_file:
         raise FlagError("If `do_train` is True, then `train_file` must be specified.")
@@ -463,6 +468,11 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
     # Read both inputs before any work, so a bad predict_file fails before training.
     train_examples = read_train_examples(args) if args.do_train else None
     eval_examples = read_predict_examples(args) if args.do_predict else None
+    if args.export_dir:
+        if predict_fn is not None:
+            raise FlagError("predict_fn replaces the model: it cannot be used with --export_dir")
+        from bert_tf.tasks import serving
+        serving.check_export_dir(args.export_dir)
     run_checks.make_output_dir(args.output_dir)
     summary: Dict = {"output_dir": display_path(args.output_dir)}
 
@@ -473,8 +483,29 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
     if args.do_train:
         model = _train(args, config, tokenizer, train_examples, strategy, summary)
     if args.do_predict:
-        _predict(args, config, tokenizer, eval_examples, strategy, model, predict_fn, summary)
+        model = _predict(args, config, tokenizer, eval_examples, strategy, model, predict_fn,
+                         summary)
+    if args.export_dir:
+        summary["export_path"] = _export(args, config, tokenizer, strategy, model)
     return summary
+
+
+def _export(args, config, tokenizer, strategy, model):
+    """``--export_dir``: the raw-text SavedModel of :mod:`bert_tf.tasks.squad_export` with the
+    run's weights (the trained or predicting model, else restored as ``--do_predict`` does)."""
+    from bert_tf.tasks.squad_export import export_squad_model
+    from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
+
+    if model is None:
+        from bert_tf.training.restore import restore_for_inference
+
+        model = build_model(config, args, strategy)
+        restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
+    preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case, args.max_seq_length)
+    vocab_tokens = [""] * (max(tokenizer.vocab.values()) + 1)
+    for token, index in tokenizer.vocab.items():
+        vocab_tokens[index] = token
+    return export_squad_model(model, preprocessor, vocab_tokens, args, args.export_dir)
 
 
 def _train(args, config, tokenizer, examples, strategy, summary):
@@ -556,3 +587,4 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
         summary["eval_results_file"] = join(EVAL_RESULTS_FILE)
         for key, value in metrics.items():
             logging.info("  %s = %s", key, value)
+    return model

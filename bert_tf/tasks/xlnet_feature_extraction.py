@@ -81,6 +81,7 @@ class XLNetExtractFeaturesArgs:
     clamp_len: int
     use_tpu: bool
     doc_stride: Optional[int]
+    export_dir: Optional[str]
 
 
 XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
@@ -256,6 +257,9 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
       variable); nothing is written then.
     """
     _check_args(args)
+    if args.export_dir:
+        from bert_tf.tasks import serving
+        serving.check_export_dir(args.export_dir)
     if not args.input_file:
         args.input_file = defaults.EXAMPLE_INPUT
     if not args.output_file:
@@ -297,7 +301,53 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary["literal_symbol_lines"] = symbols.count
+    if args.export_dir:
+        summary["export_path"] = export_saved_model(extractor, args)
     return summary
+
+
+def export_saved_model(extractor: XLNetFeatureExtractor, args: XLNetExtractFeaturesArgs) -> str:
+    """Writes ``--export_dir``'s raw-text SavedModel of the XLNet feature extractor (bert_tf).
+
+    As BERT's (:func:`bert_tf.tasks.feature_extraction.export_saved_model`), with
+    ``XLNetTextPreprocessor`` (``--spiece_model_file``, ``--uncased``, ``--max_seq_length``):
+    ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[B]``: ``A <sep> B <sep> <cls>``),
+    ``serving_single`` (``A <sep> <cls>``), ``serving_ids`` (int32 ``input_ids``, float32
+    ``input_mask`` (1 = padding), int32 ``segment_ids`` ``[B, S]``, left padded). Outputs:
+    float32 ``layers [B, len(--layers), S, D]``, int32 ``input_mask [B, S]`` (1 at the real
+    tokens, the last ones of a row: the tokens the JSON lines hold) and, with ``--pooling``
+    other than ``none``, float32 ``embedding [B, D]`` (``cls``: the last real token, <cls>;
+    ``--normalize``: unit L2 norm).
+    Text signatures pad on the left to ``--max_seq_length`` and truncate as the classifier
+    (no ``--doc_stride`` windows).
+
+    Returns:
+      The version folder written.
+
+    Raises:
+      FlagError: ``export_dir`` cannot be created or written.
+    """
+    from bert_tf.tasks import serving
+    from bert_tf.tasks.feature_extraction import l2_normalize_in_graph, pool_in_graph
+    from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
+
+    dtypes = {"input_ids": tf.int32, "input_mask": tf.float32, "segment_ids": tf.int32}
+
+    def serve(features):
+        out = extractor._layers(features, training=False)
+        real = tf.cast(tf.equal(features["input_mask"], 0.0), tf.int32)
+        result = {"layers": tf.cast(out["layers"], tf.float32), "input_mask": real}
+        if args.pooling != "none":
+            embedding = pool_in_graph(tf.cast(out["sequence_output"], tf.float32), real,
+                                      args.pooling, cls_position="last")
+            result["embedding"] = (l2_normalize_in_graph(embedding) if args.normalize
+                                   else embedding)
+        return result
+
+    preprocessor = XLNetTextPreprocessor(args.spiece_model_file, args.uncased,
+                                         args.max_seq_length)
+    return serving.write_saved_model(args.export_dir, [extractor.model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
 
 
 def run_from_flags(flags_obj) -> Dict:

@@ -351,6 +351,16 @@ def test_pool_in_graph_by_hand():
                                   [[3., -4.], [-7., 8.]])
 
 
+def test_l2_normalize_in_graph_by_hand():
+    """(3, 4) / 5 and a zero row kept zero (sentence-transformers' eps 1e-12)."""
+    import tensorflow as tf
+
+    from bert_tf.tasks.feature_extraction import l2_normalize_in_graph
+
+    out = l2_normalize_in_graph(tf.constant([[3., 4.], [0., 0.]])).numpy()
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0., 0.]], rtol=1e-7)
+
+
 def test_unwritable_export_dir_is_one_flag_error(tmp_path):
     import tensorflow as tf
 
