@@ -514,16 +514,26 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
         tokens_a, tokens_b, max_seq_length, tokenizer)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
-        logging.info("*** Example ***")
-        logging.info("guid: %s", example.guid)
-        logging.info("tokens: %s", " ".join(tokens))
-        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-        logging.info("label: %s (id = %s)", example.label, label_id)
+        log_example(example, input_ids, input_mask, segment_ids, label_id, tokens=tokens)
 
     return InputFeatures(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
                          label_id=label_id, is_real_example=True)
+
+
+def log_example(example, input_ids, input_mask, segment_ids, label_id,
+                tokens: Optional[Sequence[str]] = None) -> None:
+    """The original ``convert_single_example``'s log of one of the first examples (BERT
+    ``run_classifier.py``; XLNet ``classifier_utils.py``, which logs no ``tokens`` line):
+    ``*** Example ***``, ``guid``, ``tokens`` (when given), ``input_ids``, ``input_mask``,
+    ``segment_ids`` (space-separated ints), ``label: <label> (id = <id>)``."""
+    logging.info("*** Example ***")
+    logging.info("guid: %s", example.guid)
+    if tokens is not None:
+        logging.info("tokens: %s", " ".join(tokens))
+    logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
+    logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
+    logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
+    logging.info("label: %s (id = %s)", example.label, label_id)
 
 
 def convert_examples_to_features(examples, label_list, max_seq_length: int, tokenizer

@@ -431,12 +431,7 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     input_ids, input_mask, segment_ids = _layout(tokens_a, tokens_b, max_seq_length)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
-        logging.info("*** Example ***")
-        logging.info("guid: %s", example.guid)
-        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-        logging.info("label: %s (id = %s)", example.label, label_id)
+        bert_classifier.log_example(example, input_ids, input_mask, segment_ids, label_id)
 
     return InputFeatures(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
                          label_id=label_id, is_real_example=True)

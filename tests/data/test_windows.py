@@ -78,7 +78,7 @@ def test_pool_window_logits_mean_and_max_by_hand():
 
 def _window_log(caplog):
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith(
-        ("guid:", "tokens:", "input_ids:", "label:"))]
+        ("guid:", "tokens:", "input_ids:", "input_mask:", "segment_ids:", "label:"))]
 
 
 def test_bert_windows_are_logged_with_their_tokens(tmp_path, caplog):
@@ -113,3 +113,30 @@ def test_xlnet_windows_are_logged_with_their_ids(caplog):
     assert _window_log(caplog) == [
         "guid: g (window 1 of 2)", "input_ids: 11 12 13 14 15 16 4 3", "label: 0 (id = 0)",
         "guid: g (window 2 of 2)", "input_ids: 0 13 14 15 16 17 4 3", "label: 0 (id = 0)"]
+
+
+def test_bert_example_log_lines(tmp_path, caplog):
+    from bert_tf.data.classifier import InputExample, convert_single_example
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\n")
+    caplog.set_level("INFO")
+    convert_single_example(0, InputExample("g", "a b", "c", label="1"), ["0", "1"], 6,
+                           FullTokenizer(str(vocab), do_lower_case=True))
+    assert _window_log(caplog) == [
+        "guid: g", "tokens: [CLS] a b [SEP] c [SEP]", "input_ids: 2 4 5 3 6 3",
+        "input_mask: 1 1 1 1 1 1", "segment_ids: 0 0 0 0 1 1", "label: 1 (id = 1)"]
+
+
+def test_xlnet_example_log_lines(caplog):
+    from bert_tf.data.classifier import InputExample
+    from bert_tf.data.xlnet_classifier import convert_single_example
+
+    caplog.set_level("INFO")
+    convert_single_example(0, InputExample("g", "11 12", "13", label="0"), ["0", "1"], 7,
+                           lambda text: [int(x) for x in text.split()])
+    # A <sep> 4 B <sep> <cls> 3, left padded (mask 1, segment 4); segments A 0, B 1, <cls> 2
+    assert _window_log(caplog) == [
+        "guid: g", "input_ids: 0 11 12 4 13 4 3", "input_mask: 1 0 0 0 0 0 0",
+        "segment_ids: 4 0 0 0 1 1 2", "label: 0 (id = 0)"]
