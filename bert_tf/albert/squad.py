@@ -25,18 +25,18 @@ import tensorflow as tf
 from bert_tf.albert.checkpoint_map import albert_model_map
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.model import AlbertModel
-from bert_tf.bert.checkpoint_map import output_head_map
-from bert_tf.bert.layers import TransposedOutput
 from bert_tf.bert.model import encoder_inputs
-from bert_tf.bert.squad import SQUAD_INIT_STDDEV, SQUAD_SCOPE, squad_loss
+from bert_tf.bert.squad import BertSquad, squad_loss
 from bert_tf.xlnet.checkpoint_map import qa_heads_map
 from bert_tf.xlnet.squad import QAHeads, qa_loss
 
 __all__ = ["AlbertSquadV1", "AlbertSquadV2", "qa_loss", "squad_loss"]
 
 
-class AlbertSquadV1(keras.Model):
-    """ALBERT encoder + the v1 span head (original ``create_v1_model``).
+class AlbertSquadV1(BertSquad):
+    """ALBERT encoder + the v1 span head (original ``create_v1_model``): BERT's
+    :class:`bert_tf.bert.squad.BertSquad` (``cls/squad/output_weights [2, H]`` /
+    ``output_bias``, truncated-normal(0.02)) on an :class:`AlbertModel` under scope ``bert``.
 
     Args:
       config: an :class:`AlbertConfig`; use_one_hot_embeddings: the TPU lookup (same numbers).
@@ -47,28 +47,19 @@ class AlbertSquadV1(keras.Model):
       ConfigError: an invalid config.
     """
 
+    config_class = AlbertConfig
+
     def __init__(self, config: AlbertConfig, use_one_hot_embeddings: bool = False, **kwargs):
         kwargs.setdefault("name", "albert_squad_v1")
-        super().__init__(**kwargs)
-        self.config = config
-        self.bert = AlbertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.head = TransposedOutput(2, config.hidden_size, SQUAD_INIT_STDDEV, name="squad")
+        super().__init__(config, use_one_hot_embeddings=use_one_hot_embeddings,
+                         encoder=AlbertModel(config,
+                                             use_one_hot_embeddings=use_one_hot_embeddings),
+                         **kwargs)
 
-    def call(self, features, training=False):
-        sequence = self.bert(encoder_inputs(features), training=training)["sequence_output"]
-        logits = tf.cast(self.head(sequence), tf.float32)  # [B, S, 2]
-        return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
-
-    def build_with_dummy_input(self, seq_length: int = 2) -> "AlbertSquadV1":
-        ids = tf.zeros([1, seq_length], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids})
-        return self
-
-    def name_map(self):
-        """Original names: ``bert/*`` plus ``cls/squad/output_weights`` / ``output_bias``."""
-        table = albert_model_map(self.bert)
-        table.update(output_head_map(self.head, SQUAD_SCOPE))
-        return table
+    def encoder_name_map(self):
+        """`bert/embeddings/*`, `bert/encoder/embedding_hidden_mapping_in/*`,
+        `bert/encoder/transformer/group_<g>/inner_group_<k>/*`, `bert/pooler/dense/*`."""
+        return albert_model_map(self.bert)
 
 
 class AlbertSquadV2(keras.Model):

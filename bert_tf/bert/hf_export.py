@@ -28,59 +28,17 @@ from typing import Dict, List, Mapping, Tuple
 import numpy as np
 
 from bert_tf.bert.config import BertConfig
+from bert_tf.bert.hf_mapping import ENCODER_NAMES, HEAD_NAMES, name_pattern
 from bert_tf.checkpoint_io import is_optimizer_entry
 from bert_tf.errors import ConfigError
 
-# (original name regex, HF name template, transpose). "{i}" is the layer number, "{m}" the
-# query/key/value projection.
-_ENCODER_TO_HF: Tuple[Tuple[str, str, bool], ...] = (
-    (r"bert/embeddings/word_embeddings", "embeddings.word_embeddings.weight", False),
-    (r"bert/embeddings/token_type_embeddings", "embeddings.token_type_embeddings.weight", False),
-    (r"bert/embeddings/position_embeddings", "embeddings.position_embeddings.weight", False),
-    (r"bert/embeddings/LayerNorm/gamma", "embeddings.LayerNorm.weight", False),
-    (r"bert/embeddings/LayerNorm/beta", "embeddings.LayerNorm.bias", False),
-    (r"bert/encoder/layer_(\d+)/attention/self/(query|key|value)/kernel",
-     "encoder.layer.{i}.attention.self.{m}.weight", True),
-    (r"bert/encoder/layer_(\d+)/attention/self/(query|key|value)/bias",
-     "encoder.layer.{i}.attention.self.{m}.bias", False),
-    (r"bert/encoder/layer_(\d+)/attention/output/dense/kernel",
-     "encoder.layer.{i}.attention.output.dense.weight", True),
-    (r"bert/encoder/layer_(\d+)/attention/output/dense/bias",
-     "encoder.layer.{i}.attention.output.dense.bias", False),
-    (r"bert/encoder/layer_(\d+)/attention/output/LayerNorm/gamma",
-     "encoder.layer.{i}.attention.output.LayerNorm.weight", False),
-    (r"bert/encoder/layer_(\d+)/attention/output/LayerNorm/beta",
-     "encoder.layer.{i}.attention.output.LayerNorm.bias", False),
-    (r"bert/encoder/layer_(\d+)/intermediate/dense/kernel", "encoder.layer.{i}.intermediate.dense.weight", True),
-    (r"bert/encoder/layer_(\d+)/intermediate/dense/bias", "encoder.layer.{i}.intermediate.dense.bias", False),
-    (r"bert/encoder/layer_(\d+)/output/dense/kernel", "encoder.layer.{i}.output.dense.weight", True),
-    (r"bert/encoder/layer_(\d+)/output/dense/bias", "encoder.layer.{i}.output.dense.bias", False),
-    (r"bert/encoder/layer_(\d+)/output/LayerNorm/gamma", "encoder.layer.{i}.output.LayerNorm.weight", False),
-    (r"bert/encoder/layer_(\d+)/output/LayerNorm/beta", "encoder.layer.{i}.output.LayerNorm.bias", False),
-    (r"bert/pooler/dense/kernel", "pooler.dense.weight", True),
-    (r"bert/pooler/dense/bias", "pooler.dense.bias", False),
-)
+# (original name regex, HF name template, transpose), from hf_mapping.py's table read the other
+# way. "{i}" is the layer number, "{m}" the query/key/value projection.
+_ENCODER_TO_HF: Tuple[Tuple[str, str, bool], ...] = tuple(
+    (name_pattern(original), hf, transpose) for original, hf, transpose in ENCODER_NAMES)
 
 # Heads: (original name, HF name, transpose), by HF architecture.
-_HEADS_TO_HF: Dict[str, Tuple[Tuple[str, str, bool], ...]] = {
-    "BertForPreTraining": (
-        ("cls/predictions/transform/dense/kernel", "cls.predictions.transform.dense.weight", True),
-        ("cls/predictions/transform/dense/bias", "cls.predictions.transform.dense.bias", False),
-        ("cls/predictions/transform/LayerNorm/gamma", "cls.predictions.transform.LayerNorm.weight", False),
-        ("cls/predictions/transform/LayerNorm/beta", "cls.predictions.transform.LayerNorm.bias", False),
-        ("cls/predictions/output_bias", "cls.predictions.bias", False),
-        ("cls/seq_relationship/output_weights", "cls.seq_relationship.weight", False),
-        ("cls/seq_relationship/output_bias", "cls.seq_relationship.bias", False),
-    ),
-    "BertForSequenceClassification": (
-        ("output_weights", "classifier.weight", False),
-        ("output_bias", "classifier.bias", False),
-    ),
-    "BertForQuestionAnswering": (
-        ("cls/squad/output_weights", "qa_outputs.weight", False),
-        ("cls/squad/output_bias", "qa_outputs.bias", False),
-    ),
-}
+_HEADS_TO_HF: Dict[str, Tuple[Tuple[str, str, bool], ...]] = HEAD_NAMES
 
 # Original hidden_act -> HF hidden_act with the same function (spec 2.7 for "gelu").
 HF_HIDDEN_ACT = {"gelu": "gelu_new", "relu": "relu", "tanh": "tanh", "linear": "linear"}

@@ -6,7 +6,9 @@ dense kernels are ``[in, out]``, so they are transposed). The NSP weight keeps i
 layout (the original `output_weights` is ``[out, in]`` too). HF buffers such as
 `embeddings.position_ids` and the tied MLM decoder weight have no original counterpart.
 
-This module is a table plus the arithmetic; file handling is in `bert_tf/convert.py`.
+Its name tables (:data:`ENCODER_NAMES`, :data:`HEAD_NAMES`) are THE BERT <-> HF names, read
+both ways: `hf_export.py` reads them original -> HF. This module is the tables plus the
+arithmetic; file handling is in `bert_tf/convert.py`.
 """
 
 import re
@@ -17,53 +19,86 @@ import numpy as np
 from bert_tf.bert.config import GELU_EXACT, BertConfig
 from bert_tf.errors import ConfigError
 
-# (HF suffix regex, original name template, transpose). "{i}" is the layer number.
-_ENCODER_RULES: Tuple[Tuple[str, str, bool], ...] = (
-    (r"embeddings\.word_embeddings\.weight", "bert/embeddings/word_embeddings", False),
-    (r"embeddings\.token_type_embeddings\.weight", "bert/embeddings/token_type_embeddings", False),
-    (r"embeddings\.position_embeddings\.weight", "bert/embeddings/position_embeddings", False),
-    (r"embeddings\.LayerNorm\.(?:weight|gamma)", "bert/embeddings/LayerNorm/gamma", False),
-    (r"embeddings\.LayerNorm\.(?:bias|beta)", "bert/embeddings/LayerNorm/beta", False),
-    (r"encoder\.layer\.(\d+)\.attention\.self\.(query|key|value)\.weight",
-     "bert/encoder/layer_{i}/attention/self/{m}/kernel", True),
-    (r"encoder\.layer\.(\d+)\.attention\.self\.(query|key|value)\.bias",
-     "bert/encoder/layer_{i}/attention/self/{m}/bias", False),
-    (r"encoder\.layer\.(\d+)\.attention\.output\.dense\.weight",
-     "bert/encoder/layer_{i}/attention/output/dense/kernel", True),
-    (r"encoder\.layer\.(\d+)\.attention\.output\.dense\.bias",
-     "bert/encoder/layer_{i}/attention/output/dense/bias", False),
-    (r"encoder\.layer\.(\d+)\.attention\.output\.LayerNorm\.(?:weight|gamma)",
-     "bert/encoder/layer_{i}/attention/output/LayerNorm/gamma", False),
-    (r"encoder\.layer\.(\d+)\.attention\.output\.LayerNorm\.(?:bias|beta)",
-     "bert/encoder/layer_{i}/attention/output/LayerNorm/beta", False),
-    (r"encoder\.layer\.(\d+)\.intermediate\.dense\.weight",
-     "bert/encoder/layer_{i}/intermediate/dense/kernel", True),
-    (r"encoder\.layer\.(\d+)\.intermediate\.dense\.bias",
-     "bert/encoder/layer_{i}/intermediate/dense/bias", False),
-    (r"encoder\.layer\.(\d+)\.output\.dense\.weight", "bert/encoder/layer_{i}/output/dense/kernel", True),
-    (r"encoder\.layer\.(\d+)\.output\.dense\.bias", "bert/encoder/layer_{i}/output/dense/bias", False),
-    (r"encoder\.layer\.(\d+)\.output\.LayerNorm\.(?:weight|gamma)",
-     "bert/encoder/layer_{i}/output/LayerNorm/gamma", False),
-    (r"encoder\.layer\.(\d+)\.output\.LayerNorm\.(?:bias|beta)",
-     "bert/encoder/layer_{i}/output/LayerNorm/beta", False),
-    (r"pooler\.dense\.weight", "bert/pooler/dense/kernel", True),
-    (r"pooler\.dense\.bias", "bert/pooler/dense/bias", False),
+# THE table of BERT names, read both ways (`hf_export.py` reads it original -> HF): (original
+# name template, HF name template without the `bert.` prefix, transpose). "{i}" is the layer
+# number, "{m}" the query/key/value projection.
+ENCODER_NAMES: Tuple[Tuple[str, str, bool], ...] = (
+    ("bert/embeddings/word_embeddings", "embeddings.word_embeddings.weight", False),
+    ("bert/embeddings/token_type_embeddings", "embeddings.token_type_embeddings.weight", False),
+    ("bert/embeddings/position_embeddings", "embeddings.position_embeddings.weight", False),
+    ("bert/embeddings/LayerNorm/gamma", "embeddings.LayerNorm.weight", False),
+    ("bert/embeddings/LayerNorm/beta", "embeddings.LayerNorm.bias", False),
+    ("bert/encoder/layer_{i}/attention/self/{m}/kernel",
+     "encoder.layer.{i}.attention.self.{m}.weight", True),
+    ("bert/encoder/layer_{i}/attention/self/{m}/bias",
+     "encoder.layer.{i}.attention.self.{m}.bias", False),
+    ("bert/encoder/layer_{i}/attention/output/dense/kernel",
+     "encoder.layer.{i}.attention.output.dense.weight", True),
+    ("bert/encoder/layer_{i}/attention/output/dense/bias",
+     "encoder.layer.{i}.attention.output.dense.bias", False),
+    ("bert/encoder/layer_{i}/attention/output/LayerNorm/gamma",
+     "encoder.layer.{i}.attention.output.LayerNorm.weight", False),
+    ("bert/encoder/layer_{i}/attention/output/LayerNorm/beta",
+     "encoder.layer.{i}.attention.output.LayerNorm.bias", False),
+    ("bert/encoder/layer_{i}/intermediate/dense/kernel",
+     "encoder.layer.{i}.intermediate.dense.weight", True),
+    ("bert/encoder/layer_{i}/intermediate/dense/bias",
+     "encoder.layer.{i}.intermediate.dense.bias", False),
+    ("bert/encoder/layer_{i}/output/dense/kernel", "encoder.layer.{i}.output.dense.weight", True),
+    ("bert/encoder/layer_{i}/output/dense/bias", "encoder.layer.{i}.output.dense.bias", False),
+    ("bert/encoder/layer_{i}/output/LayerNorm/gamma",
+     "encoder.layer.{i}.output.LayerNorm.weight", False),
+    ("bert/encoder/layer_{i}/output/LayerNorm/beta",
+     "encoder.layer.{i}.output.LayerNorm.bias", False),
+    ("bert/pooler/dense/kernel", "pooler.dense.weight", True),
+    ("bert/pooler/dense/bias", "pooler.dense.bias", False),
 )
 
-_HEAD_RULES: Tuple[Tuple[str, str, bool], ...] = (
-    (r"cls\.predictions\.transform\.dense\.weight", "cls/predictions/transform/dense/kernel", True),
-    (r"cls\.predictions\.transform\.dense\.bias", "cls/predictions/transform/dense/bias", False),
-    (r"cls\.predictions\.transform\.LayerNorm\.(?:weight|gamma)", "cls/predictions/transform/LayerNorm/gamma", False),
-    (r"cls\.predictions\.transform\.LayerNorm\.(?:bias|beta)", "cls/predictions/transform/LayerNorm/beta", False),
-    (r"cls\.predictions\.bias", "cls/predictions/output_bias", False),
-    (r"cls\.seq_relationship\.weight", "cls/seq_relationship/output_weights", False),
-    (r"cls\.seq_relationship\.bias", "cls/seq_relationship/output_bias", False),
-    # run_classifier.py's head ([num_labels, H], as nn.Linear) and run_squad.py's ([2, H]).
-    (r"classifier\.weight", "output_weights", False),
-    (r"classifier\.bias", "output_bias", False),
-    (r"qa_outputs\.weight", "cls/squad/output_weights", False),
-    (r"qa_outputs\.bias", "cls/squad/output_bias", False),
-)
+# The task heads, by the HF architecture that holds them: (original name, HF name, transpose).
+# run_classifier.py's head is [num_labels, H] and run_squad.py's [2, H], as nn.Linear's.
+HEAD_NAMES: Dict[str, Tuple[Tuple[str, str, bool], ...]] = {
+    "BertForPreTraining": (
+        ("cls/predictions/transform/dense/kernel", "cls.predictions.transform.dense.weight", True),
+        ("cls/predictions/transform/dense/bias", "cls.predictions.transform.dense.bias", False),
+        ("cls/predictions/transform/LayerNorm/gamma", "cls.predictions.transform.LayerNorm.weight",
+         False),
+        ("cls/predictions/transform/LayerNorm/beta", "cls.predictions.transform.LayerNorm.bias",
+         False),
+        ("cls/predictions/output_bias", "cls.predictions.bias", False),
+        ("cls/seq_relationship/output_weights", "cls.seq_relationship.weight", False),
+        ("cls/seq_relationship/output_bias", "cls.seq_relationship.bias", False),
+    ),
+    "BertForSequenceClassification": (
+        ("output_weights", "classifier.weight", False),
+        ("output_bias", "classifier.bias", False),
+    ),
+    "BertForQuestionAnswering": (
+        ("cls/squad/output_weights", "qa_outputs.weight", False),
+        ("cls/squad/output_bias", "qa_outputs.bias", False),
+    ),
+}
+
+
+def name_pattern(template: str, hf_aliases: bool = False) -> str:
+    """The regex of a name template of :data:`ENCODER_NAMES` / :data:`HEAD_NAMES`: the text
+    escaped, ``{i}`` -> ``(\\d+)`` (the layer), ``{m}`` -> ``(query|key|value)``; with
+    ``hf_aliases`` (a HF name) a LayerNorm ``weight`` / ``bias`` also matches the older
+    ``gamma`` / ``beta`` spelling of HF files."""
+    pattern = re.escape(template).replace(r"\{i\}", r"(\d+)")
+    pattern = pattern.replace(r"\{m\}", "(query|key|value)")
+    if hf_aliases:
+        pattern = pattern.replace(r"LayerNorm\.weight", r"LayerNorm\.(?:weight|gamma)")
+        pattern = pattern.replace(r"LayerNorm\.bias", r"LayerNorm\.(?:bias|beta)")
+    return pattern
+
+
+# (HF suffix regex, original name template, transpose), read from the tables above.
+_ENCODER_RULES: Tuple[Tuple[str, str, bool], ...] = tuple(
+    (name_pattern(hf, hf_aliases=True), original, transpose)
+    for original, hf, transpose in ENCODER_NAMES)
+_HEAD_RULES: Tuple[Tuple[str, str, bool], ...] = tuple(
+    (name_pattern(hf, hf_aliases=True), original, transpose)
+    for rows in HEAD_NAMES.values() for original, hf, transpose in rows)
 
 # HF entries with no original variable: buffers and the decoder tied to word_embeddings.
 _IGNORED = (r"(?:bert\.)?embeddings\.position_ids", r"cls\.predictions\.decoder\.(?:weight|bias)")

@@ -28,6 +28,9 @@ class BertSquad(keras.Model):
     Args:
       config: the encoder's :class:`BertConfig`.
       use_one_hot_embeddings: the original TPU lookup (same numbers).
+      encoder: (bert_tf) another encoder under scope `bert` with the same call contract
+        (dict of inputs -> dict with ``sequence_output [B, S, H]``), e.g. ALBERT's
+        (:class:`bert_tf.albert.squad.AlbertSquadV1`); default a :class:`BertModel`.
 
     Call returns a dict of ``start_logits`` and ``end_logits``, float32 ``[B, S]``.
 
@@ -35,10 +38,14 @@ class BertSquad(keras.Model):
       ConfigError: an invalid ``config`` (see :meth:`BertConfig.validate`).
     """
 
-    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
+    config_class = BertConfig  # what from_config rebuilds the config with (ALBERT: its own)
+
+    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, encoder=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.bert = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
+        self.bert = encoder if encoder is not None else BertModel(
+            config, use_one_hot_embeddings=use_one_hot_embeddings)
         self.head = TransposedOutput(2, config.hidden_size, SQUAD_INIT_STDDEV, name="squad")
 
     def call(self, features, training=False):
@@ -51,9 +58,13 @@ class BertSquad(keras.Model):
         self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids})
         return self
 
+    def encoder_name_map(self):
+        """Original names of the encoder's variables (`bert/*`)."""
+        return bert_model_map(self.bert)
+
     def name_map(self):
         """Original names: `bert/*` plus `cls/squad/output_weights` / `output_bias`."""
-        table = bert_model_map(self.bert)
+        table = self.encoder_name_map()
         table.update(output_head_map(self.head, SQUAD_SCOPE))
         return table
 
@@ -65,7 +76,7 @@ class BertSquad(keras.Model):
     @classmethod
     def from_config(cls, config):
         """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
-        return cls(BertConfig.from_dict(config["config"]),
+        return cls(cls.config_class.from_dict(config["config"]),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
                    name=config.get("name"))
 

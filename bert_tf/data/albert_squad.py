@@ -30,7 +30,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 from bert_tf.data.squad import UNIQUE_ID_START, check_is_max_context, make_doc_spans
 from bert_tf.data import xlnet_squad
-from bert_tf.data.xlnet_squad import XLNetSquadExample, align_text, convert_index
+from bert_tf.data.xlnet_squad import XLNetSquadExample, align_text
 from bert_tf.tokenization.albert_tokenization import encode_ids, encode_pieces, preprocess_text
 
 __all__ = ["AlbertSquadFeatures", "SquadExample", "convert_examples_to_features",
@@ -120,12 +120,7 @@ def convert_examples_to_features(examples: Sequence[SquadExample], sp_model,
         if is_training and example.is_impossible:
             tok_start = tok_end = 0
         elif is_training:
-            start_char = example.start_position
-            end_char = start_char + len(example.orig_answer_text) - 1
-            tok_start = alignment.chartok_to_tok_index[
-                convert_index(alignment.orig_to_chartok_index, start_char, is_start=True)]
-            tok_end = alignment.chartok_to_tok_index[
-                convert_index(alignment.orig_to_chartok_index, end_char, is_start=False)]
+            tok_start, tok_end = xlnet_squad.answer_piece_span(alignment, example)
         doc_ids = [sp_model.PieceToId(p) for p in alignment.pieces]
         doc_spans = make_doc_spans(len(doc_ids), max_seq_length - len(query) - 3, doc_stride)
         doc_offset = len(query) + 2

@@ -19,7 +19,7 @@ Pure Python; TensorFlow is used only for `tf.io.gfile` and `tf.train.Example`.
 import collections
 import csv
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 import tensorflow as tf
 from absl import logging
@@ -514,16 +514,26 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
         tokens_a, tokens_b, max_seq_length, tokenizer)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
-        logging.info("*** Example ***")
-        logging.info("guid: %s", example.guid)
-        logging.info("tokens: %s", " ".join(tokens))
-        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-        logging.info("label: %s (id = %s)", example.label, label_id)
+        log_example(example, input_ids, input_mask, segment_ids, label_id, tokens=tokens)
 
     return InputFeatures(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
                          label_id=label_id, is_real_example=True)
+
+
+def log_example(example, input_ids, input_mask, segment_ids, label_id,
+                tokens: Optional[Sequence[str]] = None) -> None:
+    """The original ``convert_single_example``'s log of one of the first examples (BERT
+    ``run_classifier.py``; XLNet ``classifier_utils.py``, which logs no ``tokens`` line):
+    ``*** Example ***``, ``guid``, ``tokens`` (when given), ``input_ids``, ``input_mask``,
+    ``segment_ids`` (space-separated ints), ``label: <label> (id = <id>)``."""
+    logging.info("*** Example ***")
+    logging.info("guid: %s", example.guid)
+    if tokens is not None:
+        logging.info("tokens: %s", " ".join(tokens))
+    logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
+    logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
+    logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
+    logging.info("label: %s (id = %s)", example.label, label_id)
 
 
 def convert_examples_to_features(examples, label_list, max_seq_length: int, tokenizer
@@ -575,15 +585,39 @@ def convert_example_windows(ex_index: int, example, label_list: Optional[Sequenc
     tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
     windows = split_into_windows(tokens_a, tokens_b, max_seq_length, doc_stride,
                                  where=f"{where}example {example.guid}")
+    return window_features(
+        ex_index, example, label_id, windows,
+        lambda part_a, part_b: build_bert_inputs(part_a, part_b, max_seq_length, tokenizer),
+        "tokens")
+
+
+def window_features(ex_index: int, example, label_id, windows, layout: Callable,
+                    logged_name: str) -> List[InputFeatures]:
+    """The :class:`InputFeatures` of an example's ``--doc_stride`` windows (bert_tf, issue
+    13), shared by the BERT and XLNet ``convert_example_windows``.
+
+    Args:
+      ex_index: the example's index (the first :data:`NUM_LOGGED_EXAMPLES` are logged).
+      example: the :class:`InputExample` (``guid``, ``label`` for the log).
+      label_id: its label id (int, float for regression).
+      windows: :func:`bert_tf.data.windows.split_into_windows`' result (``pieces``: the
+        ``(part_a, part_b)`` of each window).
+      layout: ``(part_a, part_b) -> (logged, input_ids, input_mask, segment_ids)``: the
+        family's layout of one window, padded to ``max_seq_length``; ``logged``: what the log
+        shows of it.
+      logged_name: the log line's name of ``logged`` (``tokens`` / ``input_ids``).
+
+    Returns:
+      one :class:`InputFeatures` per window, in order, all with ``label_id``.
+    """
     features = []
     for window_index, (part_a, part_b) in enumerate(windows.pieces):
-        tokens, input_ids, input_mask, segment_ids = build_bert_inputs(
-            part_a, part_b, max_seq_length, tokenizer)
+        logged, input_ids, input_mask, segment_ids = layout(part_a, part_b)
         if ex_index < NUM_LOGGED_EXAMPLES:
             logging.info("*** Example ***")
             logging.info("guid: %s (window %d of %d)", example.guid, window_index + 1,
                          len(windows.pieces))
-            logging.info("tokens: %s", " ".join(tokens))
+            logging.info("%s: %s", logged_name, " ".join(str(x) for x in logged))
             logging.info("label: %s (id = %s)", example.label, label_id)
         features.append(InputFeatures(input_ids=input_ids, input_mask=input_mask,
                                       segment_ids=segment_ids, label_id=label_id,

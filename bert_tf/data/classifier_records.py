@@ -15,7 +15,6 @@ import tensorflow as tf
 from bert_tf.data import tfrecord
 from bert_tf.data.classifier import classifier_schema
 from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
-from bert_tf.errors import FlagError
 
 SHUFFLE_BUFFER = 100  # original input_fn_builder: d.shuffle(buffer_size=100)
 # The original shuffled without a seed; a fixed one makes a resumed run see the same batches.
@@ -61,14 +60,7 @@ def train_dataset_fn(input_file: str, max_seq_length: int, train_batch_size: int
 
     def fn(ctx: Optional[tf.distribute.InputContext] = None):
         d = tf.data.TFRecordDataset(input_file)
-        batch_size = train_batch_size
-        if ctx is not None:
-            if ctx.num_input_pipelines > 1:
-                d = d.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
-            try:
-                batch_size = ctx.get_per_replica_batch_size(train_batch_size)
-            except ValueError as e:
-                raise FlagError(f"--train_batch_size={train_batch_size}: {e}") from e
+        d, batch_size = tfrecord.shard_for_input_context(d, ctx, train_batch_size)
         d = d.repeat().shuffle(SHUFFLE_BUFFER, seed=seed)
         d = d.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
         d = d.batch(batch_size, drop_remainder=True)

@@ -15,7 +15,8 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data.sequence_pairs import build_bert_inputs
-from bert_tf.errors import FlagError, InputDataError
+from bert_tf.data.tfrecord import shard_for_input_context
+from bert_tf.errors import InputDataError
 
 SHUFFLE_SEED = 12345  # as the classifier's training input
 LENGTH_MULTIPLE = 8  # trimmed batch lengths are multiples of this
@@ -128,14 +129,7 @@ def train_dataset_fn(arrays: PairArrays, train_batch_size: int, trim: bool = Tru
     """
     def fn(ctx: Optional[tf.distribute.InputContext] = None):
         d = tf.data.Dataset.from_tensor_slices((arrays.features, arrays.labels))
-        batch_size = train_batch_size
-        if ctx is not None:
-            if ctx.num_input_pipelines > 1:
-                d = d.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
-            try:
-                batch_size = ctx.get_per_replica_batch_size(train_batch_size)
-            except ValueError as e:
-                raise FlagError(f"--train_batch_size={train_batch_size}: {e}") from e
+        d, batch_size = shard_for_input_context(d, ctx, train_batch_size)
         d = d.shuffle(len(arrays), seed=seed).repeat().batch(batch_size, drop_remainder=True)
 
         def split(features, labels):

@@ -12,7 +12,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
 import tensorflow as tf
 
 from bert_tf.atomic_files import atomic_path, check_output_path
-from bert_tf.errors import InputDataError
+from bert_tf.errors import FlagError, InputDataError
 
 Feature = Union[Sequence[int], Sequence[float]]
 
@@ -128,3 +128,29 @@ def decode_record(record: tf.Tensor, schema) -> Dict[str, tf.Tensor]:
     """Parses one record with ``schema`` and casts int64 to int32 (original `_decode_record`)."""
     example = tf.io.parse_single_example(record, schema)
     return {k: (tf.cast(v, tf.int32) if v.dtype == tf.int64 else v) for k, v in example.items()}
+
+
+def shard_for_input_context(d: tf.data.Dataset, ctx, train_batch_size: int):
+    """This input pipeline's part of a training dataset, and its per-replica batch size.
+
+    With a ``tf.distribute.InputContext`` of several input pipelines (multi-worker) ``d`` is
+    sharded by pipeline id; the batch size is ``ctx.get_per_replica_batch_size``. Without
+    ``ctx`` (``None``: one pipeline, one replica) both come back unchanged. Shared by the
+    classifier's and the siamese training inputs.
+
+    Returns:
+      ``(dataset, batch_size)``.
+
+    Raises:
+      FlagError: ``train_batch_size`` is not a multiple of the number of replicas (names
+        ``--train_batch_size``).
+    """
+    batch_size = train_batch_size
+    if ctx is not None:
+        if ctx.num_input_pipelines > 1:
+            d = d.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)
+        try:
+            batch_size = ctx.get_per_replica_batch_size(train_batch_size)
+        except ValueError as e:
+            raise FlagError(f"--train_batch_size={train_batch_size}: {e}") from e
+    return d, batch_size

@@ -431,12 +431,7 @@ def convert_single_example(ex_index: int, example, label_list: Optional[Sequence
     input_ids, input_mask, segment_ids = _layout(tokens_a, tokens_b, max_seq_length)
 
     if ex_index < NUM_LOGGED_EXAMPLES:
-        logging.info("*** Example ***")
-        logging.info("guid: %s", example.guid)
-        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-        logging.info("label: %s (id = %s)", example.label, label_id)
+        bert_classifier.log_example(example, input_ids, input_mask, segment_ids, label_id)
 
     return InputFeatures(input_ids=input_ids, input_mask=input_mask, segment_ids=segment_ids,
                          label_id=label_id, is_real_example=True)
@@ -486,19 +481,13 @@ def convert_example_windows(ex_index: int, example, label_list: Optional[Sequenc
     tokens_b = list(tokenize_fn(example.text_b)) if example.text_b else None
     windows = split_into_windows(tokens_a, tokens_b, max_seq_length, doc_stride,
                                  where=f"{where}example {example.guid}")
-    features = []
-    for window_index, (part_a, part_b) in enumerate(windows.pieces):
+
+    def layout(part_a, part_b):
         input_ids, input_mask, segment_ids = _layout(part_a, part_b, max_seq_length)
-        if ex_index < NUM_LOGGED_EXAMPLES:
-            logging.info("*** Example ***")
-            logging.info("guid: %s (window %d of %d)", example.guid, window_index + 1,
-                         len(windows.pieces))
-            logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-            logging.info("label: %s (id = %s)", example.label, label_id)
-        features.append(InputFeatures(input_ids=input_ids, input_mask=input_mask,
-                                      segment_ids=segment_ids, label_id=label_id,
-                                      is_real_example=True))
-    return features
+        return input_ids, input_ids, input_mask, segment_ids
+
+    return bert_classifier.window_features(ex_index, example, label_id, windows, layout,
+                                           "input_ids")
 
 
 def feature_to_example(feature: InputFeatures, regression: bool = False,

@@ -263,6 +263,31 @@ def _char(c: str, uncased: bool) -> str:
     return preprocess_text(c, lower=uncased, remove_space=False)
 
 
+def answer_piece_span(alignment: Alignment, example) -> Tuple[int, int]:
+    """First and last paragraph piece of a training example's answer (the original's
+    ``tok_start_position`` / ``tok_end_position``: the answer's first and last character,
+    through ``orig_to_chartok_index`` and :func:`convert_index`, to ``chartok_to_tok_index``).
+
+    Shared by XLNet's and ALBERT's ``convert_examples_to_features`` (same code in both
+    originals).
+
+    Args:
+      alignment: the paragraph's :class:`Alignment`.
+      example: a possible example with ``start_position`` (character offset in
+        ``paragraph_text``) and ``orig_answer_text``.
+
+    Returns:
+      ``(tok_start, tok_end)``: piece indices, inclusive.
+    """
+    start_char = example.start_position
+    end_char = start_char + len(example.orig_answer_text) - 1
+    tok_start = alignment.chartok_to_tok_index[
+        convert_index(alignment.orig_to_chartok_index, start_char, is_start=True)]
+    tok_end = alignment.chartok_to_tok_index[
+        convert_index(alignment.orig_to_chartok_index, end_char, is_start=False)]
+    return tok_start, tok_end
+
+
 def convert_examples_to_features(examples: Sequence[XLNetSquadExample], sp_model,
                                  max_seq_length: int, doc_stride: int, max_query_length: int,
                                  is_training: bool, uncased: bool = False,
@@ -288,12 +313,7 @@ def convert_examples_to_features(examples: Sequence[XLNetSquadExample], sp_model
         if is_training and example.is_impossible:
             tok_start = tok_end = -1
         elif is_training:
-            start_char = example.start_position
-            end_char = start_char + len(example.orig_answer_text) - 1
-            tok_start = alignment.chartok_to_tok_index[
-                convert_index(alignment.orig_to_chartok_index, start_char, is_start=True)]
-            tok_end = alignment.chartok_to_tok_index[
-                convert_index(alignment.orig_to_chartok_index, end_char, is_start=False)]
+            tok_start, tok_end = answer_piece_span(alignment, example)
         doc_ids = [sp_model.PieceToId(p) for p in alignment.pieces]
         doc_spans = make_doc_spans(len(doc_ids), max_seq_length - len(query) - 3, doc_stride)
         for doc_span_index, span in enumerate(doc_spans):

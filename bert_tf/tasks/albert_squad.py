@@ -41,7 +41,6 @@ Done differently (and said in the flags' help):
   same math either way).
 """
 
-import dataclasses
 import gzip
 import hashlib
 import json
@@ -57,9 +56,10 @@ from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
-from bert_tf.atomic_files import atomic_path, atomic_write_text
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import albert_squad as data
 from bert_tf.data import albert_squad_postprocess as postprocess
+from bert_tf.data import squad_features_cache
 from bert_tf.data import squad_metrics
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tasks import run_checks
@@ -292,14 +292,9 @@ def settings_of(args: AlbertSquadArgs) -> Dict[str, Any]:
 def write_features_cache(path: str, settings: Dict[str, Any],
                          features: Sequence[data.AlbertSquadFeatures]) -> None:
     """``--predict_feature_left_file``: gzip JSON lines (settings header, one feature a
-    line), atomically, the same bytes for the same features."""
-    with atomic_path(path, suffix=".gz") as tmp:
-        with tf.io.gfile.GFile(tmp, "wb") as raw, gzip.GzipFile(
-                filename="", fileobj=raw, mode="wb", mtime=0) as f:
-            f.write((json.dumps({"settings": settings, "num_features": len(features)})
-                     + "\n").encode("utf-8"))
-            for feature in features:
-                f.write((json.dumps(dataclasses.asdict(feature)) + "\n").encode("utf-8"))
+    line), atomically, the same bytes for the same features
+    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
+    squad_features_cache.write_features_cache(path, settings, features)
 
 
 def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.AlbertSquadFeatures]]:
@@ -310,16 +305,8 @@ def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.AlbertSqua
     """
     try:
         with tf.io.gfile.GFile(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
-            header = json.loads(f.readline())
-            features = []
-            for line in f:
-                d = json.loads(line)
-                d["token_is_max_context"] = {int(k): v
-                                             for k, v in d["token_is_max_context"].items()}
-                features.append(data.AlbertSquadFeatures(**d))
-        if len(features) != header["num_features"]:
-            raise ValueError(f"{len(features)} features, header says {header['num_features']}")
-        return header["settings"], features
+            return squad_features_cache.parse_features_cache(f.readline(), f,
+                                                             data.AlbertSquadFeatures)
     except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as e:
         raise FlagError(f"--predict_feature_left_file={path} is not a features file written by "
                         f"bert_tf ({e}; the original's pickle cannot be read): remove it and "

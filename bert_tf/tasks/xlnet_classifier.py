@@ -638,6 +638,24 @@ def _evaluate(r: _Run, eval_model):
     return eval_results, best
 
 
+def _restore_for_prediction(r: _Run, eval_model, purpose: str) -> None:
+    """Loads ``--predict_ckpt`` (else the newest checkpoint of ``--model_dir``) into
+    ``eval_model`` (XLNet names, ``untie_r`` from the config), for :func:`_predict` and the
+    ``--export_dir`` writer.
+
+    Raises:
+      CheckpointError: no checkpoint (``--model_dir`` named, "no checkpoint to <purpose>").
+    """
+    args = r.args
+    prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
+    if not prefix:
+        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to {purpose}")
+    restore_for_inference(
+        checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                  untie_r=r.config.untie_r))
+
+
 def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
     """Predicts with ``--predict_ckpt`` (else the newest checkpoint) and writes
     ``<task>.tsv`` and ``<task>.logits.json`` to ``--predict_dir``; returns their paths and
@@ -646,13 +664,7 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
     _wrote(r, r.predict_file, data.file_based_convert_examples_to_features(
         r.eval_examples, r.label_list, args.max_seq_length, r.tokenize, r.predict_file,
         overwrite=args.overwrite_data, doc_stride=args.doc_stride))
-    prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
-    if not prefix:
-        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to predict with")
-    restore_for_inference(
-        checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
-        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
-                                  untie_r=r.config.untie_r))
+    _restore_for_prediction(r, eval_model, "predict with")
     windowed = args.doc_stride is not None
     dataset = records.eval_dataset(r.predict_file, args.max_seq_length, args.is_regression,
                                    args.predict_batch_size, windowed=windowed)
@@ -730,13 +742,7 @@ def _export(r: _Run, eval_model) -> str:
       CheckpointError: no checkpoint; FlagError: ``--export_dir`` cannot be written.
     """
     args = r.args
-    prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
-    if not prefix:
-        raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to export")
-    restore_for_inference(
-        checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
-        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
-                                  untie_r=r.config.untie_r))
+    _restore_for_prediction(r, eval_model, "export")
     dtypes = {"input_ids": tf.int32, "input_mask": tf.float32, "segment_ids": tf.int32}
 
     def serve(features):

@@ -57,7 +57,6 @@ Beyond the original (each said in the log when it applies):
 import dataclasses
 import functools
 import glob
-import gzip
 import hashlib
 import json
 import os
@@ -70,9 +69,10 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
-from bert_tf.atomic_files import atomic_path, atomic_write_text, is_remote
+from bert_tf.atomic_files import atomic_write_text, is_remote
 from bert_tf.file_streams import open_text
 from bert_tf.data import record_cache
+from bert_tf.data import squad_features_cache
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad import check_squad_layout
 from bert_tf.data import xlnet_squad as data
@@ -493,16 +493,9 @@ def _glob(pattern: str) -> List[str]:
 def write_features_cache(path: str, settings: Dict[str, Any],
                          features: Sequence[data.XLNetSquadFeatures]) -> None:
     """Writes the eval features as gzip JSON lines (a ``settings`` header line, then one
-    feature per line), atomically."""
-    with atomic_path(path, suffix=".gz") as tmp:
-        raw_file = tf.io.gfile.GFile(tmp, "wb") if is_remote(tmp) else open(tmp, "wb")  # gs://
-        # filename="": no file name in the gzip header (it was the random temporary name), so
-        # the same features give the same bytes, local or remote
-        with raw_file as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as f:
-            f.write((json.dumps({"settings": settings, "num_features": len(features)})
-                     + "\n").encode("utf-8"))
-            for feature in features:
-                f.write((json.dumps(dataclasses.asdict(feature)) + "\n").encode("utf-8"))
+    feature per line), atomically
+    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
+    squad_features_cache.write_features_cache(path, settings, features)
 
 
 def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.XLNetSquadFeatures]]:
@@ -513,16 +506,8 @@ def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.XLNetSquad
     """
     try:
         with open_text(path) as f:  # gunzipped; local or gs:// (tf.io.gfile)
-            header = json.loads(next(f))
-            features = []
-            for line in f:
-                d = json.loads(line)
-                d["token_is_max_context"] = {int(k): v for k, v in
-                                             d["token_is_max_context"].items()}
-                features.append(data.XLNetSquadFeatures(**d))
-        if len(features) != header["num_features"]:
-            raise ValueError(f"{len(features)} features, header says {header['num_features']}")
-        return header["settings"], features
+            return squad_features_cache.parse_features_cache(next(f), f,
+                                                             data.XLNetSquadFeatures)
     except (OSError, ValueError, KeyError, TypeError, StopIteration) as e:
         raise FlagError(f"--output_dir: the cached {path} cannot be read ({e}); pass "
                         "--overwrite_data=True to rewrite it") from e

@@ -36,7 +36,7 @@ import tensorflow as tf
 from bert_tf.errors import ConfigError
 from bert_tf.tokenization import sentencepiece_prepro
 from bert_tf.tokenization.in_graph_text import (ExactStringMap, all_codepoints, codepoint_class,
-                                                python_whitespace, truncated_pair_lengths)
+                                                kept_pair, python_whitespace)
 
 __all__ = ["XLNetTextPreprocessor", "pack_xlnet_inputs"]
 
@@ -101,18 +101,7 @@ def pack_xlnet_inputs(ids_a: tf.RaggedTensor, ids_b: Optional[tf.RaggedTensor],
       dict ``input_ids`` int32, ``input_mask`` float32 (1.0 = padding), ``segment_ids`` int32,
       each ``[batch, max_seq_length]``.
     """
-    ids_a = tf.cast(ids_a, tf.int32)
-    len_a = tf.cast(ids_a.row_lengths(), tf.int32)
-    if ids_b is None:
-        ids_b = ids_a[:, :0]
-    ids_b = tf.cast(ids_b, tf.int32)
-    len_b = tf.cast(ids_b.row_lengths(), tf.int32)
-    pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
-    has_b = len_b > 0
-    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))[:, None]
-    keep_b = tf.where(has_b, pair_b, 0)[:, None]
-    dense_a = ids_a.to_tensor(default_value=0, shape=[None, max_seq_length])
-    dense_b = ids_b.to_tensor(default_value=0, shape=[None, max_seq_length])
+    keep_a, keep_b, dense_a, dense_b = kept_pair(ids_a, ids_b, max_seq_length)
     # Core (unpadded) layout: A [0, keep_a), <sep> at keep_a, B from keep_a+1 for keep_b
     # positions, B's <sep> when keep_b > 0, <cls> last. q = position in the core.
     core_length = keep_a + 2 + keep_b + tf.cast(keep_b > 0, tf.int32)  # [batch, 1]

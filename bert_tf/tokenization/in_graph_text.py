@@ -27,7 +27,7 @@ from typing import Callable, Iterable, List, Sequence, Tuple
 import tensorflow as tf
 
 __all__ = ["codepoint_class", "codepoint_ranges", "all_codepoints", "python_whitespace",
-           "ExactStringMap", "truncated_pair_lengths"]
+           "ExactStringMap", "truncated_pair_lengths", "kept_pair"]
 
 # Code points that are probed and classified: planes 0-3 and 14 without the surrogates (never
 # in UTF-8 text). Planes 4-13 have no assigned character in any Unicode version to date (16.0)
@@ -97,6 +97,39 @@ def truncated_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_length: int):
     a = tf.minimum(len_a, tf.maximum(max_length - len_b, half_up))
     b = tf.minimum(len_b, tf.maximum(max_length - len_a, half_down))
     return a, b
+
+
+def kept_pair(ids_a: tf.RaggedTensor, ids_b, max_seq_length: int):
+    """How much of A and B a classifier row keeps, and both as dense rows.
+
+    A row whose B has no ids (or ``ids_b`` None) is a single sentence cut to ``max_seq_length -
+    2``; otherwise the pair is cut by ``_truncate_seq_pair`` to ``max_seq_length - 3``
+    (:func:`truncated_pair_lengths`). The same rule in BERT's and XLNet's
+    ``convert_single_example`` (``run_classifier.py`` / ``classifier_utils.py``); the two
+    layouts around the kept ids differ (``in_graph_wordpiece.pack_bert_inputs``,
+    ``in_graph_sentencepiece.pack_xlnet_inputs``).
+
+    Args:
+      ids_a, ids_b: int ragged ``[batch, (ids)]``; ``ids_b`` may be None.
+      max_seq_length: python int, the row length.
+
+    Returns:
+      ``(keep_a, keep_b, dense_a, dense_b)``: int32 ``[batch, 1]`` kept lengths, and int32
+      ``[batch, max_seq_length]`` A and B cut or zero-padded to the row length.
+    """
+    ids_a = tf.cast(ids_a, tf.int32)
+    len_a = tf.cast(ids_a.row_lengths(), tf.int32)
+    if ids_b is None:
+        ids_b = ids_a[:, :0]
+    ids_b = tf.cast(ids_b, tf.int32)
+    len_b = tf.cast(ids_b.row_lengths(), tf.int32)
+    pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
+    has_b = len_b > 0
+    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))[:, None]
+    keep_b = tf.where(has_b, pair_b, 0)[:, None]
+    dense_a = ids_a.to_tensor(default_value=0, shape=[None, max_seq_length])
+    dense_b = ids_b.to_tensor(default_value=0, shape=[None, max_seq_length])
+    return keep_a, keep_b, dense_a, dense_b
 
 
 def _utf8(strings: Sequence[str]) -> List[bytes]:

@@ -38,7 +38,8 @@ import unicodedata
 from bert_tf.errors import ConfigError
 from bert_tf.tokenization import wordpiece
 from bert_tf.tokenization.in_graph_text import (ExactStringMap, all_codepoints, codepoint_class,
-                                                python_whitespace, truncated_pair_lengths)
+                                                kept_pair, python_whitespace,
+                                                truncated_pair_lengths)
 
 __all__ = ["BertTextPreprocessor", "bert_char_classes", "pack_bert_inputs",
            "truncated_pair_lengths"]
@@ -120,19 +121,7 @@ def pack_bert_inputs(ids_a: tf.RaggedTensor, ids_b: Optional[tf.RaggedTensor],
     Returns:
       dict ``input_ids``, ``input_mask``, ``segment_ids``: int32 ``[batch, max_seq_length]``.
     """
-    ids_a = tf.cast(ids_a, tf.int32)
-    len_a = tf.cast(ids_a.row_lengths(), tf.int32)
-    if ids_b is None:
-        ids_b = ids_a[:, :0]
-    ids_b = tf.cast(ids_b, tf.int32)
-    len_b = tf.cast(ids_b.row_lengths(), tf.int32)
-    pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
-    has_b = len_b > 0
-    keep_a = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))[:, None]
-    keep_b = tf.where(has_b, pair_b, 0)[:, None]
-    # Dense [batch, max_seq_length] views (cut or zero-padded) of A and B.
-    dense_a = ids_a.to_tensor(default_value=0, shape=[None, max_seq_length])
-    dense_b = ids_b.to_tensor(default_value=0, shape=[None, max_seq_length])
+    keep_a, keep_b, dense_a, dense_b = kept_pair(ids_a, ids_b, max_seq_length)
     # Output position p holds: [CLS] at 0, A[p-1] for p in [1, keep_a], [SEP] at keep_a+1,
     # B[p-keep_a-2] for the next keep_b positions, then B's [SEP] when keep_b > 0.
     positions = tf.range(max_seq_length)[None, :]

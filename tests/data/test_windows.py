@@ -74,3 +74,69 @@ def test_pool_window_logits_mean_and_max_by_hand():
     np.testing.assert_array_equal(first_window_rows(index, 2), [0, 2])
     with pytest.raises(ValueError, match="example 2 has no window"):
         pool_window_logits(logits, index, 3, "mean")
+
+
+def _window_log(caplog):
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith(
+        ("guid:", "tokens:", "input_ids:", "input_mask:", "segment_ids:", "label:"))]
+
+
+def test_bert_windows_are_logged_with_their_tokens(tmp_path, caplog):
+    from bert_tf.data.classifier import InputExample, convert_example_windows
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\nd\ne\n")
+    tokenizer = FullTokenizer(str(vocab), do_lower_case=True)
+    caplog.set_level("INFO")
+    features = convert_example_windows(0, InputExample("g", "a b c d e", label="1"), ["0", "1"],
+                                       5, tokenizer, 1)
+    # windows of 5 - 2 = 3 tokens, stride 1: a b c / b c d / c d e
+    assert [f.input_ids for f in features] == [[2, 4, 5, 6, 3], [2, 5, 6, 7, 3], [2, 6, 7, 8, 3]]
+    assert _window_log(caplog) == [
+        "guid: g (window 1 of 3)", "tokens: [CLS] a b c [SEP]", "label: 1 (id = 1)",
+        "guid: g (window 2 of 3)", "tokens: [CLS] b c d [SEP]", "label: 1 (id = 1)",
+        "guid: g (window 3 of 3)", "tokens: [CLS] c d e [SEP]", "label: 1 (id = 1)"]
+
+
+def test_xlnet_windows_are_logged_with_their_ids(caplog):
+    from bert_tf.data.classifier import InputExample
+    from bert_tf.data.xlnet_classifier import convert_example_windows
+
+    caplog.set_level("INFO")
+    features = convert_example_windows(
+        0, InputExample("g", "11 12 13 14 15 16 17", label="0"), ["0", "1"], 8,
+        lambda text: [int(x) for x in text.split()], 2)
+    # windows of 8 - 2 = 6 ids, stride 2: 11..16, 13..17; then <sep> 4 <cls> 3, left padded
+    assert [f.input_ids for f in features] == [[11, 12, 13, 14, 15, 16, 4, 3],
+                                               [0, 13, 14, 15, 16, 17, 4, 3]]
+    assert _window_log(caplog) == [
+        "guid: g (window 1 of 2)", "input_ids: 11 12 13 14 15 16 4 3", "label: 0 (id = 0)",
+        "guid: g (window 2 of 2)", "input_ids: 0 13 14 15 16 17 4 3", "label: 0 (id = 0)"]
+
+
+def test_bert_example_log_lines(tmp_path, caplog):
+    from bert_tf.data.classifier import InputExample, convert_single_example
+    from bert_tf.tokenization.wordpiece import FullTokenizer
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\n")
+    caplog.set_level("INFO")
+    convert_single_example(0, InputExample("g", "a b", "c", label="1"), ["0", "1"], 6,
+                           FullTokenizer(str(vocab), do_lower_case=True))
+    assert _window_log(caplog) == [
+        "guid: g", "tokens: [CLS] a b [SEP] c [SEP]", "input_ids: 2 4 5 3 6 3",
+        "input_mask: 1 1 1 1 1 1", "segment_ids: 0 0 0 0 1 1", "label: 1 (id = 1)"]
+
+
+def test_xlnet_example_log_lines(caplog):
+    from bert_tf.data.classifier import InputExample
+    from bert_tf.data.xlnet_classifier import convert_single_example
+
+    caplog.set_level("INFO")
+    convert_single_example(0, InputExample("g", "11 12", "13", label="0"), ["0", "1"], 7,
+                           lambda text: [int(x) for x in text.split()])
+    # A <sep> 4 B <sep> <cls> 3, left padded (mask 1, segment 4); segments A 0, B 1, <cls> 2
+    assert _window_log(caplog) == [
+        "guid: g", "input_ids: 0 11 12 4 13 4 3", "input_mask: 1 0 0 0 0 0 0",
+        "segment_ids: 4 0 0 0 1 1 2", "label: 0 (id = 0)"]

@@ -14,6 +14,7 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks.classifier import ClassifierArgs, run
 from bert_tf.tokenization.wordpiece import FullTokenizer
+from tests.tasks.reference_windows import reference_spans
 
 MAX_SEQ_LENGTH = 64
 DOC_STRIDE = 20
@@ -72,17 +73,6 @@ def data_dir(shared_data_dir, tmp_path_factory):
     return folder
 
 
-def _reference_spans(n, window, stride):
-    spans, start = [], 0
-    while start < n:
-        length = min(n - start, window)
-        spans.append((start, length))
-        if start + length == n:
-            break
-        start += min(length, stride)
-    return spans
-
-
 @pytest.fixture(scope="module")
 def direct_window_logits(head_ckpt_dir, shared_data_dir):
     """Per example, the logits of each window, from the model run directly on the window ids."""
@@ -103,7 +93,7 @@ def direct_window_logits(head_ckpt_dir, shared_data_dir):
         long_side, short_side = (a, b) if long_is_a else (b, a)
         room = MAX_SEQ_LENGTH - 3 - len(short_side)
         rows = []
-        for start, length in _reference_spans(len(long_side), room, DOC_STRIDE):
+        for start, length in reference_spans(len(long_side), room, DOC_STRIDE):
             part = long_side[start:start + length]
             wa, wb = (part, short_side) if long_is_a else (short_side, part)
             tokens = ["[CLS]"] + wa + ["[SEP]"] + wb + ["[SEP]"]

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from tests.tasks.reference_windows import reference_owner, reference_spans
 
 MAX_SEQ_LENGTH = 64
 DOC_STRIDE = 24
@@ -45,30 +46,6 @@ def _mrpc_document(shared_data_dir, tokenizer, num_tokens=3000):
         if count >= num_tokens:
             break
     return " ".join(sentences)
-
-
-def _reference_spans(n, window, stride):
-    """The original run_squad.py doc_spans loop, restated."""
-    spans, start = [], 0
-    while start < n:
-        length = min(n - start, window)
-        spans.append((start, length))
-        if start + length == n:
-            break
-        start += min(length, stride)
-    return spans
-
-
-def _reference_owner(position, spans):
-    """The original _check_is_max_context, restated: the best-scoring span holding position."""
-    best_score, best = None, None
-    for index, (start, length) in enumerate(spans):
-        end = start + length - 1
-        if start <= position <= end:
-            score = min(position - start, end - position) + 0.01 * length
-            if best_score is None or score > best_score:
-                best_score, best = score, index
-    return best
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +94,7 @@ def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_window
     assert [f["token"] for f in features] == ["[CLS]"] + pieces + ["[SEP]"]
 
     window = MAX_SEQ_LENGTH - 2
-    spans = _reference_spans(len(pieces), window, DOC_STRIDE)
+    spans = reference_spans(len(pieces), window, DOC_STRIDE)
     assert len(spans) > 100
     ids = np.zeros((len(spans), MAX_SEQ_LENGTH), np.int32)
     mask = np.zeros_like(ids)
@@ -136,7 +113,7 @@ def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_window
         last_start, last_length = spans[-1]
         expected[-1, j] = layer[len(spans) - 1, last_length + 1]  # [SEP] of the last window
         for p in range(len(pieces)):
-            w = _reference_owner(p, spans)
+            w = reference_owner(p, spans)
             expected[1 + p, j] = layer[w, 1 + p - spans[w][0]]
     got = np.array([[layer["values"] for layer in f["layers"]] for f in features], np.float32)
     assert [layer["index"] for layer in features[5]["layers"]] == [-1, -4]
@@ -144,7 +121,7 @@ def test_long_document_tokens_and_values_equal_direct_runs_on_max_context_window
     # the max-context rule matters: many tokens take another window than the first holding them
     first_holder = [min(i for i, (s, n) in enumerate(spans) if s <= p < s + n)
                     for p in range(len(pieces))]
-    assert sum(_reference_owner(p, spans) != first_holder[p] for p in range(len(pieces))) > 1000
+    assert sum(reference_owner(p, spans) != first_holder[p] for p in range(len(pieces))) > 1000
 
     # the --pooling=mean embedding pools the stitched last-layer rows
     with open(long_run["out"] + ".embeddings.jsonl", encoding="utf-8") as f:

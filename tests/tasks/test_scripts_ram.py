@@ -61,6 +61,17 @@ def _assert_checkpoints(plain, folder, steps):
     assert f"{folder}/checkpoint" in plain
 
 
+def _assert_same_two_step_pretraining(tmp_path, monkeypatch, files, run_fn):
+    """A run_pretraining run of 2 steps with eval, local and on ram://: the same outputs, 2
+    steps done, checkpoints 1 and 2, ``eval_results.txt`` and both event folders."""
+    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
+        tmp_path, monkeypatch, files, run_fn)
+    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
+    assert ram_result.train.global_step == local_result.train.global_step == 2
+    _assert_checkpoints(plain, "out", [1, 2])
+    assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
+
+
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
     from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
@@ -86,12 +97,7 @@ def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
             num_train_steps=2, num_warmup_steps=1, save_checkpoints_steps=1, max_eval_steps=2,
             learning_rate=1e-3))
 
-    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
-        tmp_path, monkeypatch, files, run_fn)
-    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
-    assert ram_result.train.global_step == local_result.train.global_step == 2
-    _assert_checkpoints(plain, "out", [1, 2])
-    assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
+    _assert_same_two_step_pretraining(tmp_path, monkeypatch, files, run_fn)
 
 
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
@@ -137,12 +143,7 @@ def test_run_pretraining_albert_train_eval(golden_dir, tmp_path, monkeypatch):
             eval_batch_size=4, num_train_steps=2, num_warmup_steps=1, learning_rate=1e-3,
             save_checkpoints_steps=1, max_eval_steps=2))
 
-    local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
-        tmp_path, monkeypatch, files, run_fn)
-    plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
-    assert ram_result.train.global_step == local_result.train.global_step == 2
-    _assert_checkpoints(plain, "out", [1, 2])
-    assert "out/eval_results.txt" in plain and set(events) == {"out", "out/eval"}
+    _assert_same_two_step_pretraining(tmp_path, monkeypatch, files, run_fn)
 
 
 def _tree_files(src, prefix):

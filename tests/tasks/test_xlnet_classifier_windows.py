@@ -14,6 +14,7 @@ from bert_tf import checkpoint_io
 from bert_tf.data import tfrecord
 from bert_tf.errors import FlagError
 from bert_tf.tasks import xlnet_classifier as xc
+from tests.tasks.reference_windows import reference_spans
 
 MAX_SEQ_LENGTH = 32
 DOC_STRIDE = 9
@@ -21,11 +22,8 @@ MRPC_HEADER = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 
 
 @pytest.fixture(scope="module")
-def golden(golden_dir):
-    folder = os.path.join(golden_dir, "xlnet", "tiny_random")
-    return {"config": os.path.join(folder, "xlnet_config.json"),
-            "ckpt": os.path.join(folder, "xlnet_model.ckpt"),
-            "spiece": os.path.join(golden_dir, "xlnet", "spiece.model")}
+def golden(xlnet_tiny_files):
+    return xlnet_tiny_files
 
 
 def _examples(shared_data_dir):
@@ -37,17 +35,6 @@ def _examples(shared_data_dir):
         out.append((int(rows[10 * i][0]), a, " ".join(rows[10 * i][4].split()[:3])))
     out[1] = (out[1][0], " ".join(out[1][1].split()[:6]), out[1][2])  # fits in one window
     return out
-
-
-def _reference_spans(n, window, stride):
-    spans, start = [], 0
-    while start < n:
-        length = min(n - start, window)
-        spans.append((start, length))
-        if start + length == n:
-            break
-        start += min(length, stride)
-    return spans
 
 
 def _args(tmp_path, golden, **kw):
@@ -93,7 +80,7 @@ def test_eval_and_predict_pool_the_windows_logits(golden, shared_data_dir, tmp_p
         a, b = tokenize_fn(sp, text_a, uncased=False), tokenize_fn(sp, text_b, uncased=False)
         assert len(a) >= len(b)  # text_a is windowed (on a tie too)
         window_logits = []
-        spans = _reference_spans(len(a), MAX_SEQ_LENGTH - 3 - len(b), DOC_STRIDE)
+        spans = reference_spans(len(a), MAX_SEQ_LENGTH - 3 - len(b), DOC_STRIDE)
         for start, length in spans:
             ids = a[start:start + length] + [4] + b + [4, 3]  # <sep> 4, <cls> 3
             segs = [0] * (length + 1) + [1] * (len(b) + 1) + [2]

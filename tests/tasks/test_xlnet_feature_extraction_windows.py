@@ -12,17 +12,15 @@ import tensorflow as tf
 
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs, extract_features
+from tests.tasks.reference_windows import reference_owner, reference_spans
 
 MAX_SEQ_LENGTH = 32
 DOC_STRIDE = 11
 
 
 @pytest.fixture(scope="module")
-def golden(golden_dir):
-    folder = os.path.join(golden_dir, "xlnet", "tiny_random")
-    return {"config": os.path.join(folder, "xlnet_config.json"),
-            "ckpt": os.path.join(folder, "xlnet_model.ckpt"),
-            "spiece": os.path.join(golden_dir, "xlnet", "spiece.model")}
+def golden(xlnet_tiny_files):
+    return xlnet_tiny_files
 
 
 def _args(golden, input_file, output_file, **kw):
@@ -32,28 +30,6 @@ def _args(golden, input_file, output_file, **kw):
                 batch_size=8)
     base.update(kw)
     return XLNetExtractFeaturesArgs(**base)
-
-
-def _reference_spans(n, window, stride):
-    spans, start = [], 0
-    while start < n:
-        length = min(n - start, window)
-        spans.append((start, length))
-        if start + length == n:
-            break
-        start += min(length, stride)
-    return spans
-
-
-def _reference_owner(position, spans):
-    best_score, best = None, None
-    for index, (start, length) in enumerate(spans):
-        end = start + length - 1
-        if start <= position <= end:
-            score = min(position - start, end - position) + 0.01 * length
-            if best_score is None or score > best_score:
-                best_score, best = score, index
-    return best
 
 
 def test_long_line_equals_direct_runs_on_max_context_windows(golden, shared_data_dir, tmp_path):
@@ -84,7 +60,7 @@ def test_long_line_equals_direct_runs_on_max_context_windows(golden, shared_data
     pieces = encode_pieces(sp, preprocess_text(document, lower=False))
     features = json.loads(lines[0])["features"]
     assert [f["token"] for f in features] == pieces + ["<sep>", "<cls>"]
-    spans = _reference_spans(len(pieces), MAX_SEQ_LENGTH - 2, DOC_STRIDE)
+    spans = reference_spans(len(pieces), MAX_SEQ_LENGTH - 2, DOC_STRIDE)
     assert len(spans) > 10
 
     config = XLNetConfig.from_json_file(golden["config"])
@@ -104,7 +80,7 @@ def test_long_line_equals_direct_runs_on_max_context_windows(golden, shared_data
         window_layers.append([layers[-1].numpy()[0], layers[0].numpy()[0]])
     expected = np.zeros((len(features), 2, config.d_model), np.float32)
     for p in range(len(pieces)):
-        w = _reference_owner(p, spans)
+        w = reference_owner(p, spans)
         for j in range(2):
             expected[p, j] = window_layers[w][j][p - spans[w][0]]
     for j in range(2):

@@ -18,6 +18,7 @@ from bert_tf.data.classifier import InputExample
 from bert_tf.errors import ConfigError
 from bert_tf.tokenization import sentencepiece_prepro
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
+from tests.tokenization.saved_layers import saved_and_loaded
 
 
 @pytest.fixture(scope="module")
@@ -124,13 +125,7 @@ def test_saved_model_holds_the_sentencepiece_model(tmp_path, spiece, prepro_line
     model = tmp_path / "spiece.model"
     model.write_bytes(open(spiece, "rb").read())
     layer = XLNetTextPreprocessor(str(model), True, 48)
-    module = tf.Module()
-    module.layer = layer
-    module.serve = tf.function(lambda a, b: layer(a, b), input_signature=[
-        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
-    tf.saved_model.save(module, str(tmp_path / "saved"))
-    model.unlink()  # the loaded model must not need the file
-    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    loaded = saved_and_loaded(layer, model, tmp_path / "saved")
     texts_a = [line["text"] for line in prepro_lines[:60]]
     texts_b = [line["text"] for line in prepro_lines[60:120]]
     got = loaded.serve(_utf8(texts_a), _utf8(texts_b))["input_ids"].numpy().tolist()

@@ -20,6 +20,7 @@ from bert_tf.errors import ConfigError
 from bert_tf.tokenization import wordpiece
 from bert_tf.tokenization.in_graph_wordpiece import (BertTextPreprocessor,
                                                      truncated_pair_lengths)
+from tests.tokenization.saved_layers import saved_and_loaded
 
 GOLDEN_TOKENIZATION = os.path.join("bert", "tokenization", "tokenization_uncased.jsonl.gz")
 FEATURES = ("input_ids", "input_mask", "segment_ids")
@@ -197,13 +198,7 @@ def test_saved_model_holds_the_vocab(tmp_path, uncased_vocab_file, golden_lines)
     vocab = tmp_path / "vocab.txt"
     vocab.write_bytes(open(uncased_vocab_file, "rb").read())
     layer = BertTextPreprocessor(str(vocab), True, 32)
-    module = tf.Module()
-    module.layer = layer
-    module.serve = tf.function(lambda a, b: layer(a, b), input_signature=[
-        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
-    tf.saved_model.save(module, str(tmp_path / "saved"))
-    vocab.unlink()  # the loaded model must not need the file
-    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    loaded = saved_and_loaded(layer, vocab, tmp_path / "saved")
     texts_a = _utf8([line["text"] for line in golden_lines[:50]])
     texts_b = _utf8([line["text"] for line in golden_lines[50:100]])
     got = loaded.serve(texts_a, texts_b)
