@@ -162,7 +162,10 @@ class DataProcessor:
             with tf.io.gfile.GFile(input_file, "rb") as f:
                 data = f.read()
         except tf.errors.OpError as e:
-            raise InputDataError(f"cannot read data file {input_file}: {e.message}") from e
+            # TF's message is "<path>; <reason>": name the file once
+            reason = e.message.split("; ", 1)[1] if e.message.startswith(f"{input_file}; ") \
+                else e.message
+            raise InputDataError(f"cannot read data file {input_file} ({reason})") from e
         raw_lines = data.split(b"\n")
         if raw_lines and not raw_lines[-1]:
             raw_lines.pop()  # the piece after the final "\n" is end of file

@@ -244,7 +244,10 @@ class Yelp5Processor(DataProcessor):
             with tf.io.gfile.GFile(input_file, "rb") as f:
                 data = f.read().decode("utf-8")
         except tf.errors.OpError as e:
-            raise InputDataError(f"cannot read data file {input_file}: {e.message}") from e
+            # TF's message is "<path>; <reason>": name the file once
+            reason = e.message.split("; ", 1)[1] if e.message.startswith(f"{input_file}; ") \
+                else e.message
+            raise InputDataError(f"cannot read data file {input_file} ({reason})") from e
         except UnicodeDecodeError as e:
             raise InputDataError(f"{input_file}: not valid UTF-8 ({e.reason} at byte "
                                  f"{e.start})") from None

@@ -406,7 +406,9 @@ def run(args: AlbertSquadArgs, version: int,
       dict: ``train`` (a :class:`loop.TrainResult` or None), ``num_train_steps``,
       ``num_train_examples``; after predicting ``weights_from``, ``global_step``,
       ``num_predict_examples``, ``num_predict_features``, ``predictions`` (the
-      :class:`SquadPredictions` written), ``metrics`` (or None), ``files``.
+      :class:`SquadPredictions` written), ``metrics`` (or None: no gold answers, or v1 on a
+      file it cannot score, e.g. SQuAD 2.0 questions without an answer; a warning says so and
+      the predictions are written), ``files``.
 
     Raises:
       FlagError, ConfigError, InputDataError, CheckpointError naming the flag, file, question
@@ -478,7 +480,15 @@ def run(args: AlbertSquadArgs, version: int,
         if version == 1:
             preds = postprocess.compute_predictions_v1(eval_examples, features, results,
                                                        args.n_best_size, args.max_answer_length)
-            metrics = squad_metrics.evaluate_v1(dataset, preds.predictions) if scored else None
+            metrics = None
+            if scored:
+                try:
+                    metrics = squad_metrics.evaluate_v1(dataset, preds.predictions)
+                except InputDataError as e:  # e.g. a SQuAD 2.0 file: keep the predictions
+                    logging.warning("%s: cannot score the predictions: %s (a SQuAD 2.0 file? "
+                                    "use run_squad_v2, or run_squad.py "
+                                    "--version_2_with_negative); no %s", args.predict_file,
+                                    e, EVAL_RESULTS_FILE)
         else:
             out.append(os.path.join(args.output_dir, NULL_ODDS_FILE))
             if scored:

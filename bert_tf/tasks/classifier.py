@@ -207,7 +207,8 @@ def check_flags(args: ClassifierArgs):
     config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
     if args.export_dir:
-        serving.check_export_dir(args.export_dir)
+        serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
+                                 max_seq_length=args.max_seq_length)
     processor = data.get_processor(args.task_name)
     tokenizer = run_checks.load_tokenizer(args.vocab_file, args.do_lower_case,
                                           args.init_checkpoint)

@@ -409,7 +409,8 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         check_output_path(args.output_file + ".embeddings.jsonl")
     check_input_file(args.input_file)
     if args.export_dir:
-        serving.check_export_dir(args.export_dir)
+        serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
+                                 max_seq_length=args.max_seq_length)
     check_tpu_flags(args)
     layer_indexes = parse_layer_indexes(args.layers, config.num_hidden_layers)
     # The checkpoint-name case check of run_classifier / run_squad (spec 4.6); the original

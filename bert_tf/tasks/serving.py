@@ -24,7 +24,7 @@ and TF Serving version layout), so a reader never sees a partial export.
 
 import os
 import time
-from typing import Callable, Dict, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
 import tensorflow as tf
 from absl import logging
@@ -85,13 +85,26 @@ def _cast(features: Dict[str, tf.Tensor], dtypes: Dict[str, tf.DType]) -> Dict[s
     return {name: tf.cast(features[name], dtype) for name, dtype in dtypes.items()}
 
 
-def check_export_dir(export_dir: str, flag: str = "--export_dir") -> None:
+def check_export_dir(export_dir: str, flag: str = "--export_dir",
+                     doc_stride: Optional[int] = None, max_seq_length: Optional[int] = None
+                     ) -> None:
     """Creates ``export_dir`` and checks a file can be written there, before the run's work
     (so a bad ``--export_dir`` fails before any other output is written).
+
+    Args:
+      doc_stride: the run's ``--doc_stride`` (None: unset). The SavedModel's text signatures
+        truncate to ``max_seq_length`` as the original does; they do not window, so with a
+        stride one warning line says that inputs longer than ``max_seq_length`` get results
+        other than the run's own (``test_results.tsv``, the JSON lines).
 
     Raises:
       FlagError: it cannot be created or written (names the flag and the cause).
     """
+    if doc_stride is not None:
+        logging.warning("%s with --doc_stride=%d: the SavedModel's text signatures truncate "
+                        "each input to --max_seq_length=%s tokens (no windows), so an input "
+                        "longer than that gets other results than this run writes", flag,
+                        doc_stride, max_seq_length)
     probe = os.path.join(export_dir, f".tmp-probe-{os.getpid()}")
     try:
         tf.io.gfile.makedirs(export_dir)
@@ -117,7 +130,9 @@ def write_saved_model(export_dir: str, tracked: Sequence, endpoints: Sequence,
       flag: the flag named in errors.
 
     Returns:
-      The version folder written (``<export_dir>/<unix time>``, bumped past existing ones).
+      The version folder written (``<export_dir>/<unix time>``, bumped past an existing one
+      of that name; one warning line when a higher version is there, which TF Serving would
+      serve instead).
 
     Raises:
       FlagError: ``export_dir`` cannot be created or written (nothing is left under it but
@@ -133,6 +148,12 @@ def write_saved_model(export_dir: str, tracked: Sequence, endpoints: Sequence,
     version = int(time.time())
     while tf.io.gfile.exists(os.path.join(export_dir, str(version))):
         version += 1
+    newer = [int(n.rstrip("/")) for n in tf.io.gfile.listdir(export_dir)
+             if n.rstrip("/").isdigit() and int(n.rstrip("/")) > version]
+    if newer:  # TF Serving loads the highest version: this export would not be served
+        logging.warning("%s=%s already holds version %d, higher than this export's %d: TF "
+                        "Serving serves the highest version, not this one (remove it or use "
+                        "another %s)", flag, export_dir, max(newer), version, flag)
     final = os.path.join(export_dir, str(version))
     tmp = os.path.join(export_dir, f".tmp-{version}-{os.getpid()}")
     archive = keras.export.ExportArchive()

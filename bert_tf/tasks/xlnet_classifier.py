@@ -206,7 +206,8 @@ def check_args(args: XLNetClassifierArgs) -> None:
     if args.eval_split not in ("dev", "test"):
         raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
     if args.export_dir:
-        serving.check_export_dir(args.export_dir)
+        serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
+                                 max_seq_length=args.max_seq_length)
     if args.do_train and args.init_checkpoint:
         ckpt_dir = os.path.dirname(os.path.abspath(args.init_checkpoint))
         if os.path.abspath(args.model_dir) in (ckpt_dir, os.path.abspath(args.init_checkpoint)):

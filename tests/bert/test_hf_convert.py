@@ -110,3 +110,26 @@ def test_config_with_fewer_layers_than_the_weights_is_refused(minilm_dir, tmp_pa
     json.dump(config, open(hf / "config.json", "w"))
     with pytest.raises(ConfigError, match=r"does not describe: bert/encoder/layer_4/.*\(32 in all; num_hidden_layers=4\)"):
         convert_hf_folder(str(hf), str(tmp_path / "out"))
+
+
+def test_hf_dir_that_is_not_a_folder_is_named_by_its_flag(tmp_path, capsys):
+    # the user gave --hf_dir, so the one-line error names --hf_dir (it named --in_dir)
+    missing = str(tmp_path / "nonexist")
+    assert main(["--hf_dir", missing, "--out_dir", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err.strip() == f"error: --hf_dir={missing}: not a folder"
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_and_flag_errors_do_not_import_tensorflow():
+    # `python -m bert_tf.convert --help` waited ~9 s for TensorFlow's import before printing
+    import subprocess
+    import sys
+    code = ("import sys\nfrom bert_tf.convert import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "main(['--from', 'hf', '--to', 'keras_hub', '--in_dir', '.', '--out_dir', 'x'])\n"
+            "print('tensorflow' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ), check=True)
+    assert "usage: python -m bert_tf.convert" in out.stdout
+    assert "not a conversion" in out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"

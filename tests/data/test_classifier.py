@@ -285,3 +285,11 @@ def test_truncated_examples_are_counted_in_one_line(tokenizer, tmp_path, caplog)
                     "(the longest had 8 tokens with [CLS]/[SEP])"]
     # the records are the original's: [CLS] the cat [SEP] ... cut as before
     assert [r["input_ids"] for r in tfrecord.read_examples(out)][2] == [101, 7632, 102, 0]
+
+
+def test_missing_file_is_named_once_with_the_reason(tmp_path):
+    # It read "cannot read data file X: X; No such file or directory" (TF's message repeats X).
+    path = os.path.join(str(tmp_path / "nodir"), "train.tsv")
+    with pytest.raises(InputDataError) as e:
+        classifier.MrpcProcessor().get_train_examples(str(tmp_path / "nodir"))
+    assert str(e.value) == f"cannot read data file {path} (No such file or directory)"

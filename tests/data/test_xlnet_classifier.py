@@ -201,3 +201,10 @@ def test_literal_special_symbols_are_kept_and_reported(golden_sp, golden_dir, tm
     assert report.count == 2
     assert "train examples: 2 text field(s) contain special symbols written literally" \
         in caplog.text
+
+
+def test_missing_csv_is_named_once_with_the_reason(tmp_path):
+    path = os.path.join(str(tmp_path / "nodir"), "train.csv")
+    with pytest.raises(InputDataError) as e:
+        xc.get_processor("yelp5").get_train_examples(str(tmp_path / "nodir"))
+    assert str(e.value) == f"cannot read data file {path} (No such file or directory)"

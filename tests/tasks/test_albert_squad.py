@@ -505,3 +505,23 @@ def test_root_script_reads_albert_defaults_and_picks_the_version():
     fv = _root_flags(["--albert_config_file=c.json", "--bert_config_file=b.json"])
     with pytest.raises(FlagError, match="does not read --bert_config_file"):
         run_squad.albert_main(fv)
+
+
+def test_v1_on_a_squad2_file_keeps_the_predictions(albert_dir, spm_file, small_files, tmp_path,
+                                                   caplog):
+    """v1 predicting a SQuAD 2.0 file (questions without a gold answer): the predictions are
+    written and one warning says why there is no eval_results.txt (it raised after the whole
+    prediction, writing nothing), as BERT's run_squad does."""
+    import logging
+    out = tmp_path / "v1on2"
+    out.mkdir()
+    args = make_args(albert_dir, spm_file, out, predict_file=small_files["predict_v2"],
+                     do_predict=True, predict_batch_size=32)
+    with caplog.at_level(logging.WARNING):
+        result = task.run(args, version=1)
+    assert result["metrics"] is None
+    preds = json.loads(_read(out / "predictions.json"))
+    assert list(preds) == [qa["id"] for qa in _qas(small_files["predict_v2"])]
+    assert not (out / "eval_results.txt").exists()
+    assert any("has no gold answer" in r.getMessage() and "run_squad_v2" in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)

@@ -391,3 +391,42 @@ def test_bad_export_dir_fails_before_extract_features_writes(minilm_checkpoint_d
             init_checkpoint=os.path.join(ckpt, "bert_model.ckpt"), pooling="mean",
             export_dir=str(blocker / "x")))
     assert sorted(os.listdir(tmp_path)) == ["a_file", "in.txt"]  # no output written
+
+
+def test_export_beside_a_higher_version_says_tf_serving_would_not_serve_it(tmp_path, caplog):
+    # A leftover (or corrupted) version folder named higher than now stays what TF Serving
+    # loads (the highest number); the new export used to be written beside it silently.
+    import logging
+
+    import tensorflow as tf
+
+    from bert_tf.tasks import serving
+
+    (tmp_path / "9999999999" / "variables").mkdir(parents=True)
+    (tmp_path / "9999999999" / "saved_model.pb").write_text("junk")
+    with caplog.at_level(logging.WARNING):
+        final = serving.write_saved_model(str(tmp_path), [], [(
+            serving.DEFAULT_SIGNATURE, tf.function(lambda x: {"y": x * 2.0}),
+            [tf.TensorSpec([None], tf.float32, name="x")])])
+    assert os.path.basename(final).isdigit() and int(os.path.basename(final)) < 9999999999
+    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(final), "9999999999"])
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("already holds version 9999999999" in w and "TF Serving" in w for w in warnings)
+
+
+def test_export_with_doc_stride_warns_that_the_signatures_truncate(tmp_path, caplog):
+    # --doc_stride windows the run's own inputs, but the SavedModel's text signatures cut each
+    # input to --max_seq_length: the served results of a long input differ, and said so nowhere
+    import logging
+
+    from bert_tf.tasks import serving
+
+    with caplog.at_level(logging.WARNING):
+        serving.check_export_dir(str(tmp_path / "a"))
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
+    with caplog.at_level(logging.WARNING):
+        serving.check_export_dir(str(tmp_path / "b"), doc_stride=16, max_seq_length=64)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "--doc_stride=16" in warnings[0] and "--max_seq_length=64" in warnings[0]
+    assert sorted(os.listdir(tmp_path)) == ["a", "b"]
