@@ -294,6 +294,7 @@ def _script_until_first_chunk(ckpt_dir, tmp_path, lines):
     return proc
 
 
+@pytest.mark.slow  # a child process on MiniLM (~30 s); the resume logic is in the default run
 def test_sigterm_keeps_the_complete_lines(minilm_checkpoint_dir, tmp_path):
     """SIGTERM mid-run: exit 143, no output file, no temporary or lock file; the complete
     chunks are kept in o.jsonl.partial for a rerun (issue 15 item 5)."""
