@@ -19,7 +19,24 @@ How it is made fast without changing a single output:
   :func:`_is_whitespace`, :func:`_is_punctuation`, the CJK ranges, category ``Mn``). A table entry
   is computed the first time a character is seen, with the running Python's ``unicodedata``.
 * Everything after the first whitespace split depends only on the word, so
-  :class:`FullTokenizer` caches word -> word pieces (an LRU cache, ``cache_size`` words).
+  :class:`FullTokenizer` caches word -> word pieces and word -> ids (``cache_size`` words
+  each; a full cache is emptied and refilled), and :meth:`FullTokenizer.tokenize_to_ids`
+  gives the ids without a second pass over the tokens.
+* The whitespace split is done on the raw line with ``str.split()``, before cleaning: that is
+  the original's split of the cleaned line whenever the line has none of the few characters
+  that ``str.split()`` splits on but cleaning deletes (:data:`SPLIT_DELETED_CHARS`: the
+  controls ``\x0b \x0c \x1c-\x1f \x85``), because cleaning maps every other whitespace
+  character to a space (or keeps it, U+2028/U+2029, which ``str.split()`` splits on too) and
+  is otherwise a per-character map that adds only spaces. A line with one of those characters
+  has them deleted first (what cleaning does to them anyway). Each word is then cleaned,
+  CJK-spaced and split on its own, by the original steps, when it is first seen.
+* A word that is ASCII without control characters takes a shortcut that is the same
+  algorithm: cleaning, CJK spacing and accent stripping leave it unchanged, lower-casing is
+  ``str.lower``, and its punctuation (all non-alphanumeric printable ASCII, the original's
+  ASCII ranges) is split off by one regex.
+* Each vocab token that is one such word (ASCII alphanumeric, at most
+  ``max_input_chars_per_word`` chars, already lower-case when ``do_lower_case``) is its own
+  tokenization, so the caches start filled with them.
 * The greedy longest-match-first search at each position starts with the longest vocab entry
   that begins with the character there: a longer candidate cannot be in the vocab, so the
   result is unchanged.
@@ -33,7 +50,7 @@ import functools
 import itertools
 import re
 import unicodedata
-from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 
@@ -43,6 +60,7 @@ __all__ = [
     "convert_ids_to_tokens", "convert_to_unicode", "convert_tokens_to_ids", "load_vocab",
     "printable_text", "validate_case_matches_checkpoint", "vocab_looks_cased",
     "whitespace_tokenize", "is_whitespace", "is_control", "is_punctuation",
+    "SPLIT_DELETED_CHARS",
 ]
 
 TextLike = Union[str, bytes]
@@ -69,6 +87,17 @@ _CJK_RANGES = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
 )
+
+# The characters that str.split() splits on but the original's _clean_text deletes (they are
+# controls, category Cc): exactly {c : c.isspace() and c is deleted by cleaning} over all of
+# Unicode (tests/tokenization/test_wordpiece.py checks this with the running Python). Every
+# other str.isspace() character is a space after cleaning, or is kept and split on later
+# (U+2028, U+2029: the original's whitespace_tokenize is str.split() too).
+SPLIT_DELETED_CHARS = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
+_SPLIT_DELETED_RE = re.compile("[" + SPLIT_DELETED_CHARS + "]")
+# The original's punctuation split of a printable-ASCII word: every non-alphanumeric
+# character (33-47, 58-64, 91-96, 123-126) is a piece of its own.
+_ASCII_BASIC_RE = re.compile("[A-Za-z0-9]+|[^A-Za-z0-9]")
 
 
 class CaseMismatchError(FlagError, ValueError):
@@ -447,6 +476,29 @@ class WordpieceTokenizer:
         return pieces
 
 
+class _WordCache(dict):
+    """``key -> fn(key)``, computed on the first lookup of a key; at most ``max_size`` keys
+    (when full, it is emptied before the next key is stored).
+
+    A hit is a plain ``dict`` lookup (``map(cache.__getitem__, words)`` runs in C). ``fn``
+    raising stores nothing.
+    """
+
+    __slots__ = ("_fn", "_max_size")
+
+    def __init__(self, fn: Callable, max_size: int):
+        super().__init__()
+        self._fn = fn
+        self._max_size = max_size
+
+    def __missing__(self, key):
+        value = self._fn(key)
+        if len(self) >= self._max_size:
+            self.clear()
+        self[key] = value
+        return value
+
+
 class FullTokenizer:
     """BasicTokenizer then WordpieceTokenizer, with the vocab read from ``vocab_file``.
 
@@ -456,14 +508,15 @@ class FullTokenizer:
     Args:
       vocab_file: path of a WordPiece vocab (one token per line; gs:// etc. via tf.io.gfile).
       do_lower_case: lower-case and strip accents (True for uncased models).
-      cache_size: (bert_tf) words whose pieces are kept in an LRU cache; 0 disables it. The
-        cache assumes ``vocab`` and the two sub-tokenizers are not changed after construction.
+      cache_size: (bert_tf) words whose pieces (and ids) are cached; 0 disables the caches.
+        The caches assume ``vocab`` and the two sub-tokenizers are not changed after
+        construction.
 
     Raises:
       ConfigError: the vocab file is missing or unreadable.
     """
 
-    def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 16):
+    def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 17):
         self.vocab_file = vocab_file
         self.vocab = load_vocab(vocab_file)
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
@@ -473,32 +526,121 @@ class FullTokenizer:
         self._make_cache()
 
     def _make_cache(self):
-        self._word_pieces = self._uncached_word_pieces
-        if self._cache_size:
-            self._word_pieces = functools.lru_cache(maxsize=self._cache_size)(self._word_pieces)
+        wordpiece = self.wordpiece_tokenizer.tokenize_word
+        if not self._cache_size:
+            self._tokens_of_basic = wordpiece
+            self._ids_of_basic = self._uncached_basic_ids
+            self._word_pieces = self._uncached_word_pieces
+            self._word_ids = self._uncached_word_ids
+            return
+        size = self._cache_size
+        # Basic token (after the punctuation split) -> pieces / ids, shared by the words
+        # (``said`` in ``said``, ``Said`` and ``said,``). Every vocab token of at most
+        # max_input_chars_per_word chars is its own WordPiece tokenization (the whole word is
+        # WordPiece's first candidate), so both start filled with the vocab.
+        tokens_of_basic = _WordCache(lambda token: tuple(wordpiece(token)), size)
+        ids_of_basic = _WordCache(self._uncached_basic_ids, size)
+        limit = self.wordpiece_tokenizer.max_input_chars_per_word
+        for token, index in itertools.islice(
+                ((t, i) for t, i in self.vocab.items() if 0 < len(t) <= limit), size):
+            tokens_of_basic[token] = (token,)
+            ids_of_basic[token] = (index,)
+        self._tokens_of_basic = tokens_of_basic.__getitem__
+        self._ids_of_basic = ids_of_basic.__getitem__
+        # Raw word of str.split() -> pieces / ids.
+        self._word_pieces = _WordCache(self._make_word_fn(self._tokens_of_basic), size).__getitem__
+        self._word_ids = _WordCache(self._make_word_fn(self._ids_of_basic), size).__getitem__
 
-    def __getstate__(self):  # the cache is a closure: drop it for pickling (multiprocessing)
+    def _make_word_fn(self, of_basic: Callable) -> Callable:
+        """``word -> tuple(chain(map(of_basic, basic tokens of word)))`` (see
+        :meth:`_basic_tokens`), written out with local names: it runs once per new word."""
+        lower = self.basic_tokenizer.do_lower_case
+        findall = _ASCII_BASIC_RE.findall
+        chain = itertools.chain.from_iterable
+        exact_basic_tokens = self._exact_basic_tokens
+
+        def word_fn(word: str) -> tuple:
+            if word.isascii() and word.isprintable():  # as in _basic_tokens
+                if lower:
+                    word = word.lower()
+                if word.isalnum():
+                    return of_basic(word)
+                return tuple(chain(map(of_basic, findall(word))))
+            return tuple(chain(map(of_basic, exact_basic_tokens(word))))
+        return word_fn
+
+    def __getstate__(self):  # the caches hold bound methods: drop them for pickling
         state = self.__dict__.copy()
-        del state["_word_pieces"]
+        for name in ("_word_pieces", "_word_ids", "_tokens_of_basic", "_ids_of_basic"):
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._make_cache()
 
+    def _basic_tokens(self, word: str) -> Sequence[str]:
+        """The original BasicTokenizer's tokens of one word of ``str.split()`` (a word with no
+        ``str.isspace()`` character; it is cleaned, CJK-spaced and split here)."""
+        if word.isascii() and word.isprintable():
+            # Printable ASCII (no space: it is a word): cleaning, CJK spacing and accent
+            # stripping change nothing, lower-casing is str.lower, and every non-alphanumeric
+            # character is punctuation: the same steps, done by str.lower and one regex.
+            if self.basic_tokenizer.do_lower_case:
+                word = word.lower()
+            return (word,) if word.isalnum() else _ASCII_BASIC_RE.findall(word)
+        return self._exact_basic_tokens(word)
+
+    def _exact_basic_tokens(self, word: str) -> List[str]:
+        basic = self.basic_tokenizer
+        tokens = []
+        for part in basic.split_words(word):
+            tokens.extend(basic.tokenize_word(part))
+        return tokens
+
+    def _uncached_basic_ids(self, token: str) -> Tuple[int, ...]:
+        return tuple(self.convert_tokens_to_ids(self.wordpiece_tokenizer.tokenize_word(token)))
+
     def _uncached_word_pieces(self, word: str) -> Tuple[str, ...]:
-        pieces = []
-        for token in self.basic_tokenizer.tokenize_word(word):
-            pieces.extend(self.wordpiece_tokenizer.tokenize_word(token))
-        return tuple(pieces)
+        return tuple(itertools.chain.from_iterable(
+            map(self._tokens_of_basic, self._basic_tokens(word))))
+
+    def _uncached_word_ids(self, word: str) -> Tuple[int, ...]:
+        return tuple(itertools.chain.from_iterable(
+            map(self._ids_of_basic, self._basic_tokens(word))))
+
+    # The words of the original's whitespace split of the cleaned text, each still to be
+    # cleaned (see the module docstring), are those of str.split() of the raw text once the
+    # characters that str.split() splits on but cleaning deletes are deleted:
+    #     if _SPLIT_DELETED_RE.search(text) is not None: text = _SPLIT_DELETED_RE.sub("", text)
+    #     words = text.split()
+    # (written out in tokenize and tokenize_to_ids: a call per line costs ~5% here).
 
     def tokenize(self, text: TextLike) -> List[str]:
         """Text (str or UTF-8 bytes) -> list of WordPiece token strings, all in the vocab.
 
-        Invalid UTF-8 bytes are dropped; any other input type raises ValueError.
+        Invalid UTF-8 bytes are dropped; any other input type raises ValueError. Source:
+        original ``FullTokenizer.tokenize`` (spec 4.3).
         """
-        words = self.basic_tokenizer.split_words(convert_to_unicode(text))
-        return list(itertools.chain.from_iterable(map(self._word_pieces, words)))
+        if not isinstance(text, str):
+            text = convert_to_unicode(text)
+        if _SPLIT_DELETED_RE.search(text) is not None:
+            text = _SPLIT_DELETED_RE.sub("", text)
+        return list(itertools.chain.from_iterable(map(self._word_pieces, text.split())))
+
+    def tokenize_to_ids(self, text: TextLike) -> List[int]:
+        """(bert_tf) ``convert_tokens_to_ids(tokenize(text))`` in one pass (python ints).
+
+        Raises:
+          UnknownTokenError: a token is not in the vocab (only ``[UNK]`` can be missing: a
+            vocab without an ``[UNK]`` line), as ``convert_tokens_to_ids`` would.
+          ValueError: ``text`` is neither str nor bytes.
+        """
+        if not isinstance(text, str):
+            text = convert_to_unicode(text)
+        if _SPLIT_DELETED_RE.search(text) is not None:
+            text = _SPLIT_DELETED_RE.sub("", text)
+        return list(itertools.chain.from_iterable(map(self._word_ids, text.split())))
 
     def tokenize_batch(self, texts: Sequence[TextLike]) -> List[List[str]]:
         """(bert_tf) ``[self.tokenize(t) for t in texts]``."""
