@@ -34,9 +34,6 @@ How it is made fast without changing a single output:
   algorithm: cleaning, CJK spacing and accent stripping leave it unchanged, lower-casing is
   ``str.lower``, and its punctuation (all non-alphanumeric printable ASCII, the original's
   ASCII ranges) is split off by one regex.
-* Each vocab token that is one such word (ASCII alphanumeric, at most
-  ``max_input_chars_per_word`` chars, already lower-case when ``do_lower_case``) is its own
-  tokenization, so the caches start filled with them.
 * The greedy longest-match-first search at each position starts with the longest vocab entry
   that begins with the character there: a longer candidate cannot be in the vocab, so the
   result is unchanged.
@@ -535,16 +532,9 @@ class FullTokenizer:
             return
         size = self._cache_size
         # Basic token (after the punctuation split) -> pieces / ids, shared by the words
-        # (``said`` in ``said``, ``Said`` and ``said,``). Every vocab token of at most
-        # max_input_chars_per_word chars is its own WordPiece tokenization (the whole word is
-        # WordPiece's first candidate), so both start filled with the vocab.
+        # (``said`` in ``said``, ``Said`` and ``said,``).
         tokens_of_basic = _WordCache(lambda token: tuple(wordpiece(token)), size)
         ids_of_basic = _WordCache(self._uncached_basic_ids, size)
-        limit = self.wordpiece_tokenizer.max_input_chars_per_word
-        for token, index in itertools.islice(
-                ((t, i) for t, i in self.vocab.items() if 0 < len(t) <= limit), size):
-            tokens_of_basic[token] = (token,)
-            ids_of_basic[token] = (index,)
         self._tokens_of_basic = tokens_of_basic.__getitem__
         self._ids_of_basic = ids_of_basic.__getitem__
         # Raw word of str.split() -> pieces / ids.
