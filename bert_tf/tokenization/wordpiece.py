@@ -589,7 +589,13 @@ class FullTokenizer:
         return tokens
 
     def _uncached_basic_ids(self, token: str) -> Tuple[int, ...]:
-        return tuple(self.convert_tokens_to_ids(self.wordpiece_tokenizer.tokenize_word(token)))
+        pieces = self.wordpiece_tokenizer.tokenize_word(token)
+        try:
+            return tuple(map(self.vocab.__getitem__, pieces))
+        except KeyError:
+            pass
+        self.convert_tokens_to_ids(pieces)  # raises the UnknownTokenError (names the vocab)
+        raise AssertionError("unreachable: a piece was not in the vocab")
 
     def _uncached_word_pieces(self, word: str) -> Tuple[str, ...]:
         return tuple(itertools.chain.from_iterable(
