@@ -7,7 +7,8 @@ Spec `bert.md` section 4. The public names are those of the original module:
 :func:`validate_case_matches_checkpoint`; plus the character classes :func:`_is_whitespace`,
 :func:`_is_control`, :func:`_is_punctuation`.
 
-Additions of bert_tf: :func:`vocab_looks_cased` and :func:`check_vocab_matches_case` (refuse a
+Additions of bert_tf: :meth:`FullTokenizer.tokenize_to_ids` (text -> ids in one pass),
+:func:`vocab_looks_cased` and :func:`check_vocab_matches_case` (refuse a
 cased vocab with ``--do_lower_case=True``), and clearer errors (:class:`CaseMismatchError`,
 :class:`UnknownTokenError`, :class:`bert_tf.errors.ConfigError` for a bad vocab file).
 
@@ -43,7 +44,6 @@ length bound are computed from it).
 """
 
 import collections
-import functools
 import itertools
 import re
 import unicodedata
@@ -87,7 +87,7 @@ _CJK_RANGES = (
 
 # The characters that str.split() splits on but the original's _clean_text deletes (they are
 # controls, category Cc): exactly {c : c.isspace() and c is deleted by cleaning} over all of
-# Unicode (tests/tokenization/test_wordpiece.py checks this with the running Python). Every
+# Unicode (tests/tokenization/test_wordpiece_fast_path.py checks this with the running Python). Every
 # other str.isspace() character is a space after cleaning, or is kept and split on later
 # (U+2028, U+2029: the original's whitespace_tokenize is str.split() too).
 SPLIT_DELETED_CHARS = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
@@ -513,7 +513,7 @@ class FullTokenizer:
       ConfigError: the vocab file is missing or unreadable.
     """
 
-    def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 17):
+    def __init__(self, vocab_file: str, do_lower_case: bool = True, *, cache_size: int = 1 << 16):
         self.vocab_file = vocab_file
         self.vocab = load_vocab(vocab_file)
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
