@@ -53,6 +53,11 @@ REQUIRED_TOKENS = (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 
 # How many instances are logged in full when written (original: 20).
 NUM_LOGGED_INSTANCES = 20
+# Worker processes tokenize only from this much local input on (bytes). Measured (bench/
+# bench_pretraining_data.py, issue 16): 2 workers on 2.4 MB cost 1.5x the CPU of tokenizing
+# here (1.17 vs 0.79 s: pool start, a tokenizer per worker, pickling) for at most 0.4 s of
+# parallel work; the instance loop stays serial either way (one rng, the original's order).
+MIN_INPUT_BYTES_FOR_WORKERS = 16 * 1024 * 1024
 # The order in which the original's records hold their features on the wire. A protobuf map
 # has no defined wire order; the original run (TF 2.15.1, protobuf 4.25.9 upb; the golden
 # tests/golden/bert/pretraining_data/*.tfrecord) writes the OrderedDict built in
@@ -709,6 +714,20 @@ def check_settings(max_seq_length: int, max_predictions_per_seq: int, masked_lm_
             100.0 * masked_lm_prob, implied)
 
 
+def _worker_count(num_workers: int, input_files: Sequence[str]) -> int:
+    """``num_workers``, or 1 when the local input is under :data:`MIN_INPUT_BYTES_FOR_WORKERS`
+    (said in one log line); remote inputs count as large."""
+    if num_workers <= 1 or any("://" in f for f in input_files):
+        return num_workers
+    size = sum(os.path.getsize(f) for f in input_files)
+    if size < MIN_INPUT_BYTES_FOR_WORKERS:
+        logging.info("num_workers=%d: the input is %.1f MB (< %d MB), tokenizing in this "
+                     "process: worker processes cannot pay off below that", num_workers,
+                     size / 1e6, MIN_INPUT_BYTES_FOR_WORKERS // (1024 * 1024))
+        return 1
+    return num_workers
+
+
 def load_tokenizer(vocab_file: str, do_lower_case: bool):
     """A FullTokenizer whose vocab has [CLS], [SEP] and [MASK].
 
@@ -742,7 +761,8 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
       input_file: comma-separated list of files or globs (str), or a list of them.
       output_file: comma-separated list of output TFRecord paths (str), or a list. Instance n
         (after the final shuffle) goes to file n mod len(files); files are written atomically.
-      num_workers: (bert_tf) processes that tokenize the input in parallel.
+      num_workers: (bert_tf) processes that tokenize the input in parallel, from
+        :data:`MIN_INPUT_BYTES_FOR_WORKERS` of local input on (below that: this process).
       other args: the original flags (spec 5.1), same defaults.
 
     Memory bound (the original holds every document and every instance as Python lists of
@@ -780,7 +800,8 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
         os.makedirs(spill_dir, exist_ok=True)
     with contextlib.ExitStack() as stack:
         with contextlib.ExitStack() as pool_stack:  # the workers only tokenize
-            pool = make_worker_pool(num_workers, vocab_file, do_lower_case)
+            pool = make_worker_pool(_worker_count(num_workers, input_files), vocab_file,
+                                    do_lower_case)
             if pool is not None:
                 pool_stack.enter_context(pool)
             all_documents = read_documents(input_files, tokenizer, vocab_file=vocab_file,

@@ -337,8 +337,11 @@ def test_root_script(golden, uncased_vocab_file, tmp_path):
 
 @pytest.mark.parametrize("name,num_workers", [("tf_examples", 1), ("tf_examples_wwm", 1),
                                               ("tf_examples", 2)])
-def test_golden_runs_byte_for_byte(golden, uncased_vocab_file, tmp_path, name, num_workers):
-    # The whole file, framing and the map order of every record, equals the original's.
+def test_golden_runs_byte_for_byte(golden, uncased_vocab_file, tmp_path, name, num_workers,
+                                   monkeypatch):
+    # The whole file, framing and the map order of every record, equals the original's
+    # (with workers really used for the small input).
+    monkeypatch.setattr(pretraining, "MIN_INPUT_BYTES_FOR_WORKERS", 0)
     folder, _ = golden
     out = tmp_path / "out.tfrecord"
     pretraining.create_pretraining_data(
@@ -396,3 +399,19 @@ def test_local_run_imports_no_tensorflow(golden, uncased_vocab_file, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=root, env={**os.environ, "PYTHONPATH": root}, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_small_input_tokenizes_in_this_process(golden, uncased_vocab_file, tmp_path,
+                                               monkeypatch, caplog):
+    folder, _ = golden
+    made = []
+    real = pretraining.make_worker_pool
+    monkeypatch.setattr(pretraining, "make_worker_pool",
+                        lambda n, *a: made.append(n) or real(n, *a))
+    with caplog.at_level(logging.INFO):
+        pretraining.create_pretraining_data(
+            os.path.join(folder, "sample_text.txt"), str(tmp_path / "o.tfrecord"),
+            uncased_vocab_file, num_workers=2, dupe_factor=1)
+    assert made == [1]
+    assert "num_workers=2: the input is 0.0 MB (< 16 MB), tokenizing in this process" \
+        in caplog.text
