@@ -456,10 +456,24 @@ class RecordBuilder:
     """
 
     def __init__(self, max_id: int, max_seq_length: int, max_predictions_per_seq: int):
-        self._varints = tfrecord_bytes.varint_table(max(max_id, max_seq_length) + 1)
+        tb = tfrecord_bytes
+        self._varints = tb.varint_table(max(max_id, max_seq_length) + 1)
         self._max_seq_length = max_seq_length
         self._max_predictions = max_predictions_per_seq
-        self._prefixes = {k: tfrecord_bytes.map_entry_prefix(k) for k in ORIGINAL_WIRE_ORDER}
+        p = {k: tb.map_entry_prefix(k) for k in ORIGINAL_WIRE_ORDER}
+        self._prefixes = p
+        # The fixed-length lists have constant heads (0/1 and 1.0/0.0 are one varint byte and
+        # four float bytes each); next_sentence_labels is one of two whole entries.
+        self._mask_head = tb.entry_head(p["input_mask"], tb.INT64_LIST_TAG, max_seq_length)
+        self._segment_head = tb.entry_head(p["segment_ids"], tb.INT64_LIST_TAG, max_seq_length)
+        self._weights_head = tb.entry_head(p["masked_lm_weights"], tb.FLOAT_LIST_TAG,
+                                           4 * max_predictions_per_seq)
+        nsl_head = tb.entry_head(p["next_sentence_labels"], tb.INT64_LIST_TAG, 1)
+        self._nsl = (nsl_head + b"\x00", nsl_head + b"\x01")
+        # The fields written in ORIGINAL_WIRE_ORDER (checked here, built in build()).
+        assert ORIGINAL_WIRE_ORDER == ("masked_lm_ids", "input_ids", "masked_lm_positions",
+                                       "next_sentence_labels", "input_mask",
+                                       "masked_lm_weights", "segment_ids")
 
     def build(self, input_ids: Sequence[int], num_segment_a: int,
               masked_lm_positions: Sequence[int], masked_lm_ids: Sequence[int],
@@ -482,24 +496,22 @@ class RecordBuilder:
         if pad_k < 0:
             raise ValueError(f"instance has {k} predictions > max_predictions_per_seq "
                              f"{self._max_predictions}")
-        vb = self._varints
+        vb, p = self._varints, self._prefixes
+        head = tfrecord_bytes.entry_head
+        int64 = tfrecord_bytes.INT64_LIST_TAG
         zeros, zeros_k = b"\x00" * pad, b"\x00" * pad_k
-        int64 = tfrecord_bytes.int64_feature_from_packed
-        features = {
-            "masked_lm_ids": int64(b"".join([vb[i] for i in masked_lm_ids]) + zeros_k),
-            "input_ids": int64(b"".join([vb[i] for i in input_ids]) + zeros),
-            "masked_lm_positions": int64(b"".join([vb[i] for i in masked_lm_positions])
-                                         + zeros_k),
-            "next_sentence_labels": int64(b"\x01" if is_random_next else b"\x00"),
-            "input_mask": int64(b"\x01" * n + zeros),
-            "masked_lm_weights": tfrecord_bytes.float_feature_from_packed(
-                _FLOAT_ONE * k + _FLOAT_ZERO * pad_k),
-            "segment_ids": int64(b"\x00" * num_segment_a + b"\x01" * (n - num_segment_a)
-                                 + zeros),
-        }
-        prefixes = self._prefixes
-        return tfrecord_bytes.example_bytes([(prefixes[name], features[name])
-                                             for name in ORIGINAL_WIRE_ORDER])
+        labels = b"".join([vb[i] for i in masked_lm_ids]) + zeros_k
+        ids = b"".join([vb[i] for i in input_ids]) + zeros
+        positions = b"".join([vb[i] for i in masked_lm_positions]) + zeros_k
+        return tfrecord_bytes.example_from_entry_bytes(b"".join((
+            head(p["masked_lm_ids"], int64, len(labels)), labels,
+            head(p["input_ids"], int64, len(ids)), ids,
+            head(p["masked_lm_positions"], int64, len(positions)), positions,
+            self._nsl[1 if is_random_next else 0],
+            self._mask_head, b"\x01" * n, zeros,
+            self._weights_head, _FLOAT_ONE * k, _FLOAT_ZERO * pad_k,
+            self._segment_head, b"\x00" * num_segment_a, b"\x01" * (n - num_segment_a), zeros,
+        )))
 
     def from_instance(self, instance: TrainingInstance, vocab) -> bytes:
         """The record of a :class:`TrainingInstance` (token strings; ``vocab`` token -> id)."""

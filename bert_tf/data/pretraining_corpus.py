@@ -264,8 +264,12 @@ class IdDocuments(Sequence):
         return len(self._store)
 
     def __getitem__(self, index: int) -> "_IdDocumentView":
-        view = self._store[index]
-        return _IdDocumentView(self._store, view._first, view._end)
+        store = self._store
+        if store._order is None:
+            store.finish()
+        doc = store._order[index]
+        ends = store._doc_ends
+        return _IdDocumentView(store, ends[doc - 1] if doc else 0, ends[doc])
 
 
 class _IdDocumentView(Sequence):
@@ -282,7 +286,9 @@ class _IdDocumentView(Sequence):
     def __getitem__(self, j: int) -> array.array:
         if not 0 <= j < self._end - self._first:
             raise IndexError(j)
-        return self._store.segment_ids(self._first + j)
+        store, segment = self._store, self._first + j
+        ends = store._segment_ends
+        return store._ids[ends[segment - 1] if segment else 0:ends[segment]]
 
 
 class _DocumentView(Sequence):

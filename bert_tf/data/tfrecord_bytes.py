@@ -112,6 +112,39 @@ def map_entry_prefix(key: str) -> bytes:
     return length_delimited(b"\x0a", key.encode("utf-8"))
 
 
+INT64_LIST_TAG = b"\x1a"   # Feature.int64_list, field 3
+FLOAT_LIST_TAG = b"\x12"   # Feature.float_list, field 2
+
+
+def entry_head(prefix: bytes, list_tag: bytes, packed_length: int) -> bytes:
+    """The bytes of one whole ``Features.feature`` map entry up to its packed values: with
+    ``packed`` of ``packed_length`` bytes, ``entry_head(...) + packed`` is
+    ``length_delimited(b"\\x0a", prefix + length_delimited(b"\\x12", feature))`` of the
+    ``int64_feature_from_packed`` / ``float_feature_from_packed`` (``list_tag``) feature, as
+    :func:`example_bytes` writes it; a fixed-length list has a constant head.
+
+    Args:
+      prefix: :func:`map_entry_prefix` of the key.
+      list_tag: :data:`INT64_LIST_TAG` or :data:`FLOAT_LIST_TAG`.
+    """
+    if packed_length:
+        list_head = b"\x0a" + encode_varint(packed_length)
+    else:
+        list_head = b""  # an empty list is an empty message
+    list_length = len(list_head) + packed_length
+    feature_head = list_tag + encode_varint(list_length)
+    feature_length = len(feature_head) + list_length
+    value_head = b"\x12" + encode_varint(feature_length)
+    entry_length = len(prefix) + len(value_head) + feature_length
+    return b"\x0a" + encode_varint(entry_length) + prefix + value_head + feature_head + list_head
+
+
+def example_from_entry_bytes(entries: bytes) -> bytes:
+    """A serialized ``Example`` from its map entries already serialized back to back (each
+    ``entry_head(...) + packed``)."""
+    return length_delimited(b"\x0a", entries)
+
+
 def example_bytes(entries: Sequence[Tuple[bytes, bytes]]) -> bytes:
     """A serialized ``tf.train.Example`` from ``(map_entry_prefix(key), feature bytes)`` pairs,
     the map entries in the order given.
@@ -202,11 +235,12 @@ _TABLES = _crc_tables()
 def _raw_crc_rows(rows: np.ndarray) -> np.ndarray:
     """The CRC register (initial 0, no final xor) of each row of a [n, 4 * w] uint8 matrix."""
     t0, t1, t2, t3 = _TABLES
-    words = rows.view("<u4")
-    crc = np.zeros(rows.shape[0], dtype=np.uint32)
-    for j in range(words.shape[1]):
-        crc ^= words[:, j]
-        crc = (t3[crc & 0xFF] ^ t2[(crc >> 8) & 0xFF] ^ t1[(crc >> 16) & 0xFF] ^ t0[crc >> 24])
+    words = np.ascontiguousarray(rows.view("<u4").T)  # [w, n]: one contiguous row per step
+    crc = np.zeros(rows.shape[0], dtype="<u4")
+    octets = crc.view(np.uint8).reshape(-1, 4)  # the register's bytes, low first
+    for j in range(words.shape[0]):
+        crc ^= words[j]
+        crc[:] = t3[octets[:, 0]] ^ t2[octets[:, 1]] ^ t1[octets[:, 2]] ^ t0[octets[:, 3]]
     return crc
 
 

@@ -1,6 +1,7 @@
 """tfrecord_bytes: Example bytes and TFRecord framing without TensorFlow, equal to what
 protobuf / tf.io.TFRecordWriter write (hand-worked wire bytes, published CRC-32C vectors)."""
 import random
+import struct
 
 import pytest
 import tensorflow as tf
@@ -133,3 +134,18 @@ def test_writer_aborts_leaving_nothing(tmp_path):
             raise RuntimeError("stop")
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
+
+
+@pytest.mark.parametrize("values", [[], [7], list(range(200)), [-5] * 20])
+def test_entry_head_equals_protobuf(values):
+    # entry_head + packed values = the map entry, for int64 and float lists (one key: the
+    # whole Example equals SerializeToString).
+    packed = b"".join(tb.encode_varint(v) for v in values)
+    data = tb.example_from_entry_bytes(
+        tb.entry_head(tb.map_entry_prefix("k"), tb.INT64_LIST_TAG, len(packed)) + packed)
+    assert data == _proto_example({"k": ("int", values)}).SerializeToString()
+    floats = [float(v) / 4 for v in values]
+    packed = struct.pack(f"<{len(floats)}f", *floats)
+    data = tb.example_from_entry_bytes(
+        tb.entry_head(tb.map_entry_prefix("k"), tb.FLOAT_LIST_TAG, len(packed)) + packed)
+    assert data == _proto_example({"k": ("float", floats)}).SerializeToString()
