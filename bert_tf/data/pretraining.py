@@ -618,6 +618,10 @@ def iter_records(documents: Sequence, vocab, rng: random.Random, max_seq_length:
                             cand[-1].append(i)
                         else:
                             cand.append([i])
+                elif tokens.count(cls_id) == 1 and tokens.count(sep_id) == 2:
+                    # only the frame: every position of A and B is a candidate
+                    cand = list(range(1, num_a - 1))
+                    cand.extend(range(num_a, n - 1))
                 else:
                     cand = [i for i, t in enumerate(tokens) if t != cls_id and t != sep_id]
                 if len(bit_lengths) <= len(cand):

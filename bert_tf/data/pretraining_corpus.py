@@ -251,9 +251,10 @@ class DocumentStore(Sequence):
 
 
 class IdDocuments(Sequence):
-    """A :class:`DocumentStore` seen with token ids: ``docs[d][j]`` is segment ``j`` of
-    document ``d`` as an int32 ``array`` (the ids of the token strings ``store[d][j]``), so
-    an algorithm can run on ints without building the strings (issue 16)."""
+    """A :class:`DocumentStore` seen with token ids: ``docs[d]`` is a list of the segments of
+    document ``d``, segment ``j`` an int32 ``array`` (the ids of the token strings
+    ``store[d][j]``), so an algorithm can run on ints without building the strings (issue
+    16)."""
 
     __slots__ = ("_store",)
 
@@ -263,32 +264,21 @@ class IdDocuments(Sequence):
     def __len__(self) -> int:
         return len(self._store)
 
-    def __getitem__(self, index: int) -> "_IdDocumentView":
+    def __getitem__(self, index: int) -> List[array.array]:
+        """Document ``index``: a fresh list of its segments, each an int32 ``array`` (a plain
+        list: the pair loop indexes and measures it many times)."""
         store = self._store
         if store._order is None:
             store.finish()
         doc = store._order[index]
-        ends = store._doc_ends
-        return _IdDocumentView(store, ends[doc - 1] if doc else 0, ends[doc])
-
-
-class _IdDocumentView(Sequence):
-    """One document of :class:`IdDocuments`: a sequence of segments (int32 arrays)."""
-
-    __slots__ = ("_store", "_first", "_end")
-
-    def __init__(self, store: DocumentStore, first: int, end: int):
-        self._store, self._first, self._end = store, first, end
-
-    def __len__(self) -> int:
-        return self._end - self._first
-
-    def __getitem__(self, j: int) -> array.array:
-        if not 0 <= j < self._end - self._first:
-            raise IndexError(j)
-        store, segment = self._store, self._first + j
-        ends = store._segment_ends
-        return store._ids[ends[segment - 1] if segment else 0:ends[segment]]
+        doc_ends, ends, ids = store._doc_ends, store._segment_ends, store._ids
+        first = doc_ends[doc - 1] if doc else 0
+        start = ends[first - 1] if first else 0
+        segments = []
+        for end in ends[first:doc_ends[doc]]:
+            segments.append(ids[start:end])
+            start = end
+        return segments
 
 
 class _DocumentView(Sequence):
