@@ -110,14 +110,19 @@ def _summary(values):
 
 
 def _machine():
-    model = ""
+    """``lscpu``'s model name, whether it lists avx2 / avx512f / amx_tile, the CPU count."""
+    model, flags = "", []
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        model = next((line.split(":", 1)[1].strip() for line in out.splitlines()
-                      if line.startswith("Model name")), "")
+        for line in out.splitlines():
+            if line.startswith("Model name"):
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("Flags"):
+                flags = line.split(":", 1)[1].split()
     except OSError:
         pass
-    return {"lscpu_model_name": model, "cpus": os.cpu_count()}
+    return {"lscpu_model_name": model, "cpus": os.cpu_count(),
+            "lscpu_flags": {f: f in flags for f in ("avx2", "avx512f", "amx_tile")}}
 
 
 def main():
