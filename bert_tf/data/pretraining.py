@@ -53,10 +53,12 @@ REQUIRED_TOKENS = (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 
 # How many instances are logged in full when written (original: 20).
 NUM_LOGGED_INSTANCES = 20
-# Worker processes tokenize only from this much local input on (bytes). Measured (bench/
-# bench_pretraining_data.py, issue 16): 2 workers on 2.4 MB cost 1.5x the CPU of tokenizing
-# here (1.17 vs 0.79 s: pool start, a tokenizer per worker, pickling) for at most 0.4 s of
-# parallel work; the instance loop stays serial either way (one rng, the original's order).
+# Worker processes tokenize only from this much local input on (bytes). Measured (issue 16,
+# read_documents alone, 2 rounds, 2-core machine under load): 2 workers on 2.4 MB took 1.5x the
+# CPU of tokenizing here (1.17 vs 0.79 s: pool start, a tokenizer per worker, pickling) and
+# were slower (2.9 vs 1.9 s wall); on 19 MB 1.2x the CPU (6.0 vs 5.0 s), still no faster. They
+# can pay off only with idle cores and a large input; the instance loop stays serial either
+# way (one rng, the original's order).
 MIN_INPUT_BYTES_FOR_WORKERS = 16 * 1024 * 1024
 # The order in which the original's records hold their features on the wire. A protobuf map
 # has no defined wire order; the original run (TF 2.15.1, protobuf 4.25.9 upb; the golden
