@@ -40,10 +40,10 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     from bert_tf.data.pretraining import create_pretraining_data
     from bert_tf.tasks import albert_pretraining_data
-    from bert_tf.tasks.xlnet_pretraining_data import run_from_flags
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.sp_path:
+        from bert_tf.tasks.xlnet_pretraining_data import run_from_flags
         for info in run_from_flags(FLAGS):
             print(f"wrote {info['num_batch']} batches to {info['filenames'][0]}")
         return

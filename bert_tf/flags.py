@@ -118,7 +118,10 @@ _BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "gradient_accumulation_steps": ("integer", 1, "(bert_tf) Accumulate gradients over this many "
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
-    "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization."),
+    "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization. "
+                    "BERT's create_pretraining_data.py uses them only for 16 MB of local input "
+                    "or more (below that the processes cost more than they save: it runs in "
+                    "one process, the same records)."),
     # ---- long inputs by sliding windows (issue 13) ----
     "window_pooling": ("enum:mean|max", None, "(bert_tf, beyond the original) With --doc_stride: "
                        "how run_classifier.py pools the logits of an example's windows into its "

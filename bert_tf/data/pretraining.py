@@ -20,25 +20,27 @@ Two entry points:
 Reading the corpus into documents (input files, tokenization workers, the compact document
 store) is :mod:`bert_tf.data.pretraining_corpus`; this module is the algorithm on top of it.
 
-Pure Python; TensorFlow is used only for `tf.io.gfile` and the `tf.train.Example` protos.
+Pure Python. The root script's path (:func:`create_pretraining_data`) runs the algorithm on
+token ids and writes the record bytes itself (:mod:`bert_tf.data.tfrecord_bytes`), so local
+files need no TensorFlow import; the original API (:func:`instance_to_example`) builds
+``tf.train.Example`` protos and imports TensorFlow when called.
 """
 
 import array
 import collections
 import contextlib
+import mmap
 import os
 import random
 import tempfile
 from typing import Iterator, List, MutableSequence, Optional, Sequence, Tuple
 
-import tensorflow as tf
 from absl import logging
 
 from bert_tf.atomic_files import check_output_path
-from bert_tf.data import tfrecord
+from bert_tf.data import tfrecord_bytes
 from bert_tf.data.pretraining_corpus import (expand_input_patterns, id_to_token_list,
-                                             make_worker_pool, ordered_map, read_documents,
-                                             worker_tokenizer)
+                                             make_worker_pool, read_documents)
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.progress import ProgressReporter
 
@@ -51,8 +53,22 @@ REQUIRED_TOKENS = (CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
 
 # How many instances are logged in full when written (original: 20).
 NUM_LOGGED_INSTANCES = 20
-# Instances per serialization work item.
-INSTANCES_PER_BATCH = 256
+# Worker processes tokenize only from this much local input on (bytes). Measured (issue 16,
+# read_documents alone, 2 rounds, 2-core machine under load): 2 workers on 2.4 MB took 1.5x the
+# CPU of tokenizing here (1.17 vs 0.79 s: pool start, a tokenizer per worker, pickling) and
+# were slower (2.9 vs 1.9 s wall); on 19 MB 1.2x the CPU (6.0 vs 5.0 s), still no faster. They
+# can pay off only with idle cores and a large input; the instance loop stays serial either
+# way (one rng, the original's order).
+MIN_INPUT_BYTES_FOR_WORKERS = 16 * 1024 * 1024
+# The order in which the original's records hold their features on the wire. A protobuf map
+# has no defined wire order; the original run (TF 2.15.1, protobuf 4.25.9 upb; the golden
+# tests/golden/bert/pretraining_data/*.tfrecord) writes the OrderedDict built in
+# write_instance_to_example_files (input_ids, input_mask, segment_ids, masked_lm_positions,
+# masked_lm_ids, masked_lm_weights, next_sentence_labels) in this order, every record.
+# (protobuf 5+ upb hashes with a per-process seed: its SerializeToString order changes from run
+# to run, so it cannot give byte-identical files.)
+ORIGINAL_WIRE_ORDER = ("masked_lm_ids", "input_ids", "masked_lm_positions",
+                       "next_sentence_labels", "input_mask", "masked_lm_weights", "segment_ids")
 
 MaskedLmInstance = collections.namedtuple("MaskedLmInstance", ["index", "label"])
 
@@ -196,7 +212,7 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
 
 def iter_sequence_pairs(all_documents: Sequence, document_index: int, max_seq_length: int,
                         short_seq_prob: float, rng: random.Random,
-                        sentence_order: bool = False
+                        sentence_order: bool = False, cls_token=CLS_TOKEN, sep_token=SEP_TOKEN
                         ) -> Iterator[Tuple[List[str], List[int], bool]]:
     """The ``[CLS] A [SEP] B [SEP]`` pairs of one document, in order (the chunking loop of the
     original ``create_instances_from_document``, BERT's and ALBERT's).
@@ -218,6 +234,8 @@ def iter_sequence_pairs(all_documents: Sequence, document_index: int, max_seq_le
         ALBERT's sentence order (``not random_next_sentence``: A and B swapped with
         probability 0.5, label True). Each ``rng.random()`` is drawn only where the original's
         short-circuit draws it.
+      cls_token, sep_token: what frames the pair: the strings, or their ids when the segments
+        hold token ids (:meth:`DocumentStore.as_ids`).
 
     Yields:
       ``(tokens, segment_ids, is_random_next)``: the token strings with [CLS] and the two
@@ -276,7 +294,7 @@ def iter_sequence_pairs(all_documents: Sequence, document_index: int, max_seq_le
                 assert len(tokens_a) >= 1
                 assert len(tokens_b) >= 1
 
-                tokens = [CLS_TOKEN] + tokens_a + [SEP_TOKEN] + tokens_b + [SEP_TOKEN]
+                tokens = [cls_token] + tokens_a + [sep_token] + tokens_b + [sep_token]
                 segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
                 yield tokens, segment_ids, is_random_next
             current_chunk = []
@@ -367,7 +385,7 @@ def create_training_instances(input_files: Sequence[str], tokenizer, max_seq_len
 # ---------------------------------------------------------------------------------------------
 
 def instance_to_example(instance: TrainingInstance, vocab, max_seq_length: int,
-                        max_predictions_per_seq: int) -> tf.train.Example:
+                        max_predictions_per_seq: int):
     """The ``tf.train.Example`` of one instance (spec 5.6), features in the original order.
 
     ``input_ids``/``input_mask``/``segment_ids``: int64 [max_seq_length], zero-padded;
@@ -378,9 +396,15 @@ def instance_to_example(instance: TrainingInstance, vocab, max_seq_length: int,
     Args:
       vocab: token -> id mapping (``tokenizer.vocab``).
 
+    Returns:
+      a ``tf.train.Example`` (TensorFlow is imported here).
+
     Raises:
       ValueError: the instance is longer than ``max_seq_length`` or has too many predictions.
     """
+    import tensorflow as tf
+
+    from bert_tf.data import tfrecord
     input_ids = [vocab[t] for t in instance.tokens]
     n = len(input_ids)
     if n > max_seq_length:
@@ -409,7 +433,7 @@ def instance_to_example(instance: TrainingInstance, vocab, max_seq_length: int,
 
 
 def _log_example(serialized: bytes, id_to_token: Sequence[str]) -> None:
-    features = tfrecord.decode_example(serialized)
+    features = tfrecord_bytes.decode_example_bytes(serialized)
     n = sum(features["input_mask"])
     logging.info("*** Example ***")
     logging.info("tokens: %s", " ".join(id_to_token[i] for i in features["input_ids"][:n]))
@@ -418,18 +442,222 @@ def _log_example(serialized: bytes, id_to_token: Sequence[str]) -> None:
         logging.info("%s: %s", name, " ".join(str(x) for x in features[name]))
 
 
-def _serialize_batch(vocab, batch, max_seq_length: int, max_predictions_per_seq: int
-                     ) -> List[bytes]:
-    """Serialized Examples of ``batch``, tuples of the :class:`TrainingInstance` fields
-    (tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next)."""
-    return [instance_to_example(TrainingInstance(*fields), vocab, max_seq_length,
-                                max_predictions_per_seq).SerializeToString() for fields in batch]
+_FLOAT_ONE = b"\x00\x00\x80\x3f"   # 1.0 as a little-endian float32
+_FLOAT_ZERO = b"\x00\x00\x00\x00"
 
 
-def _worker_serialize(item):
-    batch, max_seq_length, max_predictions_per_seq = item
-    return _serialize_batch(worker_tokenizer().vocab, batch, max_seq_length,
-                            max_predictions_per_seq)
+class RecordBuilder:
+    """The serialized record of one instance given as token ids: the bytes of
+    ``instance_to_example(...).SerializeToString()`` with the map written in
+    :data:`ORIGINAL_WIRE_ORDER`, as the original's files hold them (spec 5.6), built from
+    byte tables (:mod:`bert_tf.data.tfrecord_bytes`) without protobuf objects.
+
+    Args:
+      max_id: the largest token id of the vocab.
+      max_seq_length, max_predictions_per_seq: the padded lengths.
+    """
+
+    def __init__(self, max_id: int, max_seq_length: int, max_predictions_per_seq: int):
+        tb = tfrecord_bytes
+        self._varints = tb.varint_table(max(max_id, max_seq_length) + 1)
+        self._max_seq_length = max_seq_length
+        self._max_predictions = max_predictions_per_seq
+        p = {k: tb.map_entry_prefix(k) for k in ORIGINAL_WIRE_ORDER}
+        self._prefixes = p
+        # The fixed-length lists have constant heads (0/1 and 1.0/0.0 are one varint byte and
+        # four float bytes each); next_sentence_labels is one of two whole entries.
+        self._mask_head = tb.entry_head(p["input_mask"], tb.INT64_LIST_TAG, max_seq_length)
+        self._segment_head = tb.entry_head(p["segment_ids"], tb.INT64_LIST_TAG, max_seq_length)
+        self._weights_head = tb.entry_head(p["masked_lm_weights"], tb.FLOAT_LIST_TAG,
+                                           4 * max_predictions_per_seq)
+        nsl_head = tb.entry_head(p["next_sentence_labels"], tb.INT64_LIST_TAG, 1)
+        self._nsl = (nsl_head + b"\x00", nsl_head + b"\x01")
+        # The fields written in ORIGINAL_WIRE_ORDER (checked here, built in build()).
+        assert ORIGINAL_WIRE_ORDER == ("masked_lm_ids", "input_ids", "masked_lm_positions",
+                                       "next_sentence_labels", "input_mask",
+                                       "masked_lm_weights", "segment_ids")
+
+    def build(self, input_ids: Sequence[int], num_segment_a: int,
+              masked_lm_positions: Sequence[int], masked_lm_ids: Sequence[int],
+              is_random_next: bool) -> bytes:
+        """One record.
+
+        Args:
+          input_ids: the ``[CLS] A [SEP] B [SEP]`` ids after masking (at most max_seq_length).
+          num_segment_a: how many leading positions have segment id 0 (``len(A) + 2``).
+          masked_lm_positions, masked_lm_ids: ascending positions and the original ids there.
+          is_random_next: the next-sentence label (1 when True).
+
+        Raises:
+          ValueError: more than max_seq_length ids or max_predictions_per_seq predictions.
+        """
+        n, k = len(input_ids), len(masked_lm_positions)
+        pad, pad_k = self._max_seq_length - n, self._max_predictions - k
+        if pad < 0:
+            raise ValueError(f"instance has {n} tokens > max_seq_length {self._max_seq_length}")
+        if pad_k < 0:
+            raise ValueError(f"instance has {k} predictions > max_predictions_per_seq "
+                             f"{self._max_predictions}")
+        vb, p = self._varints, self._prefixes
+        head = tfrecord_bytes.entry_head
+        int64 = tfrecord_bytes.INT64_LIST_TAG
+        zeros, zeros_k = b"\x00" * pad, b"\x00" * pad_k
+        labels = b"".join([vb[i] for i in masked_lm_ids]) + zeros_k
+        ids = b"".join([vb[i] for i in input_ids]) + zeros
+        positions = b"".join([vb[i] for i in masked_lm_positions]) + zeros_k
+        return tfrecord_bytes.example_from_entry_bytes(b"".join((
+            head(p["masked_lm_ids"], int64, len(labels)), labels,
+            head(p["input_ids"], int64, len(ids)), ids,
+            head(p["masked_lm_positions"], int64, len(positions)), positions,
+            self._nsl[1 if is_random_next else 0],
+            self._mask_head, b"\x01" * n, zeros,
+            self._weights_head, _FLOAT_ONE * k, _FLOAT_ZERO * pad_k,
+            self._segment_head, b"\x00" * num_segment_a, b"\x01" * (n - num_segment_a), zeros,
+        )))
+
+    def from_instance(self, instance: TrainingInstance, vocab) -> bytes:
+        """The record of a :class:`TrainingInstance` (token strings; ``vocab`` token -> id)."""
+        segment_ids = list(instance.segment_ids)
+        num_a = segment_ids.index(1) if 1 in segment_ids else len(segment_ids)
+        if segment_ids != [0] * num_a + [1] * (len(segment_ids) - num_a):
+            raise ValueError("segment_ids are not 0...0 1...1")
+        return self.build([vocab[t] for t in instance.tokens], num_a,
+                          list(instance.masked_lm_positions),
+                          [vocab[t] for t in instance.masked_lm_labels],
+                          instance.is_random_next)
+
+
+def _bit_lengths(n: int) -> List[int]:
+    return [m.bit_length() for m in range(n)]
+
+
+def _inline_shuffle(rng: random.Random, x: list, bit_lengths: List[int]) -> None:
+    """``rng.shuffle(x)`` of CPython 3.11-3.13 (Fisher-Yates from the end, ``_randbelow`` by
+    ``getrandbits`` rejection), the same draws and result, without two Python calls per
+    element. ``bit_lengths[m]`` is ``m.bit_length()`` for every ``m <= len(x)``."""
+    getrandbits = rng.getrandbits
+    for i in range(len(x) - 1, 0, -1):
+        k = bit_lengths[i + 1]
+        j = getrandbits(k)
+        while j > i:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+
+
+_SHUFFLE_CHECKED = {}
+
+
+def _shuffle_for(rng: random.Random):
+    """:func:`_inline_shuffle` where it is proven equal to ``rng.shuffle`` in this Python (on
+    lists of 1..300 items from a fixed seed, checked once), else ``rng.shuffle`` itself."""
+    if type(rng) is not random.Random:
+        return lambda x, bit_lengths: rng.shuffle(x)
+    ok = _SHUFFLE_CHECKED.get("ok")
+    if ok is None:
+        a, b = random.Random(20240), random.Random(20240)
+        lengths = _bit_lengths(302)
+        ok = True
+        for n in list(range(1, 40)) + [127, 128, 129, 255, 256, 300]:
+            x, y = list(range(n)), list(range(n))
+            a.shuffle(x)
+            _inline_shuffle(b, y, lengths)
+            ok = ok and x == y and a.getstate() == b.getstate()
+        _SHUFFLE_CHECKED["ok"] = ok
+    if ok:
+        return lambda x, bit_lengths: _inline_shuffle(rng, x, bit_lengths)
+    return lambda x, bit_lengths: rng.shuffle(x)
+
+
+def iter_records(documents: Sequence, vocab, rng: random.Random, max_seq_length: int,
+                 dupe_factor: int, short_seq_prob: float, masked_lm_prob: float,
+                 max_predictions_per_seq: int, do_whole_word_mask: bool = False
+                 ) -> Iterator[bytes]:
+    """The serialized records of :func:`iter_training_instances`, in creation order (before
+    the final shuffle), computed on token ids: the same ``rng`` draws in the same order, the
+    same bytes as :class:`RecordBuilder` of each instance (issue 16: no token strings, no
+    :class:`TrainingInstance`, no protobuf objects).
+
+    Masking (spec 5.5, :func:`create_masked_lm_predictions`) on ids: candidates are the
+    positions whose id is not ``[CLS]``/``[SEP]``'s; with ``do_whole_word_mask`` a piece whose
+    token starts with ``##`` joins the previous candidate; a random replacement is
+    ``vocab[vocab_words[randint]]``.
+
+    Args:
+      documents: :meth:`DocumentStore.as_ids` of the shuffled documents (segments of ids).
+      vocab: token -> id (``tokenizer.vocab``), in vocab file order.
+    """
+    vocab_words = list(vocab.keys())
+    word_ids = [vocab[w] for w in vocab_words]
+    num_words = len(word_ids)
+    cls_id, sep_id, mask_id = vocab[CLS_TOKEN], vocab[SEP_TOKEN], vocab[MASK_TOKEN]
+    max_id = max(word_ids)
+    continuation = bytearray(max_id + 1)
+    if do_whole_word_mask:
+        for w, i in vocab.items():
+            if w.startswith("##"):
+                continuation[i] = 1
+    builder = RecordBuilder(max_id, max_seq_length, max_predictions_per_seq)
+    build = builder.build
+    shuffle = _shuffle_for(rng)
+    bit_lengths = _bit_lengths(max_seq_length + 2)
+    draw = rng.random
+    randint = rng.randint
+    bar = ProgressReporter("create_pretraining_data", dupe_factor * len(documents), "documents")
+    done = 0
+    for _ in range(dupe_factor):
+        for document_index in range(len(documents)):
+            for tokens, segment_ids, is_random_next in iter_sequence_pairs(
+                    documents, document_index, max_seq_length, short_seq_prob, rng,
+                    cls_token=cls_id, sep_token=sep_id):
+                n = len(tokens)
+                num_a = n - sum(segment_ids)
+                if do_whole_word_mask:
+                    cand = []
+                    for i, t in enumerate(tokens):
+                        if t == cls_id or t == sep_id:
+                            continue
+                        if cand and continuation[t]:
+                            cand[-1].append(i)
+                        else:
+                            cand.append([i])
+                elif tokens.count(cls_id) == 1 and tokens.count(sep_id) == 2:
+                    # only the frame: every position of A and B is a candidate
+                    cand = list(range(1, num_a - 1))
+                    cand.extend(range(num_a, n - 1))
+                else:
+                    cand = [i for i, t in enumerate(tokens) if t != cls_id and t != sep_id]
+                if len(bit_lengths) <= len(cand):
+                    bit_lengths = _bit_lengths(len(cand) + 1)
+                shuffle(cand, bit_lengths)
+                num_to_predict = min(max_predictions_per_seq,
+                                     max(1, int(round(n * masked_lm_prob))))
+                if do_whole_word_mask:
+                    chosen, covered = [], set()
+                    for index_set in cand:
+                        if len(chosen) >= num_to_predict:
+                            break
+                        if len(chosen) + len(index_set) > num_to_predict:
+                            continue
+                        if any(index in covered for index in index_set):
+                            continue
+                        covered.update(index_set)
+                        chosen.extend(index_set)
+                else:
+                    chosen = cand[:num_to_predict]
+                output = list(tokens)
+                # masked_token's draws, in the order the pieces were chosen.
+                for index in chosen:
+                    if draw() < 0.8:
+                        output[index] = mask_id
+                    elif draw() < 0.5:
+                        pass
+                    else:
+                        output[index] = word_ids[randint(0, num_words - 1)]
+                chosen.sort()
+                yield build(output, num_a, chosen, [tokens[p] for p in chosen], is_random_next)
+            done += 1
+            bar.update(done)
+    bar.finish()
 
 
 def _split_output_files(output_file) -> List[str]:
@@ -449,15 +677,19 @@ def write_instance_to_example_files(instances: Sequence[TrainingInstance], token
     """Writes instances round-robin over the output files (original function of the same name).
 
     Instance n goes to ``output_files[n % len(output_files)]``; each file is written atomically.
-    Logs the first 20 instances and the total. Returns the number written.
+    The records are the bytes of :class:`RecordBuilder` (the original's map order, so the
+    files equal the original's byte for byte). Logs the first 20 instances and the total.
+    Returns the number written.
     """
     output_files = _split_output_files(output_files)
     id_to_token = id_to_token_list(tokenizer.vocab)
+    builder = RecordBuilder(max(tokenizer.vocab.values()), max_seq_length,
+                            max_predictions_per_seq)
     with contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+        writers = [stack.enter_context(tfrecord_bytes.open_record_writer(f))
+                   for f in output_files]
         for n, instance in enumerate(instances):
-            data = instance_to_example(instance, tokenizer.vocab, max_seq_length,
-                                       max_predictions_per_seq).SerializeToString()
+            data = builder.from_instance(instance, tokenizer.vocab)
             writers[n % len(writers)].write(data)
             if n < NUM_LOGGED_INSTANCES:
                 _log_example(data, id_to_token)
@@ -500,6 +732,20 @@ def check_settings(max_seq_length: int, max_predictions_per_seq: int, masked_lm_
             100.0 * masked_lm_prob, implied)
 
 
+def _worker_count(num_workers: int, input_files: Sequence[str]) -> int:
+    """``num_workers``, or 1 when the local input is under :data:`MIN_INPUT_BYTES_FOR_WORKERS`
+    (said in one log line); remote inputs count as large."""
+    if num_workers <= 1 or any("://" in f for f in input_files):
+        return num_workers
+    size = sum(os.path.getsize(f) for f in input_files)
+    if size < MIN_INPUT_BYTES_FOR_WORKERS:
+        logging.info("num_workers=%d: the input is %.1f MB (< %d MB), tokenizing in this "
+                     "process: worker processes cannot pay off below that", num_workers,
+                     size / 1e6, MIN_INPUT_BYTES_FOR_WORKERS // (1024 * 1024))
+        return 1
+    return num_workers
+
+
 def load_tokenizer(vocab_file: str, do_lower_case: bool):
     """A FullTokenizer whose vocab has [CLS], [SEP] and [MASK].
 
@@ -533,7 +779,8 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
       input_file: comma-separated list of files or globs (str), or a list of them.
       output_file: comma-separated list of output TFRecord paths (str), or a list. Instance n
         (after the final shuffle) goes to file n mod len(files); files are written atomically.
-      num_workers: (bert_tf) processes that tokenize the input in parallel.
+      num_workers: (bert_tf) processes that tokenize the input in parallel, from
+        :data:`MIN_INPUT_BYTES_FOR_WORKERS` of local input on (below that: this process).
       other args: the original flags (spec 5.1), same defaults.
 
     Memory bound (the original holds every document and every instance as Python lists of
@@ -570,10 +817,13 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
     if spill_dir:
         os.makedirs(spill_dir, exist_ok=True)
     with contextlib.ExitStack() as stack:
-        pool = make_worker_pool(num_workers, vocab_file, do_lower_case)
-        if pool is not None:
-            stack.enter_context(pool)
-        all_documents = read_documents(input_files, tokenizer, vocab_file=vocab_file, pool=pool)
+        with contextlib.ExitStack() as pool_stack:  # the workers only tokenize
+            pool = make_worker_pool(_worker_count(num_workers, input_files), vocab_file,
+                                    do_lower_case)
+            if pool is not None:
+                pool_stack.enter_context(pool)
+            all_documents = read_documents(input_files, tokenizer, vocab_file=vocab_file,
+                                           pool=pool)
         if len(all_documents) == 0:
             raise InputDataError(f"no document in the input ({', '.join(input_files)}): every "
                                  "line is empty or gives no token")
@@ -583,31 +833,17 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
         rng = random.Random(random_seed)
         all_documents.shuffle(rng)
         vocab = tokenizer.vocab
-        vocab_words = list(vocab.keys())
-        instances = iter_training_instances(
-            all_documents, vocab_words, rng, max_seq_length, dupe_factor, short_seq_prob,
-            masked_lm_prob, max_predictions_per_seq, do_whole_word_mask)
-
-        def batches():
-            batch = []
-            for inst in instances:
-                batch.append((inst.tokens, inst.segment_ids, inst.masked_lm_positions,
-                              inst.masked_lm_labels, inst.is_random_next))
-                if len(batch) >= INSTANCES_PER_BATCH:
-                    yield batch, max_seq_length, max_predictions_per_seq
-                    batch = []
-            if batch:
-                yield batch, max_seq_length, max_predictions_per_seq
-
-        # The workers serialize while this process creates the next instances (rng order).
+        records = iter_records(all_documents.as_ids(), vocab, rng, max_seq_length, dupe_factor,
+                               short_seq_prob, masked_lm_prob, max_predictions_per_seq,
+                               do_whole_word_mask)
         spill = stack.enter_context(tempfile.TemporaryFile(prefix=".tmp-instances-",
                                                            dir=spill_dir))
         offsets = array.array("q", [0])
-        for serialized in ordered_map(pool, _worker_serialize, batches(),
-                                       local_fn=lambda item: _serialize_batch(vocab, *item)):
-            for data in serialized:
-                spill.write(data)
-                offsets.append(offsets[-1] + len(data))
+        end = 0
+        for data in records:
+            spill.write(data)
+            end += len(data)
+            offsets.append(end)
         num_instances = len(offsets) - 1
         order = array.array("q", range(num_instances))
         rng.shuffle(order)  # same draws as rng.shuffle(instances)
@@ -617,11 +853,14 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
             logging.info("  %s", path)
         id_to_token = id_to_token_list(vocab)
         spill.flush()
-        writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+        spilled = stack.enter_context(mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ)) \
+            if end else b""
+        writers = [stack.enter_context(tfrecord_bytes.open_record_writer(f))
+                   for f in output_files]
+        num_writers = len(writers)
         for n, index in enumerate(order):
-            spill.seek(offsets[index])
-            data = spill.read(offsets[index + 1] - offsets[index])
-            writers[n % len(writers)].write(data)
+            data = spilled[offsets[index]:offsets[index + 1]]
+            writers[n % num_writers].write(data)
             if n < NUM_LOGGED_INSTANCES:
                 _log_example(data, id_to_token)
     logging.info("Wrote %d total instances", num_instances)

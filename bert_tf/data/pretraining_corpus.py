@@ -11,18 +11,21 @@ dropped (the original ``convert_to_unicode``). Beyond the original, for large co
   input order, with a bounded number of work items in flight.
 
 The instance algorithm itself (masking, pairs, records) is :mod:`bert_tf.data.pretraining`.
-Pure Python; TensorFlow is used only for `tf.io.gfile`.
+Pure Python; TensorFlow (`tf.io.gfile`) is imported only for remote paths (``scheme://``) and
+glob patterns: a local file named as it is is read with ``open`` (no TensorFlow import, about
+5 CPU seconds, issue 16).
 """
 
 import array
 import collections
 import multiprocessing
+import os
 import random
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import tensorflow as tf
 from absl import logging
 
+from bert_tf.atomic_files import is_remote
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 
 # Lines per tokenization work item, and work items in flight per worker (bounds memory).
@@ -46,6 +49,10 @@ def expand_input_patterns(input_file: str) -> List[str]:
         raise InputDataError(f"no input file given (input_file={input_file!r})")
     files = []
     for pattern in patterns:
+        if _is_plain_local_file(pattern):  # what the glob gives for it, without TensorFlow
+            files.append(pattern)
+            continue
+        import tensorflow as tf
         try:
             matches = sorted(tf.io.gfile.glob(pattern))
         except tf.errors.OpError as e:
@@ -58,12 +65,24 @@ def expand_input_patterns(input_file: str) -> List[str]:
     return files
 
 
+def _is_plain_local_file(pattern: str) -> bool:
+    """True for an existing local file named without glob characters (``*?[``)."""
+    return (not is_remote(pattern) and not any(c in pattern for c in "*?[")
+            and os.path.isfile(pattern))
+
+
 def _iter_raw_lines(path: str, block_size: int = 1 << 20) -> Iterator[bytes]:
     """Yields the lines of a file as bytes, split on ``\\n`` only (as ``GFile.readline``).
 
     The ``\\n`` itself is removed; a final empty piece after the last ``\\n`` is end of file.
+    Local files are read with ``open``, remote ones with ``tf.io.gfile.GFile``.
     """
-    with tf.io.gfile.GFile(path, "rb") as reader:
+    if is_remote(path):
+        import tensorflow as tf
+        reader_context = tf.io.gfile.GFile(path, "rb")
+    else:
+        reader_context = open(path, "rb")
+    with reader_context as reader:
         rest = b""
         while True:
             block = reader.read(block_size)
@@ -74,6 +93,15 @@ def _iter_raw_lines(path: str, block_size: int = 1 << 20) -> Iterator[bytes]:
             yield from lines
         if rest:
             yield rest
+
+
+def _read_errors(path: str) -> tuple:
+    """The exceptions a failed read of ``path`` raises: ``OSError`` (local), plus
+    ``tf.errors.OpError`` for a remote path (read through ``tf.io.gfile``)."""
+    if not is_remote(path):
+        return (OSError,)
+    import tensorflow as tf
+    return (OSError, tf.errors.OpError)
 
 
 def _iter_line_chunks(input_files: Sequence[str], lines_per_chunk: int
@@ -89,8 +117,9 @@ def _iter_line_chunks(input_files: Sequence[str], lines_per_chunk: int
                 if len(chunk) >= lines_per_chunk:
                     yield path, first, chunk
                     chunk = []
-        except tf.errors.OpError as e:
-            raise InputDataError(f"cannot read input file {path}: {e.message}") from e
+        except _read_errors(path) as e:
+            reason = getattr(e, "message", None) or getattr(e, "strerror", None) or str(e)
+            raise InputDataError(f"cannot read input file {path}: {reason}") from e
         if chunk:
             yield path, first, chunk
 
@@ -210,6 +239,46 @@ class DocumentStore(Sequence):
         start = self._segment_ends[segment - 1] if segment else 0
         id_to_token = self._id_to_token
         return [id_to_token[i] for i in self._ids[start:self._segment_ends[segment]]]
+
+    def segment_ids(self, segment: int) -> array.array:
+        """The token ids of segment ``segment`` (a fresh int32 ``array``)."""
+        start = self._segment_ends[segment - 1] if segment else 0
+        return self._ids[start:self._segment_ends[segment]]
+
+    def as_ids(self) -> "IdDocuments":
+        """The same documents (same order, shuffled or not) with segments as token ids."""
+        return IdDocuments(self)
+
+
+class IdDocuments(Sequence):
+    """A :class:`DocumentStore` seen with token ids: ``docs[d]`` is a list of the segments of
+    document ``d``, segment ``j`` an int32 ``array`` (the ids of the token strings
+    ``store[d][j]``), so an algorithm can run on ints without building the strings (issue
+    16)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: DocumentStore):
+        self._store = store
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __getitem__(self, index: int) -> List[array.array]:
+        """Document ``index``: a fresh list of its segments, each an int32 ``array`` (a plain
+        list: the pair loop indexes and measures it many times)."""
+        store = self._store
+        if store._order is None:
+            store.finish()
+        doc = store._order[index]
+        doc_ends, ends, ids = store._doc_ends, store._segment_ends, store._ids
+        first = doc_ends[doc - 1] if doc else 0
+        start = ends[first - 1] if first else 0
+        segments = []
+        for end in ends[first:doc_ends[doc]]:
+            segments.append(ids[start:end])
+            start = end
+        return segments
 
 
 class _DocumentView(Sequence):

@@ -13,7 +13,6 @@ The work is :func:`bert_tf.data.albert_pretraining.create_albert_pretraining_dat
 from typing import Optional
 
 from bert_tf import flags as bert_flags
-from bert_tf.data.albert_pretraining import create_albert_pretraining_data
 from bert_tf.errors import FlagError
 
 
@@ -72,6 +71,10 @@ def run(args: AlbertDataArgs) -> int:
         raise FlagError(f"--input_file_mode={args.input_file_mode!r}: not a read mode of the "
                         "original's tf.gfile.GFile(input_file, mode) (it would not read, or, "
                         "with 'w', empty the input file): r or rb")
+    # Imported here: the BERT path of create_pretraining_data.py asks is_albert_data_invocation
+    # without importing TensorFlow (issue 16).
+    from bert_tf.data.albert_pretraining import create_albert_pretraining_data
+
     return create_albert_pretraining_data(
         args.input_file, args.output_file, vocab_file=args.vocab_file,
         spm_model_file=args.spm_model_file, do_lower_case=args.do_lower_case,

@@ -333,3 +333,85 @@ def test_root_script(golden, uncased_vocab_file, tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 1
     assert "error: input pattern" in bad.stderr and "none*.txt" in bad.stderr
+
+
+@pytest.mark.parametrize("name,num_workers", [("tf_examples", 1), ("tf_examples_wwm", 1),
+                                              ("tf_examples", 2)])
+def test_golden_runs_byte_for_byte(golden, uncased_vocab_file, tmp_path, name, num_workers,
+                                   monkeypatch):
+    # The whole file, framing and the map order of every record, equals the original's
+    # (with workers really used for the small input).
+    monkeypatch.setattr(pretraining, "MIN_INPUT_BYTES_FOR_WORKERS", 0)
+    folder, _ = golden
+    out = tmp_path / "out.tfrecord"
+    pretraining.create_pretraining_data(
+        os.path.join(folder, "sample_text.txt"), str(out), uncased_vocab_file,
+        num_workers=num_workers, **COMMON_FLAGS, **GOLDEN_RUNS[name])
+    with open(os.path.join(folder, name + ".tfrecord"), "rb") as f:
+        assert out.read_bytes() == f.read()
+
+
+def test_original_api_writes_the_golden_bytes(golden, tokenizer, tmp_path):
+    folder, _ = golden
+    rng = random.Random(12345)
+    instances = pretraining.create_training_instances(
+        [os.path.join(folder, "sample_text.txt")], tokenizer, 128, 5, 0.1, 0.15, 20, rng)
+    out = tmp_path / "out.tfrecord"
+    pretraining.write_instance_to_example_files(instances, tokenizer, 128, 20, [str(out)])
+    with open(os.path.join(folder, "tf_examples.tfrecord"), "rb") as f:
+        assert out.read_bytes() == f.read()
+
+
+def test_record_builder_parses_to_instance_to_example(tokenizer):
+    # The bytes decode to the same message instance_to_example builds (tf.train.Example).
+    import tensorflow as tf
+    inst = pretraining.TrainingInstance(
+        tokens=["[CLS]", "the", "[MASK]", "[SEP]", "dog", "[SEP]"],
+        segment_ids=[0, 0, 0, 0, 1, 1], masked_lm_positions=[2], masked_lm_labels=["cat"],
+        is_random_next=True)
+    builder = pretraining.RecordBuilder(max(tokenizer.vocab.values()), 8, 3)
+    data = builder.from_instance(inst, tokenizer.vocab)
+    assert tf.train.Example.FromString(data) == pretraining.instance_to_example(
+        inst, tokenizer.vocab, 8, 3)
+    with pytest.raises(ValueError, match="max_seq_length 5"):
+        pretraining.RecordBuilder(30521, 5, 3).from_instance(inst, tokenizer.vocab)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 8, 9, 64, 65, 126, 127, 128, 129, 500])
+def test_inline_shuffle_equals_random_shuffle(n):
+    a, b = random.Random(n), random.Random(n)
+    x, y = list(range(n)), list(range(n))
+    a.shuffle(x)
+    pretraining._inline_shuffle(b, y, [m.bit_length() for m in range(n + 2)])
+    assert x == y and a.getstate() == b.getstate()
+
+
+def test_local_run_imports_no_tensorflow(golden, uncased_vocab_file, tmp_path):
+    # The root script's path on local files never imports TensorFlow (~5 CPU s, issue 16).
+    import subprocess
+    import sys
+    folder, _ = golden
+    code = ("import sys\nfrom bert_tf.data import pretraining\n"
+            f"pretraining.create_pretraining_data({os.path.join(folder, 'sample_text.txt')!r}, "
+            f"{str(tmp_path / 'o.tfrecord')!r}, {uncased_vocab_file!r}, dupe_factor=1)\n"
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "PYTHONPATH": root}, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_small_input_tokenizes_in_this_process(golden, uncased_vocab_file, tmp_path,
+                                               monkeypatch, caplog):
+    folder, _ = golden
+    made = []
+    real = pretraining.make_worker_pool
+    monkeypatch.setattr(pretraining, "make_worker_pool",
+                        lambda n, *a: made.append(n) or real(n, *a))
+    with caplog.at_level(logging.INFO):
+        pretraining.create_pretraining_data(
+            os.path.join(folder, "sample_text.txt"), str(tmp_path / "o.tfrecord"),
+            uncased_vocab_file, num_workers=2, dupe_factor=1)
+    assert made == [1]
+    assert "num_workers=2: the input is 0.0 MB (< 16 MB), tokenizing in this process" \
+        in caplog.text
