@@ -28,7 +28,11 @@ half the rows, two segments, binary labels), dropout on (0.1), random initial we
 (truncated normal 0.02; the time does not depend on the values), learning rate 2e-5.
 
 Per child: ``first_step_s`` = wall seconds from before the model is built to the end of the
-first update (graph build / trace / compile included; TF import excluded); ``step_s`` /
+first update (graph build / trace / compile included; TF import excluded), split in
+``first_step_phases`` (``build_s``: model + optimizer, ours with its eager dummy call, the
+original's graph; ours ``trace_s``: tracing the step function; the original's ``init_s``:
+session + variable initialisation; the rest is the first run: graph optimisation, XLA
+compilation, the step itself); ``step_s`` /
 ``step_cpu_s`` = the median over the remaining ``--steps`` updates of wall / CPU seconds (the
 process, all threads); ``peak_rss_mib`` = the child's peak resident memory
 (``ru_maxrss``) and ``rss_after_import_mib`` the resident memory after importing TF.
@@ -111,6 +115,7 @@ def child(args):
     num_train_steps = 1000
     warmup = 100
     wall, cpu = [], []
+    phases = {}
     if args.side == "original":
         tf.compat.v1.disable_v2_behavior()
         modules = load_original(os.environ["BERT_ORIGINAL_DIR"], peers._shim_tf())
@@ -125,8 +130,10 @@ def child(args):
         loss, _, _, _ = modules["run_classifier"].create_model(cfg, True, i, m, s, y, 2, False)
         train_op = modules["optimization"].create_optimizer(loss, LEARNING_RATE, num_train_steps,
                                                             warmup, False)
+        phases["build_s"] = time.perf_counter() - start  # the graph: model, loss, train_op
         session = v1.Session()
         session.run(v1.global_variables_initializer())
+        phases["init_s"] = time.perf_counter() - start - phases["build_s"]
 
         def step():
             return session.run([train_op, loss])[1]
@@ -150,8 +157,11 @@ def child(args):
         features = {"input_ids": ids, "input_mask": mask, "segment_ids": segs}
         dataset = tf.data.Dataset.from_tensors((features, labels))
         iterator = distributed_iterator(strategy, dataset)
+        phases["build_s"] = time.perf_counter() - start  # model, weights, optimizer slots
         train_step = TrainStep(model, loss_fn, optimizer, strategy, 1,
                                use_xla=args.side == "ours_xla")
+        train_step._steps.get_concrete_function(iterator, tf.constant(1, tf.int32))
+        phases["trace_s"] = time.perf_counter() - start - phases["build_s"]
 
         def step():
             return float(train_step(iterator, 1)[0])
@@ -167,7 +177,7 @@ def child(args):
     print("RESULT " + json.dumps({
         "side": args.side, "first_step_s": first, "first_step_cpu_s_of_step": first_cpu,
         "step_s": float(np.median(wall)), "step_cpu_s": float(np.median(cpu)),
-        "step_s_all": wall, "first_loss": float(first_loss),
+        "step_s_all": wall, "first_loss": float(first_loss), "first_step_phases": phases,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "rss_after_import_mib": rss_import}), flush=True)
 
