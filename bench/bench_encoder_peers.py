@@ -3,7 +3,12 @@ rounds interleaved in one process.
 
     BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_encoder_peers.py \
         [--shape base|minilm] [--batch_size 8] [--seq_length 128] [--rounds 5] [--iters 3] \
-        [--before_ref <git commit>] [--xla] [--dtype float32|bfloat16]
+        [--before_ref <git commit>] [--xla] [--dtype float32|bfloat16] \
+        [--torch_python /work/hfvenv/bin/python] [--no_keras_hub] [--no_matmul]
+
+How to run the issue-16 rows in one command each (Base [8,128] and MiniLM [32,128]):
+``BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_encoder_peers.py --shape base --xla
+--torch_python /work/hfvenv/bin/python`` (and ``--shape minilm --batch_size 32``).
 
 Peers (each a forward of the same shape, same random weights, same inputs):
 
@@ -20,6 +25,18 @@ Peers (each a forward of the same shape, same random weights, same inputs):
   differences are recorded.
 * ``before``: ``bert_tf/bert/layers.py`` as of ``--before_ref`` (loaded from git into memory),
   the same encoder loop, same weights.
+* ``keras_hub`` (unless ``--no_keras_hub``): keras-hub's ``BertBackbone``, the same weights
+  (mapped by ``bert_tf/bert/keras_hub_mapping.py``), plain ``tf.function`` (``jit_compile``
+  as ``--xla``), in this process.
+* ``hf_torch`` (with ``--torch_python``): HF transformers' PyTorch ``BertModel`` (eager,
+  ``torch.inference_mode``, ``hidden_act="gelu_new"``: the tanh GELU), the same weights
+  (``bert_tf/bert/hf_export.py``), in a worker process of that Python: each round this process
+  asks the worker to time its calls while it waits, so the two stacks alternate and never run
+  at once. CPU seconds are the worker's own.
+* ``matmul`` (unless ``--no_matmul``): one plain TF ``tf.matmul`` of two fp32 [2048, 2048]
+  matrices, the machine's fp32 matmul limit measured in the same rounds. Every peer's
+  GFLOP/s (the encoder's matmul FLOPs: 2 M K N per projection, 4 B S^2 H for the attention)
+  and its share of the limit are recorded.
 
 Each round times every peer (``--iters`` calls, the median), peers in a rotating order;
 the result is per peer the median (min-max) over rounds of seq/s, and the ratios ours / peer per
@@ -34,6 +51,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import types
 
@@ -46,6 +64,8 @@ import tensorflow as tf  # noqa: E402
 from bert_tf.bert.checkpoint_map import bert_model_map  # noqa: E402
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.bert.model import BertModel  # noqa: E402
+from bert_tf.bert.hf_export import convert_original_weights, hf_config_dict  # noqa: E402
+from bert_tf.bert.keras_hub_mapping import keras_hub_config, original_to_keras_hub  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -182,6 +202,67 @@ def copy_weights(src_model, dst_model):
         d.assign(s)
 
 
+# ---- keras-hub, HF PyTorch, the matmul limit --------------------------------------------------
+
+def keras_hub_peer(config, weights, xla):
+    """keras-hub ``BertBackbone`` with ``weights`` (original names); returns its forward."""
+    import keras_hub
+
+    backbone = keras_hub.models.BertBackbone(**keras_hub_config(config))
+    paths = original_to_keras_hub(weights, config)
+    for w in backbone.weights:
+        w.assign(paths.pop(w.path))
+    if paths:
+        raise SystemExit(f"keras-hub weights not in the backbone: {sorted(paths)[:4]}")
+    fn = tf.function(lambda i, m, s: backbone({"token_ids": i, "padding_mask": m,
+                                               "segment_ids": s})["sequence_output"],
+                     jit_compile=xla)
+    return fn
+
+
+class TorchWorker:
+    """HF PyTorch ``BertModel`` in a worker process of ``python`` (bench/hf_torch_worker.py)."""
+
+    def __init__(self, python, config, weights, ids, mask, segs):
+        self.folder = tempfile.mkdtemp(prefix="bench_hf_torch_")
+        hf, _, _ = convert_original_weights(weights)
+        np.savez(os.path.join(self.folder, "weights.npz"), **hf)
+        np.savez(os.path.join(self.folder, "inputs.npz"), input_ids=ids, attention_mask=mask,
+                 token_type_ids=segs)
+        with open(os.path.join(self.folder, "config.json"), "w") as f:
+            json.dump(hf_config_dict(config), f)
+        env = dict(os.environ, PYTHONPATH="")
+        self.proc = subprocess.Popen([python, os.path.join(HERE, "hf_torch_worker.py"), self.folder],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=env)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            raise SystemExit(f"{python} bench/hf_torch_worker.py did not start (said {line!r})")
+        self.output = np.load(os.path.join(self.folder, "output.npy"))
+        self.threads = None
+
+    def time_calls(self, iters):
+        self.proc.stdin.write(f"time {iters}\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        self.threads = answer["threads"]
+        return float(np.median(answer["wall"])), float(np.median(answer["cpu"]))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def encoder_flops(config, batch, seq):
+    """Matmul FLOPs of one encoder forward (2 M K N per projection; 4 B S^2 H attention)."""
+    m, h, i = batch * seq, config.hidden_size, config.intermediate_size
+    per_layer = 2 * m * h * h * 4 + 2 * m * h * i * 2 + 4 * batch * seq * seq * h
+    return per_layer * config.num_hidden_layers
+
+
+MATMUL_N = 2048
+
+
 # ---- timing ----------------------------------------------------------------------------------
 
 def time_calls(fn, iters):
@@ -211,9 +292,13 @@ def main(argv=None):
     p.add_argument("--before_ref", default=None, help="git commit of the 'before' layers.py")
     p.add_argument("--xla", action="store_true")
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--torch_python", default=None,
+                   help="a Python with torch + transformers: HF BertModel as a peer (worker)")
+    p.add_argument("--no_keras_hub", action="store_true")
+    p.add_argument("--no_matmul", action="store_true")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    info = {"machine": machine(), "shape": args.shape, "batch": args.batch_size,
+    info = {"machine": machine(), "rounds": args.rounds, "shape": args.shape, "batch": args.batch_size,
             "seq": args.seq_length, "dtype": args.dtype, "xla": args.xla,
             "before_ref": args.before_ref, "iters_per_round": args.iters}
     config = BertConfig(type_vocab_size=2, **SHAPES[args.shape])
@@ -266,8 +351,27 @@ def main(argv=None):
         real = mask.astype(bool)
         info["max_abs_diff_ours_vs_before"] = float(
             np.abs(peers["before"]().astype(np.float32) - reference)[real].max())
+    weights = {name: var.numpy() for name, var in bert_model_map(ours).items()}
+    real = mask.astype(bool)
+    if not args.no_keras_hub and args.dtype == "float32":
+        hub_fn = keras_hub_peer(config, weights, args.xla)
+        peers["keras_hub"] = lambda: hub_fn(ids, mask, segs).numpy()
+        info["max_abs_diff_ours_vs_keras_hub"] = float(
+            np.abs(peers["keras_hub"]() - reference)[real].max())
+    if not args.no_matmul:
+        a = tf.constant(rng.rand(MATMUL_N, MATMUL_N).astype(np.float32))
+        b = tf.constant(rng.rand(MATMUL_N, MATMUL_N).astype(np.float32))
+        mm = tf.function(lambda a, b: tf.matmul(a, b))
+        peers["matmul"] = lambda: mm(a, b).numpy()
+    torch_worker = None
+    if args.torch_python and args.dtype == "float32":
+        torch_worker = TorchWorker(args.torch_python, config, weights, ids, mask, segs)
+        info["max_abs_diff_ours_vs_hf_torch"] = float(
+            np.abs(torch_worker.output - reference)[real].max())
+        peers["hf_torch"] = torch_worker  # timed by the worker
     for fn in peers.values():  # warm-up / trace
-        fn()
+        if fn is not torch_worker:
+            fn()
 
     names = list(peers)
     seconds = {n: [] for n in names}
@@ -275,9 +379,35 @@ def main(argv=None):
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
-            wall, cpu = time_calls(peers[n], args.iters)
+            if n == "hf_torch":
+                wall, cpu = torch_worker.time_calls(args.iters)
+            else:
+                wall, cpu = time_calls(peers[n], args.iters)
             seconds[n].append(wall)
             cpu_seconds[n].append(cpu)
+    if torch_worker is not None:
+        info["hf_torch_threads"] = torch_worker.threads
+        torch_worker.close()
+    flops = {n: encoder_flops(config, B, S) for n in names}
+    if "matmul" in names:
+        flops["matmul"] = 2 * MATMUL_N ** 3
+        info["matmul_n"] = MATMUL_N
+    info["encoder_gflop_per_batch"] = encoder_flops(config, B, S) / 1e9
+    info["gflop_per_s"] = {n: summarize([flops[n] / t / 1e9 for t in seconds[n]]) for n in names}
+    info["cpu_gflop_per_cpu_s"] = {n: summarize([flops[n] / t / 1e9 for t in cpu_seconds[n]])
+                                   for n in names}
+    if "matmul" in names:  # per round: the peer's GFLOP/s over the matmul's, same round
+        info["share_of_matmul_limit"] = {
+            n: summarize([mm_t / t * flops[n] / flops["matmul"]
+                          for t, mm_t in zip(seconds[n], seconds["matmul"])]) for n in names}
+        info["cpu_share_of_matmul_limit"] = {
+            n: summarize([mm_t / t * flops[n] / flops["matmul"]
+                          for t, mm_t in zip(cpu_seconds[n], cpu_seconds["matmul"])])
+            for n in names}
+    names_enc = [n for n in names if n != "matmul"]
+    seconds.pop("matmul", None)
+    cpu_seconds.pop("matmul", None)
+    names = names_enc
     info["seq_per_s"] = {n: summarize([B / t for t in seconds[n]]) for n in names}
     info["ratio_ours_over"] = {n: summarize([t / o for t, o in zip(seconds[n], seconds["ours"])])
                                for n in names if n != "ours"}
