@@ -13,6 +13,7 @@ round, rounds interleaved in rotating order:
   outside the repo) under ``$ORIGINAL_PYTHON`` (default: the venv of ``bench/original_venv.sh``,
   ``/tmp/bert_tf_tf215/bin/python``) through our ``bench/original_tf1_shim.py``; skipped, and
   said, when either is missing;
+* ``ours_before`` (``--before_tree=/work/main``): another checkout's script, to measure a lever;
 * ``ours_python_writer`` (``--python_writer``): this tree with ``feature_json_line`` replaced
   by a restatement of the original's writer (OrderedDicts, ``round(float(x), 6)``,
   ``json.dumps``): the "before" of the vectorized writer; its output must be byte-identical.
@@ -172,6 +173,9 @@ def main(argv=None):
     p.add_argument("--python_writer", action="store_true",
                    help="add the peer ours_python_writer (the original's per-float writer in this tree)")
     p.add_argument("--no_original", action="store_true", help="skip the original script")
+    p.add_argument("--before_tree", default=None,
+                   help="another checkout of bert_tf (e.g. /work/main): peer ours_before, its "
+                        "extract_features.py, to measure a lever (outputs compared too)")
     p.add_argument("--writer_only", action="store_true", help="only the in-process writer timing")
     p.add_argument("--out", default=os.path.join(HERE, "results", "extract_features.json"))
     args = p.parse_args(argv)
@@ -198,6 +202,10 @@ def main(argv=None):
     if args.python_writer:
         peers["ours_python_writer"] = lambda inp, out: [sys.executable, "-c", PYTHON_WRITER,
                                                         f"--input_file={inp}", f"--output_file={out}"] + model_flags
+    if args.before_tree:
+        before = os.path.abspath(args.before_tree)
+        peers["ours_before"] = lambda inp, out: [sys.executable, os.path.join(before, "extract_features.py"),
+                                                 f"--input_file={inp}", f"--output_file={out}"] + model_flags
     original_python = os.environ.get("ORIGINAL_PYTHON", "/tmp/bert_tf_tf215/bin/python")
     original_dir = os.environ.get("BERT_ORIGINAL_DIR")
     original_note = None
@@ -217,6 +225,8 @@ def main(argv=None):
     if original_note:
         print(f"original peer skipped: {original_note}", flush=True)
     envs = {n: (orig_env if n == "original" else env) for n in peers}
+    if args.before_tree:
+        envs["ours_before"] = dict(env, PYTHONPATH=os.path.abspath(args.before_tree))
     info = {"machine": machine(), "lines": args.lines, "peers": list(peers),
             "original_python": original_python if "original" in peers else None,
             "original_skipped": original_note,
@@ -248,6 +258,9 @@ def main(argv=None):
         if "ours_python_writer" in peers:
             entry["ours_bytes_equal_python_writer"] = (
                 open(outputs["ours"], "rb").read() == open(outputs["ours_python_writer"], "rb").read())
+        if "ours_before" in peers:
+            entry["ours_bytes_equal_ours_before"] = (
+                open(outputs["ours"], "rb").read() == open(outputs["ours_before"], "rb").read())
         if "original" in peers:
             entry["ours_vs_original_output"] = compare_outputs(outputs["ours"], outputs["original"])
         info[name] = entry
