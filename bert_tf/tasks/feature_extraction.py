@@ -166,8 +166,11 @@ class FeatureExtractor:
         check_all_trainables_mapped(self.model, name_to_variable)
         report = load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
         logging.info("%s", report.summary())
-        self._predictor = BatchPredictor(self.layer_outputs, ["layers", "sequence_output"],
-                                         strategy)
+        # batches come padded to many lengths (bucket_length): one trace for all of them
+        self._predictor = BatchPredictor(
+            self.layer_outputs, ["layers", "sequence_output"], strategy,
+            input_signature={k: tf.TensorSpec([None, None], tf.int32)
+                             for k in ("input_ids", "input_mask", "segment_ids")})
 
     @tf.autograph.experimental.do_not_convert  # plain ops; callers trace it in tf.functions
     def layer_outputs(self, features: Dict[str, tf.Tensor], training: bool = False):
@@ -194,7 +197,8 @@ class FeatureExtractor:
 
 @contextlib.contextmanager
 def zero_initialized_trainables():
-    """Trainable variables created inside start as zeros instead of their initializer's values.
+    """Trainable variables created inside with an initializer (a callable initial value, as
+    Keras creates them) start as zeros instead of its values; values given as tensors are kept.
 
     For a model whose every trainable weight is assigned from a checkpoint right after it is
     built (:func:`check_all_trainables_mapped`, then ``require_all``): the initializer is only
