@@ -170,6 +170,8 @@ def main(argv=None):
     p.add_argument("--lines", type=int, default=400)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--start_up_rounds", type=int, default=None, help="default: --rounds")
+    p.add_argument("--rows", default="whole_process,start_up_1_line",
+                   help="which rows to run (comma-separated)")
     p.add_argument("--python_writer", action="store_true",
                    help="add the peer ours_python_writer (the original's per-float writer in this tree)")
     p.add_argument("--no_original", action="store_true", help="skip the original script")
@@ -233,6 +235,8 @@ def main(argv=None):
             "model_flags": model_flags[3:]}
     for name, lines, rounds in (("whole_process", args.lines, args.rounds),
                                 ("start_up_1_line", 1, args.start_up_rounds or args.rounds)):
+        if name not in args.rows.split(","):
+            continue
         inp = os.path.join(work, f"input_{lines}.txt")
         write_input(inp, lines)
         wall = {n: [] for n in peers}
