@@ -25,7 +25,11 @@ Beyond the original:
 * every path (input, vocab, config, checkpoint, outputs) goes through ``tf.io.gfile``, so
   ``gs://`` works as the original's ``tf.gfile`` did (tested on ``ram://``, issue 17);
 * the floats are formatted vectorized (:mod:`bert_tf.tasks.rounded_json`): the same bytes as
-  the original's per-float ``round(x, 6)`` + ``json.dumps``, about 9x faster;
+  the original's per-float ``round(x, 6)`` + ``json.dumps``, many times faster
+  (``bench/bench_extract_features.py --writer_only``);
+* start-up (issue 16): the weights start as zeros, not random draws (the restore overwrites
+  every one), one trace serves every batch length, and the finished process skips the
+  interpreter's teardown;
 * ``doc_stride`` (issue 13): a line longer than ``max_seq_length`` is cut into windows as
   run_squad cuts a paragraph (:mod:`bert_tf.data.windows`) instead of being truncated; every
   token of the line is written once, in order, with the values of the window where it has the
