@@ -12,9 +12,16 @@ model instead (bert_tf/tasks/xlnet_feature_extraction.py): same JSONL schema, Se
 tokens.
 """
 
-from absl import logging
+import gc
 
-from bert_tf import flags as bert_flags
+# Importing TensorFlow and building the Keras model allocate millions of objects and few
+# cycles: collecting the youngest generation every 100,000 allocations instead of 700 saves
+# ~0.3 s CPU of start-up (issue 16); nothing else changes.
+gc.set_threshold(100_000, 50, 100)
+
+from absl import logging  # noqa: E402
+
+from bert_tf import flags as bert_flags  # noqa: E402
 
 # BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...): a shared flag is
 # registered with BERT's default and help; XLNet's meaning is added to the help.
@@ -41,4 +48,6 @@ def main(_):
 
 
 if __name__ == "__main__":
-    bert_flags.run_main(main)
+    # every output is renamed into place before main returns: skip the interpreter's
+    # teardown of TensorFlow (~1 s CPU, issue 16)
+    bert_flags.run_main(main, skip_teardown=True)

@@ -1,29 +1,35 @@
-"""`extract_features.py` whole process and its start-up: this tree vs the same tree with the
-original's per-float writer, and vs the original script when a TF 2.15 Python is named;
-alternating processes.
+"""`extract_features.py` whole process and its start-up: this tree vs the ORIGINAL script (run
+unchanged under the TF 2.15 venv through ``bench/original_tf1_shim.py``), alternating processes.
 
-    python bench/bench_extract_features.py [--lines 400] [--rounds 3]
-    ORIGINAL_PYTHON=/path/to/tf215/bin/python BERT_ORIGINAL_DIR=/tmp/orig_bert \
-        python bench/bench_extract_features.py
+    BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_extract_features.py   # the issue 16 rows
 
-Input: the first ``--lines`` MRPC dev pairs as ``text_a ||| text_b`` lines (``../shared/data``);
-the embedded MiniLM default (converted into the bert_tf cache first), ``--layers=-1,-2,-3,-4
---max_seq_length=128 --batch_size=8``. Peers, each a fresh process per round, in rotating order:
+Input: the first ``--lines`` (400) MRPC dev pairs as ``text_a ||| text_b`` lines
+(``../shared/data``); the embedded MiniLM default (converted into the bert_tf cache first),
+``--layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8``. Peers, each a fresh process per
+round, rounds interleaved in rotating order:
 
 * ``ours``: ``python extract_features.py`` of this tree;
-* ``ours_python_writer``: the same, with ``feature_json_line`` replaced by a restatement of the
-  original's writer (OrderedDicts, ``round(float(x), 6)``, ``json.dumps``): the "before" of the
-  vectorized writer; its output must be byte-identical to ``ours``' (checked);
-* ``original``: ``$BERT_ORIGINAL_DIR/extract_features.py`` under ``$ORIGINAL_PYTHON`` (optional).
+* ``original``: ``$BERT_ORIGINAL_DIR/extract_features.py`` (google-research/bert, a checkout
+  outside the repo) under ``$ORIGINAL_PYTHON`` (default: the venv of ``bench/original_venv.sh``,
+  ``/tmp/bert_tf_tf215/bin/python``) through our ``bench/original_tf1_shim.py``; skipped, and
+  said, when either is missing;
+* ``ours_before`` (``--before_tree=/work/main``): another checkout's script, to measure a lever;
+* ``ours_python_writer`` (``--python_writer``): this tree with ``feature_json_line`` replaced
+  by a restatement of the original's writer (OrderedDicts, ``round(float(x), 6)``,
+  ``json.dumps``): the "before" of the vectorized writer; its output must be byte-identical.
 
-Start-up: the same peers on a 1-line input. ``--writer_only``: the two writers alone, in one
-process, on the golden MiniLM activations (CPU seconds, bytes compared). Writes ``bench/results/extract_features.json``:
-wall seconds per peer, median (min-max) over rounds, and the per-round ratios peer / ours.
+Per peer and round: wall seconds and the child's CPU seconds (``getrusage(RUSAGE_CHILDREN)``
+user + sys); ratios peer / ours per round, median (min-max). Output check (last round): every
+float of ours vs the original's JSONL (max abs difference, goal <= 2e-5), tokens and layer
+indexes equal, bytes equal. Start-up: the same peers on a 1-line input. ``--writer_only``: the
+two writers alone, in one process, on the golden MiniLM activations (CPU seconds, bytes
+compared). Writes ``bench/results/extract_features.json`` with the machine and load.
 """
 
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -69,6 +75,9 @@ def machine():
         for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
             if line.startswith("Model name:"):
                 info["model_name"] = line.split(":", 1)[1].strip()
+            if line.startswith("Flags:"):
+                info["simd_flags"] = sorted(f for f in line.split(":", 1)[1].split()
+                                            if f.startswith(("avx", "amx", "fma")))
     except OSError:
         pass
     return info
@@ -116,10 +125,59 @@ def writer_only(rounds):
             "bytes_equal": True}
 
 
+def compare_outputs(ours_path, other_path):
+    """Every float of two extract_features JSONL files: max abs difference, tokens / layer
+    indexes / line ids equal, line counts, bytes equal."""
+    max_diff, floats, tokens_equal, same_structure = 0.0, 0, True, True
+    with open(ours_path, encoding="utf-8") as a, open(other_path, encoding="utf-8") as b:
+        lines_a, lines_b = a.readlines(), b.readlines()
+    for la, lb in zip(lines_a, lines_b):
+        ja, jb = json.loads(la), json.loads(lb)
+        same_structure &= ja["linex_index"] == jb["linex_index"] and len(ja["features"]) == len(jb["features"])
+        for fa, fb in zip(ja["features"], jb["features"]):
+            tokens_equal &= fa["token"] == fb["token"]
+            same_structure &= [l["index"] for l in fa["layers"]] == [l["index"] for l in fb["layers"]]
+            va = np.array([l["values"] for l in fa["layers"]], np.float64)
+            vb = np.array([l["values"] for l in fb["layers"]], np.float64)
+            if va.shape != vb.shape:
+                same_structure = False
+                continue
+            floats += va.size
+            max_diff = max(max_diff, float(np.abs(va - vb).max()) if va.size else 0.0)
+    return {"lines": [len(lines_a), len(lines_b)], "floats_compared": floats,
+            "max_abs_diff": max_diff, "within_2e-5": max_diff <= 2e-5,
+            "tokens_equal": bool(tokens_equal) and len(lines_a) == len(lines_b),
+            "same_structure": bool(same_structure),
+            "bytes_equal": open(ours_path, "rb").read() == open(other_path, "rb").read()}
+
+
+def run_child(cmd, env):
+    """Runs one peer process; returns (wall seconds, CPU seconds user + sys of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    done = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+        raise SystemExit(f"{cmd[:3]} failed (exit {done.returncode}):\n" + "\n".join(tail))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--lines", type=int, default=400)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--start_up_rounds", type=int, default=None, help="default: --rounds")
+    p.add_argument("--rows", default="whole_process,start_up_1_line",
+                   help="which rows to run (comma-separated)")
+    p.add_argument("--python_writer", action="store_true",
+                   help="add the peer ours_python_writer (the original's per-float writer in this tree)")
+    p.add_argument("--no_original", action="store_true", help="skip the original script")
+    p.add_argument("--before_tree", default=None,
+                   help="another checkout of bert_tf (e.g. /work/main): peer ours_before, its "
+                        "extract_features.py, to measure a lever (outputs compared too)")
     p.add_argument("--writer_only", action="store_true", help="only the in-process writer timing")
     p.add_argument("--out", default=os.path.join(HERE, "results", "extract_features.json"))
     args = p.parse_args(argv)
@@ -142,36 +200,75 @@ def main(argv=None):
     peers = {
         "ours": lambda inp, out: [sys.executable, "extract_features.py", f"--input_file={inp}",
                                   f"--output_file={out}"] + model_flags,
-        "ours_python_writer": lambda inp, out: [sys.executable, "-c", PYTHON_WRITER,
-                                                f"--input_file={inp}", f"--output_file={out}"] + model_flags,
     }
-    original_python, original_dir = os.environ.get("ORIGINAL_PYTHON"), os.environ.get("BERT_ORIGINAL_DIR")
-    if original_python and original_dir:
-        peers["original"] = lambda inp, out: [original_python, os.path.join(original_dir, "extract_features.py"),
+    if args.python_writer:
+        peers["ours_python_writer"] = lambda inp, out: [sys.executable, "-c", PYTHON_WRITER,
+                                                        f"--input_file={inp}", f"--output_file={out}"] + model_flags
+    if args.before_tree:
+        before = os.path.abspath(args.before_tree)
+        peers["ours_before"] = lambda inp, out: [sys.executable, os.path.join(before, "extract_features.py"),
+                                                 f"--input_file={inp}", f"--output_file={out}"] + model_flags
+    original_python = os.environ.get("ORIGINAL_PYTHON", "/tmp/bert_tf_tf215/bin/python")
+    original_dir = os.environ.get("BERT_ORIGINAL_DIR")
+    original_note = None
+    if args.no_original:
+        original_note = "--no_original"
+    elif not original_dir or not os.path.exists(os.path.join(original_dir, "extract_features.py")):
+        original_note = f"BERT_ORIGINAL_DIR={original_dir!r} holds no extract_features.py"
+    elif not os.path.exists(original_python):
+        original_note = f"ORIGINAL_PYTHON={original_python} is missing (bash bench/original_venv.sh)"
+    else:
+        shim = os.path.join(HERE, "original_tf1_shim.py")
+        orig_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+        orig_env.pop("PYTHONPATH", None)
+        peers["original"] = lambda inp, out: [original_python, shim,
+                                              os.path.join(original_dir, "extract_features.py"),
                                               f"--input_file={inp}", f"--output_file={out}"] + model_flags
-    info = {"machine": machine(), "lines": args.lines, "peers": list(peers)}
-    for name, lines in (("whole_process", args.lines), ("start_up_1_line", 1)):
+    if original_note:
+        print(f"original peer skipped: {original_note}", flush=True)
+    envs = {n: (orig_env if n == "original" else env) for n in peers}
+    if args.before_tree:
+        envs["ours_before"] = dict(env, PYTHONPATH=os.path.abspath(args.before_tree))
+    info = {"machine": machine(), "lines": args.lines, "peers": list(peers),
+            "original_python": original_python if "original" in peers else None,
+            "original_skipped": original_note,
+            "model_flags": model_flags[3:]}
+    for name, lines, rounds in (("whole_process", args.lines, args.rounds),
+                                ("start_up_1_line", 1, args.start_up_rounds or args.rounds)):
+        if name not in args.rows.split(","):
+            continue
         inp = os.path.join(work, f"input_{lines}.txt")
         write_input(inp, lines)
-        seconds = {n: [] for n in peers}
+        wall = {n: [] for n in peers}
+        cpu = {n: [] for n in peers}
         outputs = {}
         names = list(peers)
-        for r in range(args.rounds):
+        for r in range(rounds):
             for n in names[r % len(names):] + names[:r % len(names)]:
                 out = os.path.join(work, f"{name}_{n}.jsonl")
-                t = time.perf_counter()
-                subprocess.run(peers[n](inp, out), cwd=REPO, env=env, check=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                seconds[n].append(time.perf_counter() - t)
+                w, c = run_child(peers[n](inp, out), envs[n])
+                wall[n].append(w)
+                cpu[n].append(c)
                 outputs[n] = out
-        same = open(outputs["ours"], "rb").read() == open(outputs["ours_python_writer"], "rb").read()
-        info[name] = {
-            "seconds": {n: summarize(v) for n, v in seconds.items()},
-            "ratio_peer_seconds_over_ours": {n: summarize(np.array(v) / np.array(seconds["ours"]))
-                                             for n, v in seconds.items() if n != "ours"},
-            "ours_bytes_equal_python_writer": same,
+                print(f"{name} round {r} {n}: {w:.1f} s wall, {c:.1f} s CPU", flush=True)
+        entry = {
+            "wall_seconds": {n: summarize(v) for n, v in wall.items()},
+            "cpu_seconds": {n: summarize(v) for n, v in cpu.items()},
+            "ratio_peer_over_ours_wall": {n: summarize(np.array(v) / np.array(wall["ours"]))
+                                          for n, v in wall.items() if n != "ours"},
+            "ratio_peer_over_ours_cpu": {n: summarize(np.array(v) / np.array(cpu["ours"]))
+                                         for n, v in cpu.items() if n != "ours"},
         }
-        print(name, json.dumps(info[name], indent=1), flush=True)
+        if "ours_python_writer" in peers:
+            entry["ours_bytes_equal_python_writer"] = (
+                open(outputs["ours"], "rb").read() == open(outputs["ours_python_writer"], "rb").read())
+        if "ours_before" in peers:
+            entry["ours_bytes_equal_ours_before"] = (
+                open(outputs["ours"], "rb").read() == open(outputs["ours_before"], "rb").read())
+        if "original" in peers:
+            entry["ours_vs_original_output"] = compare_outputs(outputs["ours"], outputs["original"])
+        info[name] = entry
+        print(name, json.dumps(entry, indent=1), flush=True)
     info["load_average_at_end"] = os.getloadavg()[0]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:

@@ -38,6 +38,7 @@ _PLACEHOLDER = 1  # byte marking a value Python formats
 # field of one value: sign, 4 integer digits, '.' + 6 fraction digits, ', '; zero bytes are
 # dropped when the fields are joined
 _FIELD = 1 + _INT_DIGITS + 1 + _DECIMALS + 2
+_WORD = 4  # bytes of one uint32 word of the output fields (rounded_json_rows)
 _TABLES = {}
 
 
@@ -71,6 +72,30 @@ def _tables():
         _TABLES["hi_strip"] = hi_strip
         _TABLES["lo_strip"] = _digit_table(3, True, False)
     return _TABLES
+
+
+def _word_tables():
+    """The digit tables as 4-byte words (native ``uint32``, built once from :func:`_tables`):
+    ``sign`` [2] (``' '`` + ``'-'`` or nothing), ``int`` [10**4] (integer digits), ``hi``
+    [2000] (``'.'`` + the first 3 fraction digits, in full for index ``< 1000``, without
+    trailing zeros above), ``lo`` [1000] (the last 3 fraction digits without trailing zeros,
+    then ``','``)."""
+    if "words" not in _TABLES:
+        tables = _tables()
+        sign = np.zeros((2, _WORD), np.uint8)
+        sign[:, 0] = ord(" ")
+        sign[1, 1] = ord("-")
+        hi = np.zeros((2000, _WORD), np.uint8)
+        hi[:, 0] = ord(".")
+        hi[:1000, 1:] = tables["hi_full"]
+        hi[1000:, 1:] = tables["hi_strip"]
+        lo = np.zeros((1000, _WORD), np.uint8)
+        lo[:, :3] = tables["lo_strip"]
+        lo[:, 3] = ord(",")
+        as_words = lambda t: np.ascontiguousarray(t).view(np.uint32).reshape(-1)
+        _TABLES["words"] = {"sign": as_words(sign), "int": as_words(tables["int"]),
+                            "hi": as_words(hi), "lo": as_words(lo)}
+    return _TABLES["words"]
 
 
 def python_rounded_json(x: float) -> str:
@@ -109,35 +134,44 @@ def rounded_json_rows(values: np.ndarray) -> List[str]:
         if not exact_product:  # float64: the product may be inexact; a near-tie goes to Python
             frac = np.abs(scaled - np.floor(scaled) - 0.5)
             fallback |= frac <= 2 * np.spacing(np.abs(scaled))
-    a = np.abs(np.where(fallback, 0.0, k)).astype(np.int64)
+    # |k| < 10**10 integers, exact in float64; so are the quotients' floors below (a quotient
+    # that is not an integer is at least 1e-6 from one, far above its rounding error)
+    a = np.abs(np.where(fallback, 0.0, k))
     fallback |= (a > 0) & (a < 100)  # scientific notation
-    int_part, frac_part = np.divmod(a, 10 ** _DECIMALS)
-    big = int_part >= 10 ** _INT_DIGITS  # e.g. 9999.9999996 rounds up to 10000.0
+    int_float = np.floor(a / _SCALE)
+    frac_float = a - int_float * _SCALE
+    big = int_float >= 10 ** _INT_DIGITS  # e.g. 9999.9999996 rounds up to 10000.0
     if big.any():
         fallback |= big
-        int_part[big] = 0
+        int_float[big] = 0
+    hi_float = np.floor(frac_float / 1000.0)
+    int_part = int_float.astype(np.intp)
+    hi = hi_float.astype(np.intp)
+    lo = (frac_float - hi_float * 1000.0).astype(np.intp)
 
-    field = np.empty((x.size, _FIELD), np.uint8)
-    field[:, 0] = np.signbit(x) * ord("-")
-    field[:, 1:1 + _INT_DIGITS] = tables["int"][int_part]
-    field[:, 1 + _INT_DIGITS] = ord(".")
-    hi, lo = np.divmod(frac_part, 1000)
+    # One 16-byte field per value, four native uint32 words gathered from the word tables:
+    # [' ' separator, sign, 0, 0] [integer digits] ['.', 3 fraction digits] [3 fraction digits,
+    # ',']; the first value of a row has no separator and the last one ends in '\n' instead of
+    # ','. The zero bytes are deleted in one pass (bytes.translate) and the text split at '\n'.
+    words = _word_tables()
+    field = np.empty((x.size, 4), np.uint32)
+    plus, minus = words["sign"]
+    field[:, 0] = plus + np.signbit(x).astype(np.uint32) * (minus - plus)
+    field[:, 1] = words["int"][int_part]
     # the first 3 fraction digits lose their trailing zeros only when the last 3 are all 0
-    field[:, 2 + _INT_DIGITS:5 + _INT_DIGITS] = np.where(
-        (lo == 0)[:, None], tables["hi_strip"][hi], tables["hi_full"][hi])
-    field[:, 5 + _INT_DIGITS:-2] = tables["lo_strip"][lo]
-    field[:, -2] = ord(",")
-    field[:, -1] = ord(" ")
+    field[:, 2] = words["hi"][hi + 1000 * (lo == 0)]
+    field[:, 3] = words["lo"][lo]
+    field_bytes = field.view(np.uint8).reshape(x.size, 4 * _WORD)
     if fallback.any():
         odd = np.flatnonzero(fallback)
-        field[odd, :-2] = 0
-        field[odd, 0] = _PLACEHOLDER
-    field = field.reshape(rows, width * _FIELD)
-    field[:, -2:] = 0  # no separator after a row's last value
-    nonzero = field != 0
-    ends = np.cumsum(np.count_nonzero(nonzero, axis=1)).tolist()
-    text = field[nonzero].tobytes().decode("ascii")
-    out = [text[start:end] for start, end in zip([0] + ends[:-1], ends)]
+        field_bytes[odd, 1:-1] = 0
+        field_bytes[odd, 1] = _PLACEHOLDER
+    row_bytes = field_bytes.reshape(rows, width * 4 * _WORD)
+    row_bytes[:, 0] = 0  # no separator before a row's first value
+    row_bytes[:, -1] = ord("\n")  # a row's last value: end of row instead of ','
+    text = row_bytes.tobytes().translate(None, b"\0").decode("ascii")
+    out = text.split("\n")
+    out.pop()  # after the last row's '\n'
     if fallback.any():
         fallback_rows = fallback.reshape(rows, width)
         for r in np.flatnonzero(fallback_rows.any(axis=1)).tolist():

@@ -76,6 +76,10 @@ class BatchPredictor:
         of the Estimator's EVAL mode, e.g. ``XLNetClassifier.task_loss(...)[0]``). The
         batches then need ``label_key``.
       label_key: the labels fed to ``per_example_loss_fn`` (``[B]``).
+      input_signature: feed key -> ``tf.TensorSpec`` (e.g. ``[None, None]`` int32): the
+        one-device step is traced once for every batch shape these allow, instead of once
+        for the first shape and again for a relaxed one (bert_tf, issue 16: a trace of a
+        6-layer encoder is ~1.5 s CPU). The batches must then hold exactly these keys' dtypes.
 
     Padding side: ``trim_padding`` assumes BERT's layout (right padding, ``input_mask`` 1 =
     real token); leave it off for XLNet's left-padded inputs (``input_mask`` 1 = padding).
@@ -88,7 +92,8 @@ class BatchPredictor:
                  strategy: Optional[tf.distribute.Strategy] = None,
                  input_keys: Sequence[str] = SEQUENCE_FEATURES, trim_padding: bool = False,
                  length_multiple: int = 8, fixed_batch_size: Optional[int] = None,
-                 per_example_loss_fn: Optional[Callable] = None, label_key: str = "label_ids"):
+                 per_example_loss_fn: Optional[Callable] = None, label_key: str = "label_ids",
+                 input_signature: Optional[Mapping[str, tf.TensorSpec]] = None):
         self.model = model
         self.output_keys = list(output_keys)
         self.strategy = strategy or tf.distribute.get_strategy()
@@ -103,7 +108,14 @@ class BatchPredictor:
         self.distributed = self.is_tpu or (
             self.strategy.num_replicas_in_sync > 1
             and not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy))
-        self._local_step = tf.function(self._step, reduce_retracing=True)
+        if input_signature is not None:
+            missing = [k for k in self.feed_keys if k not in input_signature]
+            if missing:
+                raise KeyError(f"input_signature lacks the model input(s) {missing}")
+            spec = {k: input_signature[k] for k in self.feed_keys}
+            self._local_step = tf.function(self._step, input_signature=[spec])
+        else:
+            self._local_step = tf.function(self._step, reduce_retracing=True)
         self._dist_step = tf.function(self._run_replicas, reduce_retracing=True)
 
     def _step(self, features):

@@ -81,6 +81,25 @@ def test_missing_output_or_input_is_named():
         BatchPredictor(model, ["logits"]).predict_batch(batch)
 
 
+def test_input_signature_traces_once_for_every_batch_shape():
+    """issue 16: with ``input_signature`` batches of 3 shapes share one trace; the logits
+    equal the model called directly on each batch."""
+    model = _tiny_classifier()
+    spec = {k: tf.TensorSpec([None, None], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")}
+    predictor = BatchPredictor(model, ["logits"], input_signature=spec)
+    for rows, seq in ((5, 32), (3, 16), (2, 24)):
+        batch = _batch(rows=rows, seq=seq, seed=seq)
+        out = predictor.predict_batch(batch)["logits"]
+        np.testing.assert_allclose(out, model(batch)["logits"].numpy(), atol=1e-6)
+    assert predictor._local_step.experimental_get_tracing_count() == 1
+    relaxed = BatchPredictor(model, ["logits"])  # the default: a second trace, relaxed shapes
+    for seq in (32, 16, 24):
+        relaxed.predict_batch(_batch(rows=2, seq=seq))
+    assert relaxed._local_step.experimental_get_tracing_count() == 2
+    with pytest.raises(KeyError, match="segment_ids"):
+        BatchPredictor(model, ["logits"], input_signature={"input_ids": spec["input_ids"]})
+
+
 @pytest.mark.slow  # heavy (tens of seconds); run with -m slow
 def test_mirrored_two_replicas_match_one_device(tmp_path):
     # Two logical CPUs must be configured before TF starts: run in a fresh process.
