@@ -99,10 +99,13 @@ _SPLIT_DELETED_RE = re.compile("[" + SPLIT_DELETED_CHARS + "]")
 # The original's punctuation split of a printable-ASCII word: every non-alphanumeric
 # character (33-47, 58-64, 91-96, 123-126) is a piece of its own.
 _ASCII_BASIC_RE = re.compile("[A-Za-z0-9]+|[^A-Za-z0-9]")
-# FullTokenizer.tokenize_to_ids_batch uses tf.text by itself from this many lines on (when
-# TensorFlow is already imported): fewer do not pay the tf.text call over the cached path
-# (bench/bench_tokenizer.py --small measures it).
+# FullTokenizer.tokenize_to_ids_batch uses tf.text by itself (when TensorFlow is already
+# imported) from _MIN_BUILD_LINES lines on, which pay building the tf.text tokenizer (~0.2 s
+# of CPU for a 30k vocab), and once it is built from _MIN_FAST_LINES lines on, which pay a
+# tf.text call over the cached per-line path (bench/bench_tokenizer.py: small_batches and
+# construction_cpu_s_median measure both).
 _MIN_FAST_LINES = 256
+_MIN_BUILD_LINES = 16384
 
 
 class CaseMismatchError(FlagError, ValueError):
@@ -652,7 +655,9 @@ class FullTokenizer:
         """The :class:`~bert_tf.tokenization.batch_wordpiece.BatchWordpieceTokenizer` to use
         for ``texts``, or None for the per-line path (see :meth:`tokenize_to_ids_batch`)."""
         if use_tf_text is None:
-            use_tf_text = "tensorflow" in sys.modules and len(texts) >= _MIN_FAST_LINES
+            built = getattr(self, "_batch", None) is not None
+            use_tf_text = ("tensorflow" in sys.modules
+                           and len(texts) >= (_MIN_FAST_LINES if built else _MIN_BUILD_LINES))
         if not use_tf_text:
             return None
         if getattr(self, "_batch", None) is None:
@@ -665,7 +670,8 @@ class FullTokenizer:
         """(bert_tf) ``[self.tokenize_to_ids(t) for t in texts]``, the same ids, faster.
 
         With tf.text (``use_tf_text`` True, or None while TensorFlow is already imported and
-        there are at least 256 lines), the printable-ASCII lines go to one batched tf.text
+        there are at least 16384 lines, or 256 once its tf.text tokenizer is built), the
+        printable-ASCII lines go to one batched tf.text
         ``FastBertTokenizer`` call per 8192 lines and the rest to the exact path; see
         :mod:`bert_tf.tokenization.batch_wordpiece` for why that is exact. ``use_tf_text=False``:
         the per-line path only (TensorFlow is never imported by it).

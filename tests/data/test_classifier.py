@@ -293,3 +293,51 @@ def test_missing_file_is_named_once_with_the_reason(tmp_path):
     with pytest.raises(InputDataError) as e:
         classifier.MrpcProcessor().get_train_examples(str(tmp_path / "nodir"))
     assert str(e.value) == f"cannot read data file {path} (No such file or directory)"
+
+
+@pytest.fixture
+def batch_tokenization(monkeypatch):
+    """The tf.text batch tokenization of classifier features (issue 16) for any number of
+    lines, in chunks of 16 lines (so chunk edges fall inside the files)."""
+    pytest.importorskip("tensorflow_text", reason="the batch path uses tf.text")
+    from bert_tf.tokenization import pretokenized
+    monkeypatch.setattr(pretokenized, "MIN_LINES", 0)
+    monkeypatch.setattr(pretokenized, "CHUNK_LINES", 16)
+    return pretokenized
+
+
+@pytest.mark.parametrize("split, getter", [
+    ("train", "get_train_examples"), ("eval", "get_dev_examples"),
+    ("predict", "get_test_examples")])
+def test_mrpc_feature_files_equal_golden_with_batch_tokenization(
+        golden, uncased_vocab_file, tmp_path, batch_tokenization, split, getter):
+    tokenizer = FullTokenizer(uncased_vocab_file, do_lower_case=True)
+    processor = classifier.get_processor("MRPC")
+    examples = getattr(processor, getter)(os.path.join(golden, "MRPC"))
+    examples, _ = classifier.add_tpu_padding(examples, 7)  # padding examples in the chunks too
+    assert batch_tokenization.worth_batching(tokenizer, 1)
+    out = str(tmp_path / f"{split}.tf_record")
+    classifier.file_based_convert_examples_to_features(
+        examples, processor.get_labels(), 128, tokenizer, out)
+    assert tokenizer._batch is not None and tokenizer._batch.uses_tf_text  # tf.text was used
+    ours = list(tfrecord.read_examples(out))
+    theirs = list(tfrecord.read_examples(os.path.join(golden, f"{split}.tf_record")))
+    assert ours[:len(theirs)] == theirs
+    assert all(r["is_real_example"] == [0] for r in ours[len(theirs):])
+
+
+def test_real_mrpc_and_stsb_features_with_batch_tokenization(shared_data_dir, uncased_vocab_file,
+                                                             batch_tokenization, monkeypatch):
+    monkeypatch.setattr(batch_tokenization, "CHUNK_LINES", 4096)
+    for task, labels in (("MRPC", ["0", "1"]), ("STS-B", None)):
+        processor = classifier.get_processor(task)
+        examples = processor.get_train_examples(os.path.join(shared_data_dir, task))
+        batch = classifier.convert_examples_to_features(
+            examples, labels, 128, FullTokenizer(uncased_vocab_file, do_lower_case=True))
+        monkeypatch.setattr(batch_tokenization, "MIN_LINES", 1 << 40)  # per line
+        per_line = classifier.convert_examples_to_features(
+            examples, labels, 128, FullTokenizer(uncased_vocab_file, do_lower_case=True))
+        monkeypatch.setattr(batch_tokenization, "MIN_LINES", 0)
+        assert len(batch) == len(per_line) == len(examples) > 3000
+        for i, (a, b) in enumerate(zip(batch, per_line)):
+            assert vars(a) == vars(b), f"{task} example {i}"

@@ -166,17 +166,27 @@ def test_a_vocab_tf_text_would_read_otherwise_takes_the_exact_path(tmp_path, tok
     assert not tokenizer._batch.uses_tf_text, why
 
 
-def test_automatic_choice(uncased_vocab_file):
+def test_automatic_choice(uncased_vocab_file, monkeypatch):
     tokenizer = _tokenizer(uncased_vocab_file, True)
     import tensorflow  # noqa: F401 (loaded: the automatic choice may use tf.text)
-    few = ["Hello, world!"] * 255
-    assert tokenizer.tokenize_to_ids_batch(few) == [tokenizer.tokenize_to_ids(few[0])] * 255
-    assert tokenizer._batch is None  # fewer than 256 lines: the per-line path
-    assert tokenizer.tokenize_to_ids_batch(few + ["x"], use_tf_text=False)[-1] == \
-        tokenizer.tokenize_to_ids("x")
+    assert (wordpiece._MIN_FAST_LINES, wordpiece._MIN_BUILD_LINES) == (256, 16384)
+    monkeypatch.setattr(wordpiece, "_MIN_BUILD_LINES", 1000)
+    many = ["Hello, world!"] * 999
+    want = tokenizer.tokenize_to_ids(many[0])
+    assert tokenizer.tokenize_to_ids_batch(many) == [want] * 999
+    assert tokenizer._batch is None  # too few lines to pay building the tf.text tokenizer
+    assert tokenizer.tokenize_to_ids_batch(many + ["x"], use_tf_text=False)[0] == want
     assert tokenizer._batch is None
-    assert tokenizer.tokenize_to_ids_batch(few + ["x"])[-1] == tokenizer.tokenize_to_ids("x")
+    assert tokenizer.tokenize_to_ids_batch(many + ["x"])[0] == want
     assert tokenizer._batch is not None and tokenizer._batch.uses_tf_text
+    # Built: from 256 lines on it is used (a spy counts the calls).
+    calls = []
+    real = tokenizer._batch.tokenize_to_ids
+    monkeypatch.setattr(tokenizer._batch, "tokenize_to_ids",
+                        lambda texts: calls.append(len(texts)) or real(texts))
+    assert tokenizer.tokenize_to_ids_batch(many[:255]) == [want] * 255
+    assert tokenizer.tokenize_to_ids_batch(many[:256]) == [want] * 256
+    assert calls == [256]
 
 
 def test_no_tensorflow_import_without_tensorflow_loaded(uncased_vocab_file, tmp_path):
