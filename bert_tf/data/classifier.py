@@ -28,7 +28,6 @@ from bert_tf.data import tfrecord
 from bert_tf.data.sequence_pairs import TruncationCount, build_bert_inputs, truncate_seq_pair
 from bert_tf.data.windows import split_into_windows
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.tokenization import pretokenized
 
 # Examples logged in full by convert_single_example (original: ex_index < 5).
 NUM_LOGGED_EXAMPLES = 5
@@ -540,13 +539,6 @@ def log_example(example, input_ids, input_mask, segment_ids, label_id,
     logging.info("label: %s (id = %s)", example.label, label_id)
 
 
-def _example_texts(example) -> List[str]:
-    """The lines convert_single_example tokenizes for ``example`` (none for padding)."""
-    if isinstance(example, PaddingInputExample):
-        return []
-    return [example.text_a, example.text_b] if example.text_b else [example.text_a]
-
-
 def convert_examples_to_features(examples, label_list, max_seq_length: int, tokenizer
                                  ) -> List[InputFeatures]:
     """:func:`convert_single_example` over a list (original, kept for the Colab/TF Hub flow).
@@ -555,12 +547,11 @@ def convert_examples_to_features(examples, label_list, max_seq_length: int, toke
     """
     features = []
     truncation = TruncationCount(max_seq_length)
-    for (ex_index, example, ex_tokenizer) in pretokenized.chunked(tokenizer, examples,
-                                                                   _example_texts):
+    for (ex_index, example) in enumerate(examples):
         if ex_index % 10000 == 0:
             logging.info("Writing example %d of %d", ex_index, len(examples))
         features.append(convert_single_example(ex_index, example, label_list, max_seq_length,
-                                               ex_tokenizer, truncation))
+                                               tokenizer, truncation))
     if truncation.summary():
         logging.warning("%s", truncation.summary())
     return features
@@ -670,10 +661,6 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
     float list when ``label_list`` is None, i.e. regression). Written atomically; logs
     ``Writing example <i> of <n>`` every 10000 examples. Returns the number of records.
 
-    bert_tf: from 16384 lines on, a :class:`~bert_tf.tokenization.wordpiece.FullTokenizer`
-    tokenizes them in batches of 8192 through tf.text where exact (the same tokens:
-    :mod:`bert_tf.tokenization.pretokenized`).
-
     bert_tf: one warning line counts the examples truncated to ``max_seq_length`` (with the
     longest length), which the original cut silently.
 
@@ -691,12 +678,11 @@ def file_based_convert_examples_to_features(examples, label_list, max_seq_length
                                      output_file, doc_stride, pad_to_multiple)
     truncation = TruncationCount(max_seq_length)
     with tfrecord.AtomicTFRecordWriter(output_file) as writer:
-        for (ex_index, example, ex_tokenizer) in pretokenized.chunked(tokenizer, examples,
-                                                                       _example_texts):
+        for (ex_index, example) in enumerate(examples):
             if ex_index % 10000 == 0:
                 logging.info("Writing example %d of %d", ex_index, len(examples))
             feature = convert_single_example(ex_index, example, label_list, max_seq_length,
-                                             ex_tokenizer, truncation)
+                                             tokenizer, truncation)
             writer.write(feature_to_example(feature, regression=label_list is None))
     if truncation.summary():
         logging.warning("%s: %s", os.path.basename(output_file), truncation.summary())

@@ -138,11 +138,3 @@ class BatchWordpieceTokenizer:
                 if gc_was_enabled:
                     gc.enable()
         return out
-
-    def tokenize(self, texts: Sequence[TextLike]) -> List[List[str]]:
-        """Like :meth:`tokenize_to_ids` but the token strings (``inv_vocab`` of each id: exact,
-        as every id of a tf.text vocab names one token)."""
-        inv = self.tokenizer.inv_vocab.__getitem__
-        if self._fast is None:
-            return list(map(self.tokenizer.tokenize, texts))
-        return [list(map(inv, ids)) for ids in self.tokenize_to_ids(texts)]

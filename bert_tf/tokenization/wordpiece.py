@@ -8,8 +8,8 @@ Spec `bert.md` section 4. The public names are those of the original module:
 :func:`_is_control`, :func:`_is_punctuation`.
 
 Additions of bert_tf: :meth:`FullTokenizer.tokenize_to_ids` (text -> ids in one pass),
-:meth:`FullTokenizer.tokenize_to_ids_batch` / :meth:`FullTokenizer.tokenize_batch` (many lines,
-through tf.text where exact: :mod:`bert_tf.tokenization.batch_wordpiece`),
+:meth:`FullTokenizer.tokenize_to_ids_batch` (many lines -> ids, through tf.text where exact:
+:mod:`bert_tf.tokenization.batch_wordpiece`),
 :func:`vocab_looks_cased` and :func:`check_vocab_matches_case` (refuse a
 cased vocab with ``--do_lower_case=True``), and clearer errors (:class:`CaseMismatchError`,
 :class:`UnknownTokenError`, :class:`bert_tf.errors.ConfigError` for a bad vocab file).
@@ -100,12 +100,12 @@ _SPLIT_DELETED_RE = re.compile("[" + SPLIT_DELETED_CHARS + "]")
 # character (33-47, 58-64, 91-96, 123-126) is a piece of its own.
 _ASCII_BASIC_RE = re.compile("[A-Za-z0-9]+|[^A-Za-z0-9]")
 # FullTokenizer.tokenize_to_ids_batch uses tf.text by itself (when TensorFlow is already
-# imported) from _MIN_BUILD_LINES lines on, which pay building the tf.text tokenizer (~0.2 s
-# of CPU for a 30k vocab), and once it is built from _MIN_FAST_LINES lines on, which pay a
+# imported) from _MIN_BUILD_LINES lines on, which pay building the tf.text tokenizer (~0.23 s
+# of CPU for a 30k vocab; the per-line path costs ~19 us a line more: even at ~19k lines), and once it is built from _MIN_FAST_LINES lines on, which pay a
 # tf.text call over the cached per-line path (bench/bench_tokenizer.py: small_batches and
 # construction_cpu_s_median measure both).
 _MIN_FAST_LINES = 256
-_MIN_BUILD_LINES = 16384
+_MIN_BUILD_LINES = 32768
 
 
 class CaseMismatchError(FlagError, ValueError):
@@ -670,7 +670,7 @@ class FullTokenizer:
         """(bert_tf) ``[self.tokenize_to_ids(t) for t in texts]``, the same ids, faster.
 
         With tf.text (``use_tf_text`` True, or None while TensorFlow is already imported and
-        there are at least 16384 lines, or 256 once its tf.text tokenizer is built), the
+        there are at least 32768 lines, or 256 once its tf.text tokenizer is built), the
         printable-ASCII lines go to one batched tf.text
         ``FastBertTokenizer`` call per 8192 lines and the rest to the exact path; see
         :mod:`bert_tf.tokenization.batch_wordpiece` for why that is exact. ``use_tf_text=False``:
@@ -684,14 +684,10 @@ class FullTokenizer:
             return list(map(self.tokenize_to_ids, texts))
         return batch.tokenize_to_ids(texts)
 
-    def tokenize_batch(self, texts: Sequence[TextLike],
-                       use_tf_text: Optional[bool] = None) -> List[List[str]]:
-        """(bert_tf) ``[self.tokenize(t) for t in texts]``; the tf.text path as in
-        :meth:`tokenize_to_ids_batch` (tokens are the ``inv_vocab`` of its ids)."""
-        batch = self._batch_tokenizer(texts, use_tf_text)
-        if batch is None:
-            return [self.tokenize(text) for text in texts]
-        return batch.tokenize(texts)
+    def tokenize_batch(self, texts: Sequence[TextLike]) -> List[List[str]]:
+        """(bert_tf) ``[self.tokenize(t) for t in texts]``. (Token strings through tf.text plus
+        ``inv_vocab`` measured 0.87-0.98x of this on MRPC+STS-B: only ids take tf.text.)"""
+        return [self.tokenize(text) for text in texts]
 
     def convert_tokens_to_ids(self, tokens: Iterable[str]) -> List[int]:
         """Tokens -> ids; raises :class:`UnknownTokenError` (a KeyError) for an unknown token."""

@@ -1,4 +1,4 @@
-"""FullTokenizer.tokenize_to_ids_batch / tokenize_batch (tf.text for printable-ASCII lines,
+"""FullTokenizer.tokenize_to_ids_batch (tf.text for printable-ASCII lines,
 bert_tf/tokenization/batch_wordpiece.py) against independent references: the golden file of the
 ORIGINAL tokenization.py (787 lines), the original code itself from $BERT_ORIGINAL_DIR (skips
 when absent), and bert_tf's class-level exact path (BasicTokenizer + WordpieceTokenizer, which
@@ -42,6 +42,12 @@ def _tokenizer(vocab_file, lower):
     return wordpiece.FullTokenizer(vocab_file, do_lower_case=lower)
 
 
+def _batch_tokens(tokenizer, lines):
+    """The batch path's ids as token strings (each id of a vocab tf.text takes names one)."""
+    ids = tokenizer.tokenize_to_ids_batch(lines, use_tf_text=True)
+    return [tokenizer.convert_ids_to_tokens(x) for x in ids]
+
+
 def test_every_ascii_edge_line_is_a_tf_text_line():
     # Else the tests below would not test tf.text on them.
     assert all(batch_wordpiece.is_fast_line(line) for line in ASCII_EDGE_LINES)
@@ -58,7 +64,7 @@ def test_golden_lines(golden_dir, uncased_vocab_file):
     tokenizer = _tokenizer(uncased_vocab_file, True)
     assert tokenizer.tokenize_to_ids_batch(texts, use_tf_text=True) == [g["ids"] for g in golden]
     assert tokenizer._batch.uses_tf_text
-    assert tokenizer.tokenize_batch(texts, use_tf_text=True) == [g["tokens"] for g in golden]
+    assert _batch_tokens(tokenizer, texts) == [g["tokens"] for g in golden]
     # Most golden lines go to tf.text. Plain FastBertTokenizer gets 65 golden lines wrong: with
     # its default max_bytes_per_word=100, the 2 ASCII lines with a word of 101-200 characters
     # (the original splits those, tf.text gives [UNK]); with 200 as here, only lines that are
@@ -85,7 +91,7 @@ def test_edge_lines_equal_the_exact_path(uncased_vocab_file, lower):
     lines = ASCII_EDGE_LINES + EDGE_LINES
     exact = [_exact_ids(tokenizer, line) for line in lines]
     assert tokenizer.tokenize_to_ids_batch(lines, use_tf_text=True) == [ids for _, ids in exact]
-    assert tokenizer.tokenize_batch(lines, use_tf_text=True) == [tokens for tokens, _ in exact]
+    assert _batch_tokens(tokenizer, lines) == [tokens for tokens, _ in exact]
     # As bytes too (UTF-8, invalid bytes dropped as convert_to_unicode does).
     raw = [line.encode("utf-8") for line in lines] + [b"ab\xffcd", b"\xc3"]
     assert tokenizer.tokenize_to_ids_batch(raw, use_tf_text=True) == \
@@ -98,7 +104,7 @@ def test_edge_lines_equal_the_original(original, uncased_vocab_file, lower):
     ours = _tokenizer(uncased_vocab_file, lower)
     lines = ASCII_EDGE_LINES + EDGE_LINES
     tokens = [theirs.tokenize(line) for line in lines]
-    assert ours.tokenize_batch(lines, use_tf_text=True) == tokens
+    assert _batch_tokens(ours, lines) == tokens
     assert ours.tokenize_to_ids_batch(lines, use_tf_text=True) == \
         [theirs.convert_tokens_to_ids(t) for t in tokens]
 
@@ -108,7 +114,7 @@ def test_edge_lines_worked_by_hand(uncased_vocab_file):
     v = tokenizer.vocab
     lines = ["", " \t\n", "[UNK]", "Hello, world!", "a" * 200, "a" * 201, "x" * 199 + ".",
              "a\tb"]
-    got = tokenizer.tokenize_batch(lines, use_tf_text=True)
+    got = _batch_tokens(tokenizer, lines)
     assert got[0] == [] and got[1] == []
     assert got[2] == ["[", "un", "##k", "]"]  # no never-split list: [UNK] in text is 3 words
     assert got[3] == ["hello", ",", "world", "!"]
@@ -134,15 +140,15 @@ def test_cased_vocab_through_tf_text(tmp_path, original):
         theirs = original.FullTokenizer(vocab_file, do_lower_case=lower)
         ours = _tokenizer(vocab_file, lower)
         want = [theirs.tokenize(line) for line in lines]
-        assert ours.tokenize_batch(lines, use_tf_text=True) == want
+        assert _batch_tokens(ours, lines) == want
         assert ours._batch.uses_tf_text
         assert ours.tokenize_to_ids_batch(lines, use_tf_text=True) == \
             [theirs.convert_tokens_to_ids(t) for t in want]
     cased = _tokenizer(vocab_file, False)
-    assert cased.tokenize_batch(["x" * 200, "x" * 201, "The Parisx"], use_tf_text=True) == \
+    assert _batch_tokens(cased, ["x" * 200, "x" * 201, "The Parisx"]) == \
         [["x" * 200], ["[UNK]"], ["The", "Paris", "##x"]]
     # Unknown words (a character with no piece) -> [UNK], the whole word.
-    assert cased.tokenize_batch(["qq Q Pq P", "ab!q"], use_tf_text=True) == \
+    assert _batch_tokens(cased, ["qq Q Pq P", "ab!q"]) == \
         [["[UNK]", "[UNK]", "[UNK]", "P"], ["a", "##b", "!", "[UNK]"]]
 
 
@@ -169,8 +175,8 @@ def test_a_vocab_tf_text_would_read_otherwise_takes_the_exact_path(tmp_path, tok
 def test_automatic_choice(uncased_vocab_file, monkeypatch):
     tokenizer = _tokenizer(uncased_vocab_file, True)
     import tensorflow  # noqa: F401 (loaded: the automatic choice may use tf.text)
-    assert (wordpiece._MIN_FAST_LINES, wordpiece._MIN_BUILD_LINES) == (256, 16384)
-    monkeypatch.setattr(wordpiece, "_MIN_BUILD_LINES", 1000)
+    assert (wordpiece._MIN_FAST_LINES, wordpiece._MIN_BUILD_LINES) == (256, 32768)
+    monkeypatch.setattr(wordpiece, "_MIN_BUILD_LINES", 1000)  # the real one: 32768
     many = ["Hello, world!"] * 999
     want = tokenizer.tokenize_to_ids(many[0])
     assert tokenizer.tokenize_to_ids_batch(many) == [want] * 999
@@ -228,4 +234,4 @@ def test_every_mrpc_and_stsb_line_equals_the_original(original, shared_data_dir,
         bad = [i for i, ids in enumerate(ours.tokenize_to_ids_batch(lines, use_tf_text=True))
                if ids != theirs.convert_tokens_to_ids(tokens[i])]
         assert not bad, f"do_lower_case={lower}: {len(bad)} lines differ: {lines[bad[0]]!r}"
-        assert ours.tokenize_batch(lines, use_tf_text=True) == tokens
+        assert _batch_tokens(ours, lines) == tokens
