@@ -17,6 +17,11 @@ Peers, each giving the ids of every line as run_classifier needs them (no [CLS]/
                    convert_tokens_to_ids(tokenize(line)) per line
   ours             bert_tf FullTokenizer.tokenize_to_ids per line
   ours_tok_conv    bert_tf convert_tokens_to_ids(tokenize(line)) per line
+  ours_batch       bert_tf FullTokenizer.tokenize_to_ids_batch(lines, use_tf_text=True): the
+                   printable-ASCII lines through tf.text FastBertTokenizer (one call per 8192
+                   lines), the others through the exact path (its tf.text tokenizer is built
+                   before the timing, like every peer's; that build and the TF + tf.text import
+                   are reported apart)
   ours_before      the same two calls with bert_tf/tokenization/wordpiece.py as of git
                    --before (default d9fa524, main before this work), loaded from git
   tftext_fastbert  tensorflow_text.FastBertTokenizer (lower_case_nfd_strip_accents = casing),
@@ -38,6 +43,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -156,6 +162,13 @@ def make_peers(vocab_file, lower, texts, args):
         return lambda: [tok.convert_tokens_to_ids(tok.tokenize(t)) for t in texts]
     peers["ours_tok_conv"] = ours_tok_conv
 
+    if args.tf_text:
+        def ours_batch():
+            tok = wordpiece.FullTokenizer(vocab_file, do_lower_case=lower)
+            tok._batch_tokenizer(texts, True)  # build the tf.text tokenizer (not timed)
+            return lambda: tok.tokenize_to_ids_batch(texts, use_tf_text=True)
+        peers["ours_batch"] = ours_batch
+
     before = load_wordpiece_at(args.before) if args.before else None
     if before is not None:
         def ours_before():
@@ -254,6 +267,45 @@ def run_set(set_name, texts, vocab_file, lower, args):
     return {"lines": len(texts), "ids": n_ids, "do_lower_case": lower, "rows": rows}
 
 
+def import_cpu_seconds():
+    """CPU seconds (user + sys) of a fresh process that imports tensorflow + tensorflow_text,
+    minus one that imports nothing: what the batch path costs a script without TF loaded."""
+    def child_cpu(code):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return child_cpu("import tensorflow, tensorflow_text") - child_cpu("pass")
+
+
+def small_batches(texts, vocab_file, rounds, sizes=(16, 64, 256, 1024, 4096)):
+    """Per-line path CPU time / batch (tf.text) path CPU time on the first n GLUE lines, fresh
+    tokenizers each round (tf.text tokenizer built untimed): where the automatic choice of
+    tokenize_to_ids_batch starts to pay. median (min-max) over rounds."""
+    out = {}
+    print("\nsmall batches, uncased: per-line CPU / batch CPU, median (min-max)")
+    for n in sizes:
+        part = texts[:n]
+        ratios = []
+        for r in range(rounds):
+            per_line = wordpiece.FullTokenizer(vocab_file)
+            batch = wordpiece.FullTokenizer(vocab_file)
+            batch._batch_tokenizer(part, True)
+            times = {}
+            for name in (("per_line", "batch") if r % 2 == 0 else ("batch", "per_line")):
+                c = time.process_time()
+                if name == "batch":
+                    batch.tokenize_to_ids_batch(part, use_tf_text=True)
+                else:
+                    list(map(per_line.tokenize_to_ids, part))
+                times[name] = time.process_time() - c
+            ratios.append(times["per_line"] / times["batch"])
+        out[str(n)] = med_range(ratios)
+        m = out[str(n)]
+        print(f"  {n:>5} lines: {m['median']:.2f} ({m['min']:.2f}-{m['max']:.2f})")
+    return out
+
+
 def lscpu_model():
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
@@ -292,6 +344,12 @@ def main():
             key = f"{set_name}_{'uncased' if lower else 'cased'}"
             results["sets"][key] = run_set(set_name, texts, vocab_file, lower, args)
     build = {"ours": lambda: wordpiece.FullTokenizer(vocab_file)}
+    if args.tf_text:
+        build["ours_batch"] = lambda: wordpiece.FullTokenizer(vocab_file)._batch_tokenizer([], True)
+        results["tf_text_import_cpu_s"] = import_cpu_seconds()
+        print("importing tensorflow + tensorflow_text in a fresh process, CPU s:",
+              round(results["tf_text_import_cpu_s"], 2))
+        results["small_batches"] = small_batches(glue_lines(), vocab_file, args.rounds)
     original_dir = os.environ.get("BERT_ORIGINAL_DIR", "/tmp/orig_bert")
     if os.path.exists(os.path.join(original_dir, "tokenization.py")):
         orig = load_original_tokenization(original_dir)
