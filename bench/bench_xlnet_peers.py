@@ -298,6 +298,72 @@ class OriginalGraph:
         return out[1] if isinstance(out, list) else out
 
 
+# ---- bert_tf at an older commit ---------------------------------------------------------------
+
+def load_xlnet_at(ref):
+    """``bert_tf/xlnet/layers.py`` + ``model.py`` as of git ``ref``, as in-memory modules (the
+    rest of bert_tf, config and checkpoint map included, is today's)."""
+    def source(path):
+        return subprocess.run(["git", "-C", REPO, "show", f"{ref}:{path}"], capture_output=True,
+                              text=True, check=True).stdout
+
+    layers = types.ModuleType(f"bert_tf_xlnet_layers_{ref}")
+    exec(compile(source("bert_tf/xlnet/layers.py"), f"{ref}:bert_tf/xlnet/layers.py", "exec"),
+         layers.__dict__)
+    sys.modules[layers.__name__] = layers
+    model_source = source("bert_tf/xlnet/model.py").replace(
+        "from bert_tf.xlnet.layers import", f"from {layers.__name__} import")
+    model = types.ModuleType(f"bert_tf_xlnet_model_{ref}")
+    exec(compile(model_source, f"{ref}:bert_tf/xlnet/model.py", "exec"), model.__dict__)
+    return model
+
+
+def build_ours(tf, model_module, config, work, args, inputs, variant=()):
+    """(callable running one forward / train step, original name -> variable) for one of our
+    models; ``variant``: ``unfused`` (q/k/v projections one matmul each), ``tiled_pos`` (the
+    positional encoding projected for every batch row, as the original), ``plain`` (no XLA
+    even with ``--xla``)."""
+    from bert_tf.training.train_step import TrainStep, distributed_iterator
+    from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
+    from bert_tf.xlnet import checkpoint_map
+    from bert_tf.xlnet.config import RunConfig
+
+    ids, segs, mask, labels = inputs
+    if work == "train":
+        run_config = RunConfig(is_training=True, dropout=args.dropout, dropatt=args.dropout)
+        model = model_module.XLNetClassifier(config, run_config, n_class=2, task_name="bench")
+        xl = model.xlnet
+    else:
+        model = xl = model_module.XLNetModel(config, RunConfig())
+    if "unfused" in variant:
+        for layer in xl.transformer_layers:
+            layer.rel_attn.fuse_projections = False
+    if "tiled_pos" in variant:
+        xl.share_positional_encoding = False
+    model({"input_ids": ids[:1], "segment_ids": segs[:1], "input_mask": mask[:1]},
+          training=False)
+    name_map = checkpoint_map.xlnet_variable_map(model=model)
+    if work != "train":
+        fn = tf.function(lambda i, s, m: model({"input_ids": i, "segment_ids": s,
+                                                "input_mask": m})["sequence_output"],
+                         jit_compile=args.xla and "plain" not in variant)
+        return (lambda: fn(ids, segs, mask).numpy()), name_map
+    strategy = tf.distribute.get_strategy()
+    optimizer, _ = create_xlnet_optimizer(
+        LEARNING_RATE, TRAIN_STEPS, 0, "poly", 0.0, args.weight_decay, 1e-8, 1.0, 1.0,
+        variable_names=name_map)
+
+    def loss_fn(m, features, labels_):
+        return m.task_loss(m(features, training=True)["logits"], labels_)[1]
+
+    step = TrainStep(model, loss_fn, optimizer, strategy,
+                     use_xla=args.xla and "plain" not in variant)
+    dataset = tf.data.Dataset.from_tensors(
+        ({"input_ids": ids, "segment_ids": segs, "input_mask": mask}, labels)).repeat()
+    iterator = distributed_iterator(strategy, dataset)
+    return (lambda: step(iterator, 1)[0].numpy()), name_map
+
+
 # ---- main ---------------------------------------------------------------------------------------
 
 def main(argv=None):
@@ -317,6 +383,11 @@ def main(argv=None):
     default_hf = "/work/hfvenv/bin/python" if os.path.exists("/work/hfvenv/bin/python") else ""
     p.add_argument("--hf_python", default=os.environ.get("HF_PYTHON", default_hf),
                    help="a python with torch + transformers ('' = no HF peer)")
+    p.add_argument("--before_ref", default=None,
+                   help="git commit: also time bert_tf/xlnet/{layers,model}.py as of then")
+    p.add_argument("--variants", default="",
+                   help="also time ours with levers off: unfused, tiled_pos, plain (no XLA) "
+                        "(comma list)")
     p.add_argument("--out", default=None)
     p.add_argument("--hf_child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -325,23 +396,23 @@ def main(argv=None):
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
-    from bert_tf.training.train_step import TrainStep, distributed_iterator
-    from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
-    from bert_tf.xlnet import checkpoint_map, hf_mapping
-    from bert_tf.xlnet.config import RunConfig, XLNetConfig
-    from bert_tf.xlnet.model import XLNetClassifier, XLNetModel
+    from bert_tf.xlnet import hf_mapping
+    from bert_tf.xlnet.config import XLNetConfig
 
     works = [w for w in args.work.split(",") if w]
     shape = SHAPES[args.shape]
     config = XLNetConfig(ff_activation="gelu", untie_r=True, **shape)
     B, S = args.batch_size, args.seq_length
-    ids, segs, mask, labels = make_inputs(B, S, config.n_token)
+    ids, segs, mask, labels = inputs = make_inputs(B, S, config.n_token)
+    before_module = load_xlnet_at(args.before_ref) if args.before_ref else None
+    variants = [v for v in args.variants.split(",") if v]
     real = mask == 0  # [B, S] positions compared
     info = {"machine": machine(), "shape": args.shape, "config": config.to_dict(), "batch": B,
             "seq": S, "xla": args.xla, "rounds": args.rounds, "iters_per_round": args.iters,
             "train_dropout": args.dropout, "weight_decay": args.weight_decay,
             "optimizer": "AdamWeightDecay" if args.weight_decay > 0 else "TF1 Adam",
-            "tensorflow": tf.__version__, "work": {}}
+            "tensorflow": tf.__version__, "before_ref": args.before_ref,
+            "variants": args.variants, "work": {}}
     original_dir = os.environ.get("XLNET_ORIGINAL_DIR")
     orig = load_original(original_dir, tf) if original_dir else None
     tmp = tempfile.mkdtemp(prefix="bench_xlnet_")
@@ -353,37 +424,18 @@ def main(argv=None):
         res = {"first_call_s": {}}
         train = work == "train"
         t0 = time.perf_counter()
-        if train:
-            run_config = RunConfig(is_training=True, dropout=args.dropout, dropatt=args.dropout)
-            model = XLNetClassifier(config, run_config, n_class=2, task_name="bench")
-            model({"input_ids": ids[:1], "segment_ids": segs[:1], "input_mask": mask[:1]},
-                  training=False)
-            name_map = checkpoint_map.xlnet_variable_map(
-                model=model, xlnet=model.xlnet, summary=model.sequence_summary, head=model.head)
-            strategy = tf.distribute.get_strategy()
-            optimizer, _ = create_xlnet_optimizer(
-                LEARNING_RATE, TRAIN_STEPS, 0, "poly", 0.0, args.weight_decay, 1e-8, 1.0, 1.0,
-                variable_names=name_map)
-
-            def loss_fn(m, features, labels_):
-                return m.task_loss(m(features, training=True)["logits"], labels_)[1]
-
-            step = TrainStep(model, loss_fn, optimizer, strategy, use_xla=args.xla)
-            dataset = tf.data.Dataset.from_tensors(
-                ({"input_ids": ids, "segment_ids": segs, "input_mask": mask}, labels)).repeat()
-            iterator = distributed_iterator(strategy, dataset)
-            ours = lambda: step(iterator, 1)[0].numpy()  # noqa: E731
-        else:
-            xl = XLNetModel(config, RunConfig())
-            xl({"input_ids": ids[:1], "segment_ids": segs[:1], "input_mask": mask[:1]})
-            name_map = checkpoint_map.xlnet_variable_map(xlnet=xl)
-            fn = tf.function(lambda i, s, m: xl({"input_ids": i, "segment_ids": s,
-                                                 "input_mask": m})["sequence_output"],
-                             jit_compile=args.xla)
-            ours = lambda: fn(ids, segs, mask).numpy()  # noqa: E731
+        from bert_tf.xlnet import model as model_today
+        ours, name_map = build_ours(tf, model_today, config, work, args, inputs)
         weights = {name: var.numpy() for name, var in name_map.items()}
         res["ours_build_s"] = time.perf_counter() - t0
         peers = {"ours": ours}
+        extra = [("before", before_module, ())] if before_module else []
+        extra += [(f"ours_{v}", model_today, (v,)) for v in variants]
+        for name, module, variant in extra:  # same weights
+            fn_, other_map = build_ours(tf, module, config, work, args, inputs, variant)
+            for k, var in other_map.items():
+                var.assign(weights[k])
+            peers[name] = fn_
         if orig is not None:  # weights copied BEFORE ours takes a training step
             t0 = time.perf_counter()
             flags_obj = original_flags(shape, config_path, args.dropout, args.weight_decay)
@@ -394,7 +446,7 @@ def main(argv=None):
         if args.hf_python:
             hf, left_out = hf_mapping.convert_original_weights(weights, config, "bench weights")
             if train:
-                scope = model.head.scope
+                scope = [k for k in weights if k.endswith("/logit/kernel")][0].split("/")[1]
                 hf.update({"head.summary_kernel": weights["model/sequnece_summary/summary/kernel"],
                            "head.summary_bias": weights["model/sequnece_summary/summary/bias"],
                            "head.logit_kernel": weights[f"model/{scope}/logit/kernel"],
@@ -414,9 +466,10 @@ def main(argv=None):
             t0 = time.perf_counter()
             firsts[n] = np.asarray(fn_(), np.float32)
             res["first_call_s"][n] = time.perf_counter() - t0
-        if "original" in firsts:
-            diff = np.abs(firsts["original"] - firsts["ours"])
-            res["max_abs_diff_original_vs_ours"] = float(diff[real].max() if not train else diff.max())
+        for n in firsts:
+            if n != "ours":
+                diff = np.abs(firsts[n] - firsts["ours"])
+                res[f"max_abs_diff_{n}_vs_ours"] = float(diff[real].max() if not train else diff.max())
         if train:
             res["first_step_loss"] = {n: float(v) for n, v in firsts.items()}
 

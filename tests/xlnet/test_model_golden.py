@@ -66,6 +66,24 @@ def test_memory_chain_mem16(golden_xlnet):
         mems = result["new_mems"]
 
 
+@pytest.mark.parametrize("fuse,share", [(False, True), (True, False), (False, False)])
+def test_fast_paths_off_same_numbers(golden_xlnet, fuse, share):
+    """The fused q/k/v (k/v with memory) projection and the one positional-encoding row for
+    the whole batch are exact rewrites: with either turned off the golden numbers hold too."""
+    xlnet, _, _, _ = golden_xlnet.build(mem_len=16)
+    for layer in xlnet.transformer_layers:
+        layer.rel_attn.fuse_projections = fuse
+    xlnet.share_positional_encoding = share
+    out = golden_xlnet.outputs
+    for b in range(2):
+        p = f"batch{b}/mem16/"
+        inputs = _plain_inputs(out, f"batch{b}/")
+        if b > 0:
+            inputs["mems"] = [bm(out[p + f"mems_in_{i}"]) for i in range(2)]
+        result = xlnet(inputs)
+        assert _max_diff(result["sequence_output"], bm(out[p + "sequence_output"])) < HIDDEN_TOL
+
+
 def test_transformer_xl_segment_chain(golden_xlnet):
     """mem/seg0..2: qlen 12, mem_len 16, fed with our own memories (12, then 16 long)."""
     xlnet, _, summary, _ = golden_xlnet.build(mem_len=16)
