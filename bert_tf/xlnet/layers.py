@@ -4,11 +4,14 @@ Each layer mirrors one TF1 variable scope of the original `modeling.py`, with th
 weight shapes, so checkpoints map one to one (the name table is
 `bert_tf/xlnet/checkpoint_map.py`).
 
-Layout. The Transformer-XL core keeps the original **time-major** maths: sequence tensors are
-``[len, batch, ...]`` and the einsum strings, `rel_shift` and the masks are the original's
-(spec 3.4-3.12). `XLNetModel` (model.py) transposes its batch-major inputs at the edge. The
-heads (:class:`SequenceSummary`, :class:`LMHead`, :class:`LogitHead`) take batch-major
-tensors.
+Layout. The Transformer-XL core keeps the original **time-major** layout between layers:
+sequence tensors are ``[len, batch, ...]`` and the masks, the positional encoding and
+`rel_shift` are the original's (spec 3.4-3.12). Inside :class:`RelativeAttention` the heads are
+batch-major ``[B, N, len, Dh]`` so that each score is one batched matmul with the softmax on
+the last axis (:func:`rel_attn_core_batch_major`; :func:`rel_attn_core` is the original's
+einsum form of the same sums, kept as the reference). `XLNetModel` (model.py) transposes its
+batch-major inputs at the edge. The heads (:class:`SequenceSummary`, :class:`LMHead`,
+:class:`LogitHead`) take batch-major tensors.
 
 Shapes: L = qlen (current segment), M = mlen (memory), K = M + L (klen), R = relative
 positions (K + L for ``bi``, K + 1 for ``uni``), B = batch, N = n_head, Dh = d_head,
