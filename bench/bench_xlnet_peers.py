@@ -320,9 +320,8 @@ def load_xlnet_at(ref):
 
 def build_ours(tf, model_module, config, work, args, inputs, variant=()):
     """(callable running one forward / train step, original name -> variable) for one of our
-    models; ``variant``: ``unfused`` (q/k/v projections one matmul each), ``tiled_pos`` (the
-    positional encoding projected for every batch row, as the original), ``plain`` (no XLA
-    even with ``--xla``)."""
+    models; ``variant``: ``tiled_pos`` (the positional encoding projected for every batch row,
+    as the original), ``plain`` (no XLA even with ``--xla``)."""
     from bert_tf.training.train_step import TrainStep, distributed_iterator
     from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
     from bert_tf.xlnet import checkpoint_map
@@ -335,9 +334,6 @@ def build_ours(tf, model_module, config, work, args, inputs, variant=()):
         xl = model.xlnet
     else:
         model = xl = model_module.XLNetModel(config, RunConfig())
-    if "unfused" in variant:
-        for layer in xl.transformer_layers:
-            layer.rel_attn.fuse_projections = False
     if "tiled_pos" in variant:
         xl.share_positional_encoding = False
     model({"input_ids": ids[:1], "segment_ids": segs[:1], "input_mask": mask[:1]},
@@ -386,7 +382,7 @@ def main(argv=None):
     p.add_argument("--before_ref", default=None,
                    help="git commit: also time bert_tf/xlnet/{layers,model}.py as of then")
     p.add_argument("--variants", default="",
-                   help="also time ours with levers off: unfused, tiled_pos, plain (no XLA) "
+                   help="also time ours with levers off: tiled_pos, plain (no XLA) "
                         "(comma list)")
     p.add_argument("--out", default=None)
     p.add_argument("--hf_child", default=None, help=argparse.SUPPRESS)

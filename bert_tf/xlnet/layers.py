@@ -422,25 +422,23 @@ class HeadProjections(keras.layers.Layer):
             attn_out = attn_out + h
         return self.layer_norm(attn_out)
 
-    def batch_major_heads(self, x, names, fuse: bool = True):
+    def batch_major_heads(self, x, names):
         """``[len, B, D]`` -> a list of ``[B, N, len, Dh]``, one per kernel of ``names``.
 
-        With ``fuse`` one matmul ``[len * B, D] x [D, n * N * Dh]`` over the kernels
-        concatenated, then one transpose; else one matmul per kernel. Each head is the
-        original `head_projection` (``einsum("ibh,hnd->ibnd")``) laid out batch-major.
+        Each head is the original `head_projection` (``einsum("ibh,hnd->ibnd")``) as one
+        matmul ``[len * B, D] x [D, N * Dh]``, laid out batch-major. (One matmul over the
+        q/k/v kernels concatenated was measured 2-6% slower on CPU: the concatenation and the
+        slices cost more than the larger matmul saves; bench/results/xlnet_peers_*.json.)
         """
         d, n, dh = self.d_model, self.n_head, self.d_head
-        kernels = [tf.reshape(tf.cast(getattr(self, f"{k}_kernel"), x.dtype), [d, n * dh])
-                   for k in names]
         s = tf.shape(x)
         x2 = tf.reshape(x, [-1, d])  # [len * B, D]
-        if not fuse:
-            return [tf.transpose(tf.reshape(tf.matmul(x2, k), [s[0], s[1], n, dh]), [1, 2, 0, 3])
-                    for k in kernels]
-        kernel = kernels[0] if len(kernels) == 1 else tf.concat(kernels, 1)
-        y = tf.reshape(tf.matmul(x2, kernel), [s[0], s[1], len(names), n, dh])
-        y = tf.transpose(y, [2, 1, 3, 0, 4])  # [n, B, N, len, Dh]
-        return [y[i] for i in range(len(names))]
+        heads = []
+        for k in names:
+            kernel = tf.reshape(tf.cast(getattr(self, f"{k}_kernel"), x.dtype), [d, n * dh])
+            y = tf.reshape(tf.matmul(x2, kernel), [s[0], s[1], n, dh])  # [len, B, N, Dh]
+            heads.append(tf.transpose(y, [1, 2, 0, 3]))  # [B, N, len, Dh]
+        return heads
 
     def post_attention_batch_major(self, h, attn_vec, training=False):
         """:meth:`post_attention` (with residual) of batch-major heads ``[B, N, len, Dh]``:
@@ -483,21 +481,14 @@ class RelativeAttention(HeadProjections):
         super().__init__(d_model, n_head, d_head, dropout, dropatt, initializer,
                          names=("q", "k", "v", "r", "o"), **kwargs)
 
-    #: One matmul for the q/k/v projections of the same input (k/v only with memory).
-    fuse_projections = True
-
     def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
         # Letters as in :func:`rel_attn_core`; P = num_predict (two-stream targets, einsum m).
         # Heads are batch-major [B, N, len, Dh] (:func:`rel_attn_core_batch_major`).
         dtype = h.dtype
-        fuse = self.fuse_projections
-        if mems is None:
-            q_head_h, k_head_h, v_head_h = self.batch_major_heads(h, ("q", "k", "v"), fuse)
-        else:
-            cat = tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
-            k_head_h, v_head_h = self.batch_major_heads(cat, ("k", "v"), fuse)
-            q_head_h, = self.batch_major_heads(h, ("q",))
+        cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
+        k_head_h, v_head_h = self.batch_major_heads(cat, ("k", "v"))  # [B, N, K, Dh]
+        q_head_h, = self.batch_major_heads(h, ("q",))  # [B, N, L, Dh]
         k_head_r, = self.batch_major_heads(tf.cast(r, dtype), ("r",))  # [B or 1, N, R, Dh]
         r_w_bias = tf.cast(r_w_bias, dtype)
         r_r_bias = tf.cast(r_r_bias, dtype)
