@@ -4,11 +4,14 @@ Each layer mirrors one TF1 variable scope of the original `modeling.py`, with th
 weight shapes, so checkpoints map one to one (the name table is
 `bert_tf/xlnet/checkpoint_map.py`).
 
-Layout. The Transformer-XL core keeps the original **time-major** maths: sequence tensors are
-``[len, batch, ...]`` and the einsum strings, `rel_shift` and the masks are the original's
-(spec 3.4-3.12). `XLNetModel` (model.py) transposes its batch-major inputs at the edge. The
-heads (:class:`SequenceSummary`, :class:`LMHead`, :class:`LogitHead`) take batch-major
-tensors.
+Layout. The Transformer-XL core keeps the original **time-major** layout between layers:
+sequence tensors are ``[len, batch, ...]`` and the masks, the positional encoding and
+`rel_shift` are the original's (spec 3.4-3.12). Inside :class:`RelativeAttention` the heads are
+batch-major ``[B, N, len, Dh]`` so that each score is one batched matmul with the softmax on
+the last axis (:func:`rel_attn_core_batch_major`; :func:`rel_attn_core` is the original's
+einsum form of the same sums, kept as the reference). `XLNetModel` (model.py) transposes its
+batch-major inputs at the edge. The heads (:class:`SequenceSummary`, :class:`LMHead`,
+:class:`LogitHead`) take batch-major tensors.
 
 Shapes: L = qlen (current segment), M = mlen (memory), K = M + L (klen), R = relative
 positions (K + L for ``bi``, K + 1 for ``uni``), B = batch, N = n_head, Dh = d_head,
@@ -307,6 +310,64 @@ def rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat, r_w_
     return tf.einsum("ijbn,jbnd->ibnd", prob, v_head_h)  # [L, B, N, Dh]
 
 
+def rel_shift_bnij(x, klen):
+    """`rel_shift` on batch-major scores: ``[B, N, L, R]`` -> ``[B, N, L, K]``.
+
+    The original's reshape trick (spec 3.8) on the last two axes, ``out[..., i, j] =
+    x[..., i, L - i + j]``: the same buffer reinterpretation as :func:`rel_shift` with the
+    query / position axes innermost instead of outermost.
+    """
+    s = tf.shape(x)  # [B, N, L, R]
+    x = tf.reshape(x, [s[0], s[1], s[3], s[2]])  # [B, N, R, L]
+    x = x[:, :, 1:]  # [B, N, R - 1, L]
+    x = tf.reshape(x, [s[0], s[1], s[2], s[3] - 1])  # [B, N, L, R - 1]
+    return x[:, :, :, :klen]  # [B, N, L, K]
+
+
+def rel_attn_core_batch_major(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_diff,
+                              r_w_bias, r_r_bias, r_s_bias, attn_mask, scale: float,
+                              dropatt_fn=None):
+    """:func:`rel_attn_core` with batch-major heads, by batched matmuls (spec 3.8).
+
+    The same sums as the original's einsums (``ac + bd + ef``, times ``scale``, minus
+    ``mask_value * mask``, softmax over the keys), laid out ``[B, N, L, K]`` so that every
+    product is one batched matmul and the softmax runs over the last axis (the original
+    layout ``[L, K, B, N]`` makes TF transpose around each einsum and the softmax). The
+    segment term picks, per (query, key), the "same" or "different" score with ``tf.where``:
+    the value the original's one-hot einsum gives (``1 * x + 0 * y``).
+
+    Args:
+      q_head: ``[B, N, L, Dh]``; k_head_h, v_head_h: ``[B, N, K, Dh]``;
+      k_head_r: ``[B or 1, N, R, Dh]`` (1: one positional encoding for the whole batch);
+      seg_embed: ``[2, N, Dh]`` or None; seg_diff: bool ``[B, 1, L, K]`` (True = different
+      segment) or None; r_w_bias, r_r_bias, r_s_bias: ``[N, Dh]``;
+      attn_mask: ``[B or 1, 1, L or 1, K]`` (1 = blocked) or None; scale: ``1 / sqrt(Dh)``;
+      dropatt_fn: dropout applied to the probabilities, or None.
+
+    Returns:
+      ``[B, N, L, Dh]``.
+    """
+    # content score (a) + (c): query + r_w_bias against the content keys
+    ac = tf.matmul(q_head + r_w_bias[:, None, :], k_head_h, transpose_b=True)  # [B, N, L, K]
+    # position score (b) + (d): query + r_r_bias against the relative-position keys
+    bd = tf.matmul(q_head + r_r_bias[:, None, :], k_head_r, transpose_b=True)  # [B, N, L, R]
+    bd = rel_shift_bnij(bd, klen=tf.shape(ac)[3])  # [B, N, L, K]
+    if seg_diff is None:
+        score = ac + bd
+    else:
+        # segment score: query + r_s_bias against the 2 segment embeddings [N, Dh, 2]
+        ef = tf.matmul(q_head + r_s_bias[:, None, :], tf.transpose(seg_embed, [1, 2, 0]))
+        ef = tf.where(seg_diff, ef[..., 1:], ef[..., :1])  # [B, N, L, K]
+        score = ac + bd + ef
+    score = score * scale
+    if attn_mask is not None:
+        score = score - mask_value(score.dtype) * attn_mask
+    prob = tf.nn.softmax(score, axis=-1)  # [B, N, L, K]
+    if dropatt_fn is not None:
+        prob = dropatt_fn(prob)
+    return tf.matmul(prob, v_head_h)  # [B, N, L, Dh]
+
+
 # ------------------------------------------------------------------------------------------
 # Layers
 # ------------------------------------------------------------------------------------------
@@ -361,6 +422,34 @@ class HeadProjections(keras.layers.Layer):
             attn_out = attn_out + h
         return self.layer_norm(attn_out)
 
+    def batch_major_heads(self, x, names):
+        """``[len, B, D]`` -> a list of ``[B, N, len, Dh]``, one per kernel of ``names``.
+
+        Each head is the original `head_projection` (``einsum("ibh,hnd->ibnd")``) as one
+        matmul ``[len * B, D] x [D, N * Dh]``, laid out batch-major. (One matmul over the
+        q/k/v kernels concatenated was measured 2-6% slower on CPU: the concatenation and the
+        slices cost more than the larger matmul saves; bench/results/xlnet_peers_*.json.)
+        """
+        d, n, dh = self.d_model, self.n_head, self.d_head
+        s = tf.shape(x)
+        x2 = tf.reshape(x, [-1, d])  # [len * B, D]
+        heads = []
+        for k in names:
+            kernel = tf.reshape(tf.cast(getattr(self, f"{k}_kernel"), x.dtype), [d, n * dh])
+            y = tf.reshape(tf.matmul(x2, kernel), [s[0], s[1], n, dh])  # [len, B, N, Dh]
+            heads.append(tf.transpose(y, [1, 2, 0, 3]))  # [B, N, len, Dh]
+        return heads
+
+    def post_attention_batch_major(self, h, attn_vec, training=False):
+        """:meth:`post_attention` (with residual) of batch-major heads ``[B, N, len, Dh]``:
+        one matmul ``[len * B, N * Dh] x [N * Dh, D]``; returns ``[len, B, D]``."""
+        d, n, dh = self.d_model, self.n_head, self.d_head
+        kernel = tf.reshape(tf.cast(self.o_kernel, attn_vec.dtype), [d, n * dh])
+        vec = tf.reshape(tf.transpose(attn_vec, [2, 0, 1, 3]), [-1, n * dh])  # [len * B, N * Dh]
+        attn_out = tf.reshape(tf.matmul(vec, kernel, transpose_b=True), tf.shape(h))
+        attn_out = self.dropout(attn_out, training=training)
+        return self.layer_norm(attn_out + h)
+
 
 class RelativeAttention(HeadProjections):
     """Relative multi-head attention, single- and two-stream (scope `layer_i/rel_attn`).
@@ -395,39 +484,46 @@ class RelativeAttention(HeadProjections):
     def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
         # Letters as in :func:`rel_attn_core`; P = num_predict (two-stream targets, einsum m).
+        # Heads are batch-major [B, N, len, Dh] (:func:`rel_attn_core_batch_major`).
         dtype = h.dtype
         cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
-        k_head_h = self.head_projection(cat, "k")  # [K, B, N, Dh]
-        v_head_h = self.head_projection(cat, "v")  # [K, B, N, Dh]
-        k_head_r = self.head_projection(tf.cast(r, dtype), "r")  # [R, B, N, Dh]
+        k_head_h, v_head_h = self.batch_major_heads(cat, ("k", "v"))  # [B, N, K, Dh]
+        q_head_h, = self.batch_major_heads(h, ("q",))  # [B, N, L, Dh]
+        k_head_r, = self.batch_major_heads(tf.cast(r, dtype), ("r",))  # [B or 1, N, R, Dh]
         r_w_bias = tf.cast(r_w_bias, dtype)
         r_r_bias = tf.cast(r_r_bias, dtype)
+        seg_diff = None
         if seg_embed is not None:
             r_s_bias = tf.cast(r_s_bias, dtype)
             seg_embed = tf.cast(seg_embed, dtype)
+            seg_diff = tf.transpose(seg_mat[..., 1] > 0, [2, 0, 1])[:, None]  # [B, 1, L, K]
+
+        def batch_major_mask(mask):  # [L or 1, K, B or 1, 1] -> [B or 1, 1, L or 1, K]
+            return None if mask is None else tf.transpose(tf.cast(mask, dtype), [2, 3, 0, 1])
 
         def dropatt(x):
             return self.dropatt(x, training=training)
 
         def core(q_head, mask):
-            return rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat,
-                                 r_w_bias, r_r_bias, r_s_bias, mask, self.scale, dropatt)
+            return rel_attn_core_batch_major(q_head, k_head_h, v_head_h, k_head_r, seg_embed,
+                                             seg_diff, r_w_bias, r_r_bias, r_s_bias, mask,
+                                             self.scale, dropatt)
 
-        q_head_h = self.head_projection(h, "q")  # [L, B, N, Dh]
-        attn_vec_h = core(q_head_h, attn_mask_h)  # [L, B, N, Dh]
-        output_h = self.post_attention(h, attn_vec_h, training=training)  # [L, B, D]
+        attn_vec_h = core(q_head_h, batch_major_mask(attn_mask_h))  # [B, N, L, Dh]
+        output_h = self.post_attention_batch_major(h, attn_vec_h, training)  # [L, B, D]
         if g is None:
             return output_h, None
 
-        q_head_g = self.head_projection(g, "q")  # [P or L, B, N, Dh]
+        q_head_g, = self.batch_major_heads(g, ("q",))  # [B, N, P or L, Dh]
+        mask_g = batch_major_mask(attn_mask_g)
         if target_mapping is not None:
             target_mapping = tf.cast(target_mapping, dtype)  # [P, L, B]
-            q_head_g = tf.einsum("mbnd,mlb->lbnd", q_head_g, target_mapping)  # [L, B, N, Dh]
-            attn_vec_g = core(q_head_g, attn_mask_g)  # [L, B, N, Dh]
-            attn_vec_g = tf.einsum("lbnd,mlb->mbnd", attn_vec_g, target_mapping)  # [P, B, N, Dh]
+            q_head_g = tf.einsum("bnmd,mlb->bnld", q_head_g, target_mapping)  # [B, N, L, Dh]
+            attn_vec_g = core(q_head_g, mask_g)  # [B, N, L, Dh]
+            attn_vec_g = tf.einsum("bnld,mlb->bnmd", attn_vec_g, target_mapping)  # [B, N, P, Dh]
         else:
-            attn_vec_g = core(q_head_g, attn_mask_g)  # [L, B, N, Dh]
-        output_g = self.post_attention(g, attn_vec_g, training=training)  # [P or L, B, D]
+            attn_vec_g = core(q_head_g, mask_g)  # [B, N, L, Dh]
+        output_g = self.post_attention_batch_major(g, attn_vec_g, training)  # [P or L, B, D]
         return output_h, output_g
 
     def get_config(self):
@@ -465,9 +561,18 @@ class PositionwiseFFN(keras.layers.Layer):
         self.drop_2 = keras.layers.Dropout(dropout)
 
     def call(self, x, training=False):
-        y = self.drop_1(self.layer_1(x), training=training)
-        y = self.drop_2(self.layer_2(y), training=training)
-        return self.layer_norm(y + x)
+        # Each dense as one matmul + bias_add on [tokens, D] (TF1's tf.layers.dense does the
+        # same reshape; Keras' Dense on 3-D input goes through tensordot and an unfused add).
+        d = self.d_model
+        x2 = tf.reshape(x, [-1, d])  # [tokens, D]
+        dtype = x.dtype
+        y = tf.nn.bias_add(tf.matmul(x2, tf.cast(self.layer_1.kernel, dtype)),
+                           tf.cast(self.layer_1.bias, dtype))  # [tokens, F]
+        y = self.drop_1(self.layer_1.activation(y), training=training)
+        y = tf.nn.bias_add(tf.matmul(y, tf.cast(self.layer_2.kernel, dtype)),
+                           tf.cast(self.layer_2.bias, dtype))  # [tokens, D]
+        y = self.drop_2(y, training=training)
+        return self.layer_norm(tf.reshape(y, tf.shape(x)) + x)
 
     def get_config(self):
         config = super().get_config()

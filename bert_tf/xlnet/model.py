@@ -97,6 +97,9 @@ class XLNetModel(keras.Model):
         ]
         self.dropout = keras.layers.Dropout(run_config.dropout)
 
+    #: Project one positional encoding row for the whole batch when that is exact (see call).
+    share_positional_encoding = True
+
     def _layer_biases(self, i):
         if self.config.untie_r:
             return self.r_w_bias[i], self.r_r_bias[i], self.r_s_bias[i]
@@ -155,8 +158,14 @@ class XLNetModel(keras.Model):
 
         seg_mat = None if seg_id is None else relative_segment_matrix(seg_id, mlen, dtype)
 
+        # The original tiles the encoding over the batch ([R, B, D]) and projects every copy.
+        # Without bi_data the copies are equal, so unless dropout will draw a different mask
+        # for each, one [R, 1, D] row is projected and broadcast over the batch.
+        share = (self.share_positional_encoding and not rc.bi_data
+                 and (rc.dropout == 0 or training is False))
         pos_emb = relative_positional_encoding(qlen, klen, cfg.d_model, rc.clamp_len,
-                                               rc.attn_type, rc.bi_data, bsz=bsz, dtype=dtype)
+                                               rc.attn_type, rc.bi_data,
+                                               bsz=None if share else bsz, dtype=dtype)
         pos_emb = self.dropout(pos_emb, training=training)
 
         new_mems = []

@@ -24,6 +24,19 @@ def test_rel_shift_index_identity():
     np.testing.assert_array_equal(out, expected)
 
 
+def test_rel_shift_batch_major_index_identity():
+    # The same identity on [B, N, L, R] scores: out[b, n, i, j] = x[b, n, i, L - i + j],
+    # x[b, n, i, p] = 1000 b + 100 i + p (b over 2 rows, n over 3 heads).
+    qlen, mlen = 3, 2
+    klen, rlen = qlen + mlen, 2 * qlen + mlen
+    x = np.array([[[[1000 * b + 100 * i + p for p in range(rlen)] for i in range(qlen)]] * 3
+                  for b in range(2)], np.float32)
+    out = layers.rel_shift_bnij(tf.constant(x), klen).numpy()
+    expected = [[[[1000 * b + 100 * i + qlen - i + j for j in range(klen)] for i in range(qlen)]] * 3
+                for b in range(2)]
+    np.testing.assert_array_equal(out, expected)
+
+
 def _sinusoid(pos, d_model):
     inv_freq = np.array([1.0 / 10000 ** (k / d_model) for k in range(0, d_model, 2)])
     inp = np.outer(pos, inv_freq)

@@ -66,6 +66,22 @@ def test_memory_chain_mem16(golden_xlnet):
         mems = result["new_mems"]
 
 
+def test_positional_encoding_per_batch_row_same_numbers(golden_xlnet):
+    """One positional-encoding row projected for the whole batch (the default without
+    bi_data) is an exact rewrite: projecting the original's tiled copies gives the golden
+    numbers too, with and without memory."""
+    xlnet, _, _, _ = golden_xlnet.build(mem_len=16)
+    xlnet.share_positional_encoding = False
+    out = golden_xlnet.outputs
+    for b in range(2):
+        p = f"batch{b}/mem16/"
+        inputs = _plain_inputs(out, f"batch{b}/")
+        if b > 0:
+            inputs["mems"] = [bm(out[p + f"mems_in_{i}"]) for i in range(2)]
+        result = xlnet(inputs)
+        assert _max_diff(result["sequence_output"], bm(out[p + "sequence_output"])) < HIDDEN_TOL
+
+
 def test_transformer_xl_segment_chain(golden_xlnet):
     """mem/seg0..2: qlen 12, mem_len 16, fed with our own memories (12, then 16 long)."""
     xlnet, _, summary, _ = golden_xlnet.build(mem_len=16)
