@@ -81,6 +81,7 @@ class BertModel(keras.Model):
         self.pooler = dense(config.hidden_size, config.initializer_range, activation="tanh",
                             name="pooler_dense")
         self.pooler.build((None, config.hidden_size))
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, inputs, training=False) -> Dict[str, tf.Tensor]:
         if isinstance(inputs, dict):
