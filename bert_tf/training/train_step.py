@@ -61,6 +61,10 @@ class TrainStep:
     ``optimizer.apply``. An element that is not a 2-tuple is passed as ``features`` with
     ``labels=None``.
 
+    The step is traced once (one ``tf.function``, autograph off, the update loop an explicit
+    ``tf.while_loop``), so ``loss_fn`` and the model's ``call`` must not branch on tensor
+    values in Python (use ``tf.cond`` / ``tf.where``): such code raises at the first call.
+
     Args:
       model: the Keras model (its ``trainable_variables`` are updated).
       loss_fn: ``loss_fn(model, features, labels) -> loss``: the mean loss of the replica's
