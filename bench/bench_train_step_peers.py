@@ -209,7 +209,7 @@ def main(argv=None):
     p.add_argument("--seq_length", type=int, default=128)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=5, help="timed updates after the first")
-    p.add_argument("--sides", default=",".join(SIDES))
+    p.add_argument("--sides", default="ours,ours_xla,original")
     p.add_argument("--side", default=None, help=argparse.SUPPRESS)  # child mode
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
