@@ -16,6 +16,9 @@ per round, so two never run at once):
   warmup + linear decay, clip 1.0) and :class:`bert_tf.training.train_step.TrainStep` under the
   default strategy, one update per call, input from a ``tf.data`` iterator;
 * ``ours_xla``: the same with ``use_xla=True`` (``--use_xla``);
+* ``ours_before``: ``ours`` with bert_tf imported from another checkout named by the
+  environment variable ``BERT_TF_BEFORE_DIR`` (e.g. ``/work/main``: before vs after a change,
+  in the same run), e.g. ``--sides ours,ours_before,original``;
 * ``original``: google-research/bert's ``run_classifier.create_model`` (is_training=True) and
   ``optimization.create_optimizer`` from ``$BERT_ORIGINAL_DIR`` (outside this repository,
   nothing of it copied here), built under TF 2.21 ``tf.compat.v1`` with
@@ -32,7 +35,8 @@ first update (graph build / trace / compile included; TF import excluded), split
 ``first_step_phases`` (``build_s``: model + optimizer, ours with its eager dummy call, the
 original's graph; ours ``trace_s``: tracing the step function; the original's ``init_s``:
 session + variable initialisation; the rest is the first run: graph optimisation, XLA
-compilation, the step itself); ``step_s`` /
+compilation, the step itself); ``first_step_cpu_s`` / ``first_step_phases_cpu_s``: the same in
+CPU seconds of the process (all threads; what counts on a loaded machine); ``step_s`` /
 ``step_cpu_s`` = the median over the remaining ``--steps`` updates of wall / CPU seconds (the
 process, all threads); ``peak_rss_mib`` = the child's peak resident memory
 (``ru_maxrss``) and ``rss_after_import_mib`` the resident memory after importing TF.
@@ -54,7 +58,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SIDES = ("ours", "ours_xla", "original")
+SIDES = ("ours", "ours_xla", "ours_before", "original")
 LEARNING_RATE = 2e-5
 
 
@@ -106,6 +110,8 @@ def child(args):
 
     sys.path.insert(0, HERE)
     sys.path.insert(0, REPO)
+    if args.side == "ours_before":
+        sys.path.insert(0, os.environ["BERT_TF_BEFORE_DIR"])
     import bench_encoder_peers as peers
 
     config_dict = dict(type_vocab_size=2, **peers.SHAPES[args.shape])
@@ -115,12 +121,12 @@ def child(args):
     num_train_steps = 1000
     warmup = 100
     wall, cpu = [], []
-    phases = {}
+    phases, phases_cpu = {}, {}
     if args.side == "original":
         tf.compat.v1.disable_v2_behavior()
         modules = load_original(os.environ["BERT_ORIGINAL_DIR"], peers._shim_tf())
         v1 = tf.compat.v1
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         cfg = modules["modeling"].BertConfig(**config_dict)
         dataset = tf.data.Dataset.from_tensors((ids, mask, segs, labels)).repeat()
         i, m, s, y = v1.data.make_one_shot_iterator(dataset).get_next()
@@ -131,9 +137,11 @@ def child(args):
         train_op = modules["optimization"].create_optimizer(loss, LEARNING_RATE, num_train_steps,
                                                             warmup, False)
         phases["build_s"] = time.perf_counter() - start  # the graph: model, loss, train_op
+        phases_cpu["build_s"] = time.process_time() - cpu_start
         session = v1.Session()
         session.run(v1.global_variables_initializer())
         phases["init_s"] = time.perf_counter() - start - phases["build_s"]
+        phases_cpu["init_s"] = time.process_time() - cpu_start - phases_cpu["build_s"]
 
         def step():
             return session.run([train_op, loss])[1]
@@ -144,7 +152,7 @@ def child(args):
         from bert_tf.training.train_step import TrainStep, distributed_iterator
 
         strategy = tf.distribute.get_strategy()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         config = BertConfig(**config_dict)
         model = BertClassifier(config, 2).build_with_dummy_input()
         optimizer, _ = create_optimizer(LEARNING_RATE, num_train_steps, warmup,
@@ -158,16 +166,19 @@ def child(args):
         dataset = tf.data.Dataset.from_tensors((features, labels))
         iterator = distributed_iterator(strategy, dataset)
         phases["build_s"] = time.perf_counter() - start  # model, weights, optimizer slots
+        phases_cpu["build_s"] = time.process_time() - cpu_start
         train_step = TrainStep(model, loss_fn, optimizer, strategy, 1,
                                use_xla=args.side == "ours_xla")
         train_step._steps.get_concrete_function(iterator, tf.constant(1, tf.int32))
         phases["trace_s"] = time.perf_counter() - start - phases["build_s"]
+        phases_cpu["trace_s"] = time.process_time() - cpu_start - phases_cpu["build_s"]
 
         def step():
             return float(train_step(iterator, 1)[0])
     c0 = time.process_time()
     first_loss = step()
     first = time.perf_counter() - start
+    first_cpu_total = time.process_time() - cpu_start
     first_cpu = time.process_time() - c0
     for _ in range(args.steps):
         t, c = time.perf_counter(), time.process_time()
@@ -175,9 +186,12 @@ def child(args):
         wall.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     print("RESULT " + json.dumps({
-        "side": args.side, "first_step_s": first, "first_step_cpu_s_of_step": first_cpu,
+        "side": args.side, "bert_tf_dir": os.path.dirname(os.path.dirname(
+            sys.modules["bert_tf"].__file__)) if "bert_tf" in sys.modules else None,
+        "first_step_s": first, "first_step_cpu_s_of_step": first_cpu,
         "step_s": float(np.median(wall)), "step_cpu_s": float(np.median(cpu)),
         "step_s_all": wall, "first_loss": float(first_loss), "first_step_phases": phases,
+        "first_step_cpu_s": first_cpu_total, "first_step_phases_cpu_s": phases_cpu,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "rss_after_import_mib": rss_import}), flush=True)
 
@@ -195,7 +209,7 @@ def main(argv=None):
     p.add_argument("--seq_length", type=int, default=128)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=5, help="timed updates after the first")
-    p.add_argument("--sides", default=",".join(SIDES))
+    p.add_argument("--sides", default="ours,ours_xla,original")
     p.add_argument("--side", default=None, help=argparse.SUPPRESS)  # child mode
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
@@ -205,6 +219,8 @@ def main(argv=None):
     unknown = [s for s in sides if s not in SIDES]
     if unknown:
         raise SystemExit(f"--sides: unknown {unknown} (known: {', '.join(SIDES)})")
+    if "ours_before" in sides and not os.environ.get("BERT_TF_BEFORE_DIR"):
+        raise SystemExit("--sides ours_before: BERT_TF_BEFORE_DIR is not set (another checkout)")
     if "original" in sides and not os.environ.get("BERT_ORIGINAL_DIR"):
         raise SystemExit("BERT_ORIGINAL_DIR is not set (a checkout of google-research/bert)")
     sys.path.insert(0, HERE)
@@ -220,7 +236,8 @@ def main(argv=None):
             cmd = [sys.executable, os.path.abspath(__file__), "--side", side,
                    "--shape", args.shape, "--batch_size", str(args.batch_size),
                    "--seq_length", str(args.seq_length), "--steps", str(args.steps)]
-            env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            first = os.environ["BERT_TF_BEFORE_DIR"] if side == "ours_before" else REPO
+            env = dict(os.environ, PYTHONPATH=first + os.pathsep + os.environ.get("PYTHONPATH", ""))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -235,10 +252,12 @@ def main(argv=None):
                                        + after.ru_stime - before.ru_stime)
             runs[side].append(result)
             print(f"round {r} {side}: step {result['step_s']:.2f} s (cpu {result['step_cpu_s']:.2f}),"
-                  f" first {result['first_step_s']:.1f} s, peak RSS {result['peak_rss_mib']:.0f} MiB",
+                  f" first {result['first_step_s']:.1f} s (cpu {result['first_step_cpu_s']:.1f}),"
+                  f" peak RSS {result['peak_rss_mib']:.0f} MiB",
                   flush=True)
     info["runs"] = runs
-    keys = ("step_s", "step_cpu_s", "first_step_s", "peak_rss_mib", "process_cpu_s")
+    keys = ("step_s", "step_cpu_s", "first_step_s", "first_step_cpu_s", "peak_rss_mib",
+            "process_cpu_s")
     info["per_side"] = {s: {k: summarize([x[k] for x in runs[s]]) for k in keys} for s in sides}
     info["examples_per_s"] = {s: summarize([args.batch_size / x["step_s"] for x in runs[s]])
                               for s in sides}
@@ -248,7 +267,8 @@ def main(argv=None):
                 continue
             info[f"ratio_other_over_{base}"] = {
                 s: {k: summarize([o[k] / b[k] for o, b in zip(runs[s], runs[base])])
-                    for k in ("step_s", "step_cpu_s", "first_step_s", "peak_rss_mib")}
+                    for k in ("step_s", "step_cpu_s", "first_step_s", "first_step_cpu_s",
+                              "peak_rss_mib")}
                 for s in sides if s != base}
     info["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps({k: v for k, v in info.items() if k != "runs"}, indent=2))

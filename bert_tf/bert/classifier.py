@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from bert_tf.bert.checkpoint_map import bert_model_map, output_head_map
 from bert_tf.bert.config import BertConfig
-from bert_tf.bert.layers import TransposedOutput
+from bert_tf.bert.layers import TransposedOutput, dropout
 from bert_tf.bert.model import BertModel, encoder_inputs
 
 CLASSIFIER_DROPOUT = 0.1  # hard-coded in the original create_model
@@ -55,9 +55,11 @@ class BertClassifier(keras.Model):
         self.is_regression = is_regression
         self.bert = encoder if encoder is not None else BertModel(
             config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
+        self.dropout = dropout(CLASSIFIER_DROPOUT)
         self.head = TransposedOutput(num_labels, config.hidden_size, CLASSIFIER_INIT_STDDEV,
                                      name="classifier")
+        # every weight of ours exists; another encoder builds itself on its first call
+        self.built = True
 
     def call(self, features, training=False):
         pooled = self.bert(encoder_inputs(features), training=training)["pooled_output"]

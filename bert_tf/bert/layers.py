@@ -73,6 +73,18 @@ def layer_norm(name):
     return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
 
 
+def dropout(rate):
+    """A Keras ``Dropout`` marked built (it has no weights; its seed state exists already).
+
+    Unbuilt, it would make every layer holding it look unbuilt to Keras, which then builds
+    that layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder)
+    before the first real call: seconds of the first step, no weight created.
+    """
+    layer = keras.layers.Dropout(rate)
+    layer.built = True
+    return layer
+
+
 def dense(units, initializer_range, activation=None, name=None):
     """A dense layer with a truncated-normal kernel ``[in, units]`` and zero bias."""
     return keras.layers.Dense(units, activation=activation, name=name,
@@ -136,7 +148,8 @@ class BertEmbeddings(keras.layers.Layer):
             initializer=init)
         self.layer_norm = layer_norm("LayerNorm")
         self.layer_norm.build((None, None, hidden_size))
-        self.dropout = keras.layers.Dropout(hidden_dropout_prob)
+        self.dropout = dropout(hidden_dropout_prob)
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, input_ids, segment_ids, training=False):
         seq_length = input_ids.shape[1]
@@ -207,7 +220,7 @@ class SelfAttention(keras.layers.Layer):
         self.value = dense(hidden_size, initializer_range, name="value")
         for d in (self.query, self.key, self.value):
             d.build((None, None, hidden_size))
-        self.dropout = keras.layers.Dropout(attention_probs_dropout_prob)
+        self.dropout = dropout(attention_probs_dropout_prob)
         self.built = True  # every weight exists; TransformerBlock calls attend_2d directly
 
     def _split_heads(self, x, batch, seq):
@@ -291,7 +304,8 @@ class TransformerBlock(keras.layers.Layer):
         self.output_dense.build((None, None, intermediate_size))
         self.output_layer_norm = layer_norm("output_LayerNorm")
         self.output_layer_norm.build((None, None, hidden_size))
-        self.dropout = keras.layers.Dropout(hidden_dropout_prob)
+        self.dropout = dropout(hidden_dropout_prob)
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, hidden_states, mask_adder, training=False):
         # on [B*S, H] rows, as the original's transformer_model: every dense is one fused
@@ -337,6 +351,7 @@ class TransposedOutput(keras.layers.Layer):
             initializer=create_initializer(initializer_range))
         self.output_bias = self.add_weight(name="output_bias", shape=(num_outputs,),
                                            initializer="zeros")
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, x):
         w = tf.cast(tf.convert_to_tensor(self.output_weights), x.dtype)
@@ -379,6 +394,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.transform_layer_norm.build((None, hidden_size))
         self.output_bias = self.add_weight(name="output_bias", shape=(embeddings.vocab_size,),
                                            initializer="zeros")
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, sequence_output, masked_lm_positions):
         hidden = gather_indexes(sequence_output, masked_lm_positions)

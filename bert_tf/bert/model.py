@@ -81,6 +81,7 @@ class BertModel(keras.Model):
         self.pooler = dense(config.hidden_size, config.initializer_range, activation="tanh",
                             name="pooler_dense")
         self.pooler.build((None, config.hidden_size))
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, inputs, training=False) -> Dict[str, tf.Tensor]:
         if isinstance(inputs, dict):
@@ -151,6 +152,7 @@ class BertPretrainingHeads(keras.layers.Layer):
                                         config.initializer_range, name="predictions")
         self.seq_relationship = TransposedOutput(2, config.hidden_size, config.initializer_range,
                                                  name="seq_relationship")
+        self.built = True  # every weight exists (see `dropout`)
 
     def call(self, sequence_output, pooled_output, masked_lm_positions):
         nsp_logits = self.seq_relationship(pooled_output)
