@@ -85,8 +85,9 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
 
     Raises:
       OutputPathError: ``path`` is empty, ends with a slash or is a folder, exists but is not a
-        regular file (``/dev/full``, ``/dev/null``, a FIFO: the final rename would replace it), or its parent is
-        missing (and not created), not a folder, or not writable (names the path). For a
+        regular file (``/dev/full``, ``/dev/null``, a FIFO: the final rename would replace
+        it), or its parent is missing (and not created), not a folder, or not writable
+        (names the path). For a
         remote path (:func:`is_remote`) only "is a folder" and "parent is a file" can be known
         before writing: a bucket has no folders to be missing, and write access shows at the
         first write.
