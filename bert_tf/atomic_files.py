@@ -20,6 +20,7 @@ import os
 import posixpath
 import re
 import socket
+import stat
 import tempfile
 import uuid
 from typing import Iterator, List, TextIO
@@ -83,8 +84,10 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
       ``path``.
 
     Raises:
-      OutputPathError: ``path`` is empty, ends with a slash or is a folder, or its parent is
-        missing (and not created), not a folder, or not writable (names the path). For a
+      OutputPathError: ``path`` is empty, ends with a slash or is a folder, exists but is not a
+        regular file (``/dev/full``, ``/dev/null``, a FIFO: the final rename would replace
+        it), or its parent is missing (and not created), not a folder, or not writable
+        (names the path). For a
         remote path (:func:`is_remote`) only "is a folder" and "parent is a file" can be known
         before writing: a bucket has no folders to be missing, and write access shows at the
         first write.
@@ -93,6 +96,16 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
         return _check_remote_output_path(path, create_parent)
     if not path or path.endswith(os.sep) or os.path.isdir(path):
         raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # The rename at the end would replace a device such as /dev/full or /dev/null (or a
+        # FIFO) by a regular file: refused instead.
+        raise OutputPathError(
+            f"{path}: is a device, pipe or socket, not a regular file; outputs are written to a "
+            "temporary file and renamed, so the output must be a regular file path")
     folder = os.path.dirname(os.path.abspath(path))
     if create_parent and not os.path.exists(folder):
         try:

@@ -33,3 +33,8 @@ class FlagError(BertTfError):
 class OutputPathError(BertTfError):
     """An output path cannot be written: a folder where a file is expected, a missing or
     non-folder parent, no permission (names the path)."""
+
+
+class StdoutWriteError(OutputPathError):
+    """Standard output cannot be written (``> /dev/full``, a closed pipe); raised by the
+    guard :func:`bert_tf.flags.run_main` puts on ``sys.stdout``."""

@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from absl import app, flags
 
 from bert_tf.atomic_files import remove_stale_temp_files
-from bert_tf.errors import BertTfError, FlagError
+from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
 from bert_tf.output_locks import output_locks
 
 FLAGS = flags.FLAGS
@@ -1005,6 +1005,9 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
       (:mod:`bert_tf.output_locks`: a second run on the same output fails with one line),
       and the temporary files that killed runs left in the output folders
       (:func:`output_folders`) are removed, said in one line (issue 15 item 5);
+    * standard output that cannot be written (``> /dev/full``, a closed pipe) is one
+      ``error: cannot write to standard output (...)`` line, exit 1, not a traceback
+      (bert_tf); ``sys.stdout`` is flushed before ``main`` counts as done;
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
@@ -1022,19 +1025,28 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
         absent = absent_output_folders(FLAGS)
+        stdout = sys.stdout
+        sys.stdout = _StdoutGuard(stdout)
         try:
             check_no_positional_arguments(argv)
             with output_locks(locked_outputs(FLAGS)):
                 for folder in output_folders(FLAGS):
                     remove_stale_temp_files(folder)
-                return main(argv)
+                result = main(argv)
+                sys.stdout.flush()
+                return result
         except BertTfError as e:
+            if isinstance(e, StdoutWriteError):
+                _discard_stdout(stdout)
             remove_empty_new_folders(absent)
             print(f"error: {e}", file=sys.stderr)
             sys.exit(1)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             sys.exit(130)
+        finally:
+            if isinstance(sys.stdout, _StdoutGuard):
+                sys.stdout = stdout
 
     try:
         app.run(_wrapped, flags_parser=parse_flags)
@@ -1044,6 +1056,46 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         if skip_teardown and e.code in (None, 0):
             exit_without_teardown(0)
         raise
+
+
+class _StdoutGuard:
+    """``sys.stdout`` during :func:`run_main`'s ``main``: a write or flush that fails with an
+    ``OSError`` (``> /dev/full``, a closed pipe) raises :class:`StdoutWriteError` (one
+    ``error:`` line) instead of a traceback; everything else is the wrapped stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, name, *args):
+        try:
+            return getattr(self._stream, name)(*args)
+        except OSError as e:
+            raise StdoutWriteError(
+                f"cannot write to standard output ({e.strerror or e})") from e
+
+    def write(self, text):
+        return self._guarded("write", text)
+
+    def writelines(self, lines):
+        return self._guarded("writelines", lines)
+
+    def flush(self):
+        return self._guarded("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _discard_stdout(stream) -> None:
+    """Points ``stream``'s file descriptor at ``os.devnull``, so that the exit's own flush of
+    its unwritten buffer does not fail again (Python's "Exception ignored ... flushing
+    sys.stdout", exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def exit_without_teardown(code: int = 0) -> None:

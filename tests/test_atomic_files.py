@@ -1,5 +1,6 @@
 """Atomic outputs: nothing partial on failure, umask permissions, stale temp files removed."""
 import os
+import stat
 import subprocess
 import sys
 
@@ -51,3 +52,16 @@ def test_bad_output_paths(tmp_path, name):
 def test_missing_parent_created_on_request(tmp_path):
     check_output_path(str(tmp_path / "new" / "out.tfrecord"), create_parent=True)
     assert (tmp_path / "new").is_dir()
+
+
+def test_special_file_output_refused_not_replaced(tmp_path):
+    # Found by trying --output_file=/dev/full: the final rename replaced the device by a
+    # regular file. A FIFO stands in for the device here (same st_mode test, harmless).
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputPathError, match="not a regular file"):
+        atomic_write_text(str(fifo), "x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]
+    with pytest.raises(OutputPathError, match="not a regular file"):
+        check_output_path(os.devnull)

@@ -453,3 +453,18 @@ def test_bad_flag_is_one_error_line(argv, names, capsys):
     assert err.endswith("(--helpfull lists the flags)\n")
     for name in names:
         assert name in err
+
+
+@pytest.mark.parametrize("skip_teardown", [False, True])
+def test_unwritable_stdout_is_one_error_line(skip_teardown):
+    # Found with `extract_features.py ... > /dev/full`: the final print was a traceback (and
+    # with the teardown skipped a failed flush would have been exit 0).
+    code = ("import sys; sys.argv = ['x.py']; from bert_tf import flags; "
+            "flags.run_main(lambda argv: print('wrote 3 lines to out.jsonl'), "
+            f"skip_teardown={skip_teardown})")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, env={**os.environ, "PYTHONPATH": REPO})
+    assert proc.returncode == 1
+    assert proc.stderr == ("error: cannot write to standard output "
+                           "(No space left on device)\n")

@@ -42,7 +42,8 @@ def expand_input_patterns(input_file: str) -> List[str]:
     (gs://...; `tf.io.gfile`).
 
     Raises:
-      InputDataError: the list is empty, or a pattern matches no file (names the pattern).
+      InputDataError: the list is empty, or a pattern matches no file or only folders (names
+        the pattern).
     """
     patterns = [p.strip() for p in (input_file or "").split(",") if p.strip()]
     if not patterns:
@@ -58,9 +59,14 @@ def expand_input_patterns(input_file: str) -> List[str]:
         except tf.errors.OpError as e:
             raise InputDataError(
                 f"input pattern {pattern!r} cannot be expanded: {e.message}") from e
-        matches = [m for m in matches if not tf.io.gfile.isdir(m)]
-        if not matches:
+        files_only = [m for m in matches if not tf.io.gfile.isdir(m)]
+        if matches and not files_only:
+            raise InputDataError(
+                f"input pattern {pattern!r} matches only folders, expected text files with one "
+                "sentence per line")
+        if not files_only:
             raise InputDataError(f"input pattern {pattern!r} matches no file")
+        matches = files_only
         files.extend(matches)
     return files
 

@@ -187,6 +187,14 @@ def test_globs_and_comma_lists(tokenizer, tmp_path):
     assert files == [str(tmp_path / "p1.txt"), str(tmp_path / "p2.txt"), other]
 
 
+def test_folder_as_input_file_is_named_as_a_folder(tmp_path):
+    # Found with --input_file=<a folder>: it said "matches no file", as for a missing file.
+    with pytest.raises(InputDataError, match=r"matches only folders"):
+        pretraining_corpus.expand_input_patterns(str(tmp_path))
+    with pytest.raises(InputDataError, match=r"'[^']*nothing\.txt' matches no file"):
+        pretraining_corpus.expand_input_patterns(str(tmp_path / "nothing.txt"))
+
+
 def test_vocab_without_mask(tmp_path):
     vocab = _write(tmp_path / "vocab.txt", b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n")
     src = _write(tmp_path / "x.txt", b"hello\n")
