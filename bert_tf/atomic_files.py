@@ -30,6 +30,33 @@ from absl import logging
 from bert_tf.errors import OutputPathError
 
 
+class CommitOnExit:
+    """Context-manager protocol of the atomic writers: leaving a ``with`` block without an
+    error calls ``self.close()`` (the file appears at its final path), with an error
+    ``self.abort()`` (the temporary file is dropped, the final path is left as it was). The
+    exception is never swallowed. Subclasses define ``close`` and ``abort``."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+
+def exit_atomic_context(context) -> None:
+    """Leaves an entered :func:`atomic_path` context as after an error: the temporary file is
+    removed and the final path is not touched."""
+    err = RuntimeError("aborted")
+    try:
+        context.__exit__(RuntimeError, err, None)
+    except RuntimeError:
+        pass
+
+
 def current_umask() -> int:
     """The process umask, read without changing it (``os.umask`` is not thread-safe);
     ``0o022`` if unknown."""

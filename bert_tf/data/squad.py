@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import logging
 
+from bert_tf.atomic_files import CommitOnExit
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.file_streams import open_text
 
@@ -532,7 +533,7 @@ def tfrecord_int_lengths(max_seq_length: int, is_training: bool) -> Dict[str, in
     return lengths
 
 
-class FeatureWriter:
+class FeatureWriter(CommitOnExit):
     """Writes :class:`InputFeatures` to a TFRecord file (original ``FeatureWriter``).
 
     All features are int64 lists: ``unique_ids`` [1], ``input_ids``, ``input_mask``,
@@ -572,16 +573,6 @@ class FeatureWriter:
     def abort(self) -> None:
         """Drops the temporary file; ``filename`` is left as it was."""
         self._writer.abort()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
-        return False
 
 
 # Post-processing, re-exported under the original module's names.

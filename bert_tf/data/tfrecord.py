@@ -11,7 +11,8 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
 
 import tensorflow as tf
 
-from bert_tf.atomic_files import atomic_path, check_output_path
+from bert_tf.atomic_files import (CommitOnExit, atomic_path, check_output_path,
+                                   exit_atomic_context)
 from bert_tf.errors import FlagError, InputDataError
 
 Feature = Union[Sequence[int], Sequence[float]]
@@ -38,7 +39,7 @@ def make_example(int_features: Mapping[str, Sequence[int]],
     return tf.train.Example(features=tf.train.Features(feature=feats))
 
 
-class AtomicTFRecordWriter:
+class AtomicTFRecordWriter(CommitOnExit):
     """A `tf.io.TFRecordWriter` that writes to a temporary file and renames it on close.
 
     Use as a context manager; on an exception the temporary file is removed and ``path`` is
@@ -67,21 +68,7 @@ class AtomicTFRecordWriter:
 
     def abort(self) -> None:
         self._writer.close()
-        err = RuntimeError("aborted")
-        try:
-            self._context.__exit__(RuntimeError, err, None)
-        except RuntimeError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
-        return False
+        exit_atomic_context(self._context)
 
 
 def decode_example(serialized: bytes) -> Dict[str, List]:

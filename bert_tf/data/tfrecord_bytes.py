@@ -25,7 +25,8 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
 
-from bert_tf.atomic_files import atomic_path, check_output_path
+from bert_tf.atomic_files import (CommitOnExit, atomic_path, check_output_path,
+                                   exit_atomic_context)
 
 _CASTAGNOLI_REFLECTED = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8
@@ -300,7 +301,7 @@ def tfrecord_frames(datas: Sequence[bytes]) -> bytes:
                     for h, hc, d, dc in zip(headers, header_crcs, datas, data_crcs))
 
 
-class LocalTFRecordWriter:
+class LocalTFRecordWriter(CommitOnExit):
     """A TFRecord file on local disk, written atomically (temporary file + rename on close)
     with the framing of :func:`tfrecord_frames`; the same bytes as ``tf.io.TFRecordWriter``
     without compression. Records are buffered and framed ``RECORDS_PER_CRC_BATCH`` at a time.
@@ -339,21 +340,7 @@ class LocalTFRecordWriter:
 
     def abort(self) -> None:
         self._file.close()
-        err = RuntimeError("aborted")
-        try:
-            self._context.__exit__(RuntimeError, err, None)
-        except RuntimeError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
-        return False
+        exit_atomic_context(self._context)
 
 
 def open_record_writer(path: str):
