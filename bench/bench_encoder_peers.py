@@ -66,6 +66,7 @@ from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.bert.model import BertModel  # noqa: E402
 from bert_tf.bert.hf_export import convert_original_weights, hf_config_dict  # noqa: E402
 from bert_tf.bert.keras_hub_mapping import keras_hub_config, original_to_keras_hub  # noqa: E402
+from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -77,22 +78,6 @@ SHAPES = {
     "tiny": dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                  intermediate_size=128),
 }
-
-
-def machine():
-    """lscpu model name and flags, core count, load average."""
-    info = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0]}
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in text.splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("Model name", "Flags"):
-                info[key.strip().lower().replace(" ", "_")] = value.strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    flags = info.pop("flags", "")
-    info["simd"] = [f for f in flags.split() if f.startswith(("avx", "amx", "fma"))]
-    return info
 
 
 # ---- the original graph --------------------------------------------------------------------

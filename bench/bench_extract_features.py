@@ -36,6 +36,7 @@ import tempfile
 import time
 
 import numpy as np
+from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -67,20 +68,6 @@ fe.feature_json_line = original_writer
 sys.argv = ["extract_features.py"] + sys.argv[1:]
 runpy.run_path("extract_features.py", run_name="__main__")
 '''
-
-
-def machine():
-    info = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0]}
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                info["model_name"] = line.split(":", 1)[1].strip()
-            if line.startswith("Flags:"):
-                info["simd_flags"] = sorted(f for f in line.split(":", 1)[1].split()
-                                            if f.startswith(("avx", "amx", "fma")))
-    except OSError:
-        pass
-    return info
 
 
 def write_input(path, lines):

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from machine_info import machine  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("BERT_TF_SHARED_DATA", os.path.join(os.path.dirname(REPO), "shared", "data"))
@@ -107,22 +108,6 @@ def _run(cmd, env):
 def _summary(values):
     return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
             "max": round(max(values), 3)}
-
-
-def _machine():
-    """``lscpu``'s model name, whether it lists avx2 / avx512f / amx_tile, the CPU count."""
-    model, flags = "", []
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("Flags"):
-                flags = line.split(":", 1)[1].split()
-    except OSError:
-        pass
-    return {"lscpu_model_name": model, "cpus": os.cpu_count(),
-            "lscpu_flags": {f: f in flags for f in ("avx2", "avx512f", "amx_tile")}}
 
 
 def main():
@@ -197,7 +182,7 @@ def main():
         result = {
             "what": "create_pretraining_data.py whole process, ratios > 1 = the second faster",
             "corpus_bytes": size, "documents": num_docs, "dupe_factor": args.dupe_factor,
-            "flags": FLAGS, "rounds": args.rounds, "machine": _machine(),
+            "flags": FLAGS, "rounds": args.rounds, "machine": machine(),
             "load_average_before": load_before, "load_average_after": os.getloadavg(),
             "outputs_identical_to_original": identical, "sha256": digests,
             "ratios_median_min_max": ratios, "per_round": rounds,

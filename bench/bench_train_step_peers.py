@@ -224,7 +224,7 @@ def main(argv=None):
     if "original" in sides and not os.environ.get("BERT_ORIGINAL_DIR"):
         raise SystemExit("BERT_ORIGINAL_DIR is not set (a checkout of google-research/bert)")
     sys.path.insert(0, HERE)
-    from bench_encoder_peers import machine  # noqa: E402 (imports TF; fine in the parent)
+    from machine_info import machine  # noqa: E402
 
     info = {"machine": machine(), "shape": args.shape, "batch": args.batch_size,
             "seq": args.seq_length, "rounds": args.rounds, "timed_steps": args.steps,

@@ -50,6 +50,7 @@ import time
 import types
 
 import numpy as np
+from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -77,22 +78,6 @@ def make_inputs(batch, seq, n_token, seed=0):
     ids[batch // 2:, :pad] = 5
     labels = rng.randint(0, 2, (batch,)).astype(np.int32)
     return ids, segs, mask, labels
-
-
-def machine():
-    """lscpu model name and SIMD flags, core count, load average."""
-    info = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0]}
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in text.splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("Model name", "Flags"):
-                info[key.strip().lower().replace(" ", "_")] = value.strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    flags = info.pop("flags", "")
-    info["simd"] = [f for f in flags.split() if f.startswith(("avx", "amx", "fma"))]
-    return info
 
 
 def summarize(values):

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -46,17 +47,6 @@ class Phases:
                            time.process_time() - c, time.perf_counter() - w)
 
         setattr(owner, attr, timed)
-
-
-def machine():
-    info = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()[0]}
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                info["model_name"] = line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return info
 
 
 def main(argv=None):

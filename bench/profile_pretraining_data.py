@@ -172,7 +172,7 @@ def main():
         print(f"{n}: {v['median']:.2f}x ({v['min']:.2f}-{v['max']:.2f}) over {args.rounds} rounds")
     print(f"import tensorflow: {import_tf_s:.2f} CPU s; writers give the same file: {same_file}")
     result = {"what": "CPU seconds (process_time) in-process; ratio = old / new",
-              "machine": bench_pretraining_data._machine(), "load_average": os.getloadavg(),
+              "machine": bench_pretraining_data.machine(), "load_average": os.getloadavg(),
               "rounds": args.rounds, "phases_cpu_s": phases,
               "import_tensorflow_cpu_s": import_tf_s, "writers_same_file": same_file,
               "lever_ratios_median_min_max": ratios, "per_round": per_round}
