@@ -8,8 +8,8 @@ Layout. The Transformer-XL core keeps the original **time-major** layout between
 sequence tensors are ``[len, batch, ...]`` and the masks, the positional encoding and
 `rel_shift` are the original's (spec 3.4-3.12). Inside :class:`RelativeAttention` the heads are
 batch-major ``[B, N, len, Dh]`` so that each score is one batched matmul with the softmax on
-the last axis (:func:`rel_attn_core_batch_major`; :func:`rel_attn_core` is the original's
-einsum form of the same sums, kept as the reference). `XLNetModel` (model.py) transposes its
+the last axis (:func:`rel_attn_core_batch_major`: the same sums as the original's einsum
+``rel_attn_core``). `XLNetModel` (model.py) transposes its
 batch-major inputs at the edge. The heads (:class:`SequenceSummary`, :class:`LMHead`,
 :class:`LogitHead`) take batch-major tensors.
 
@@ -270,46 +270,6 @@ def cache_mem(curr_out, prev_mem, mem_len: Optional[int], reuse_len: Optional[in
     return tf.stop_gradient(new_mem)
 
 
-def rel_attn_core(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_mat, r_w_bias, r_r_bias,
-                  r_s_bias, attn_mask, scale: float, dropatt_fn=None):
-    """Relative attention scores and context (original `rel_attn_core`, spec 3.8).
-
-    Args:
-      q_head: ``[L, B, N, Dh]``; k_head_h, v_head_h: ``[K, B, N, Dh]``;
-      k_head_r: ``[R, B, N, Dh]``; seg_embed: ``[2, N, Dh]`` or None; seg_mat:
-      ``[L, K, B, 2]`` or None; r_w_bias, r_r_bias, r_s_bias: ``[N, Dh]``;
-      attn_mask: ``[L or 1, K, B or 1, 1]`` or None; scale: ``1 / sqrt(Dh)``;
-      dropatt_fn: dropout applied to the probabilities, or None.
-
-    Returns:
-      ``[L, B, N, Dh]``.
-    """
-    # Shape letters (time-major, as the module docstring):
-    #   L = qlen (queries, einsum i), K = mlen + qlen (keys, einsum j), R = relative positions
-    #   (K + L for "bi", K + 1 for "uni"), B = batch (b), N = n_head (n), Dh = d_head (d),
-    #   2 = same / different segment (s).
-    # content score (a) + (c): query + r_w_bias against the content keys
-    ac = tf.einsum("ibnd,jbnd->ijbn", q_head + r_w_bias, k_head_h)  # [L, K, B, N]
-    # position score (b) + (d): query + r_r_bias against the relative-position keys
-    bd = tf.einsum("ibnd,jbnd->ijbn", q_head + r_r_bias, k_head_r)  # [L, R, B, N]
-    bd = rel_shift(bd, klen=tf.shape(ac)[1])  # [L, K, B, N]
-    if seg_mat is None:
-        score = ac + bd  # [L, K, B, N]
-    else:
-        # segment score: query + r_s_bias against the 2 segment embeddings, then picked per
-        # (query, key) pair by the one-hot seg_mat
-        ef = tf.einsum("ibnd,snd->ibns", q_head + r_s_bias, seg_embed)  # [L, B, N, 2]
-        ef = tf.einsum("ijbs,ibns->ijbn", seg_mat, ef)  # [L, K, B, N]
-        score = ac + bd + ef  # [L, K, B, N]
-    score = score * scale  # [L, K, B, N]
-    if attn_mask is not None:
-        score = score - mask_value(score.dtype) * attn_mask  # [L, K, B, N] (mask broadcast)
-    prob = tf.nn.softmax(score, axis=1)  # [L, K, B, N], sums to 1 over the K keys
-    if dropatt_fn is not None:
-        prob = dropatt_fn(prob)  # [L, K, B, N]
-    return tf.einsum("ijbn,jbnd->ibnd", prob, v_head_h)  # [L, B, N, Dh]
-
-
 def rel_shift_bnij(x, klen):
     """`rel_shift` on batch-major scores: ``[B, N, L, R]`` -> ``[B, N, L, K]``.
 
@@ -327,7 +287,7 @@ def rel_shift_bnij(x, klen):
 def rel_attn_core_batch_major(q_head, k_head_h, v_head_h, k_head_r, seg_embed, seg_diff,
                               r_w_bias, r_r_bias, r_s_bias, attn_mask, scale: float,
                               dropatt_fn=None):
-    """:func:`rel_attn_core` with batch-major heads, by batched matmuls (spec 3.8).
+    """The original's ``rel_attn_core`` with batch-major heads, by batched matmuls (spec 3.8).
 
     The same sums as the original's einsums (``ac + bd + ef``, times ``scale``, minus
     ``mask_value * mask``, softmax over the keys), laid out ``[B, N, L, K]`` so that every
@@ -483,7 +443,7 @@ class RelativeAttention(HeadProjections):
 
     def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
-        # Letters as in :func:`rel_attn_core`; P = num_predict (two-stream targets, einsum m).
+        # Letters as in :func:`rel_attn_core_batch_major`; P = num_predict (two-stream targets).
         # Heads are batch-major [B, N, len, Dh] (:func:`rel_attn_core_batch_major`).
         dtype = h.dtype
         cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
