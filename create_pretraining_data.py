@@ -11,13 +11,13 @@ section 5), plus ``--num_workers`` (parallel tokenization). The work is done by
 
 With XLNet's flags (``--sp_path``, ``--input_glob``, ``--save_dir``, ``--seq_len``...; the
 original XLNet ``data_utils.py``) it writes XLNet's pretraining records instead: see
-bert_tf/tasks/xlnet_pretraining_data.py.
+bert_tf/xlnet/tasks/pretraining_data.py.
 
 With an ALBERT-only flag (``--spm_model_file``, ``--ngram``, ``--favor_shorter_ngram``,
 ``--random_next_sentence``, ``--do_permutation``) it is ALBERT's create_pretraining_data.py
 (n-gram masking, sentence-order labels, ``token_boundary``; ALBERT's defaults for the flags not
 given: ``--max_seq_length`` 512, ``--dupe_factor`` 40, ``--do_whole_word_mask`` True): see
-bert_tf/tasks/albert_pretraining_data.py. ``python -m bert_tf.albert.create_pretraining_data``
+bert_tf/albert/tasks/pretraining_data.py. ``python -m bert_tf.albert.create_pretraining_data``
 is the same with ALBERT's defaults registered.
 """
 
@@ -39,11 +39,11 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     from bert_tf.data.pretraining import create_pretraining_data
-    from bert_tf.tasks import albert_pretraining_data
+    from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.sp_path:
-        from bert_tf.tasks.xlnet_pretraining_data import run_from_flags
+        from bert_tf.xlnet.tasks.pretraining_data import run_from_flags
         for info in run_from_flags(FLAGS):
             print(f"wrote {info['num_batch']} batches to {info['filenames'][0]}")
         return

@@ -8,7 +8,7 @@
 With no flags it runs the embedded default model (real all-MiniLM-L6-v2 weights converted to
 the original layout) on an example input and says where it wrote the output. With XLNet's
 --model_config_path / --spiece_model_file (and --init_checkpoint, --uncased) it runs an XLNet
-model instead (bert_tf/tasks/xlnet_feature_extraction.py): same JSONL schema, SentencePiece
+model instead (bert_tf/xlnet/tasks/feature_extraction.py): same JSONL schema, SentencePiece
 tokens.
 """
 
@@ -35,10 +35,10 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.tasks.xlnet_feature_extraction import run_from_flags
+        from bert_tf.xlnet.tasks.feature_extraction import run_from_flags
         run_from_flags(FLAGS)
         return
-    from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+    from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
     args = bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS)
     summary = extract_features(args)
     print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "

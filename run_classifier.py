@@ -10,18 +10,18 @@
 Writes train/eval/predict.tf_record, model.ckpt-N, eval_results.txt and test_results.tsv to
 --output_dir as the original; tasks cola, mnli, mrpc, xnli, sst-2, qnli, qqp, rte, wnli,
 sts-b. Beyond the original: --export_dir (SavedModel with a serving signature); --siamese
-(a Sentence-BERT bi-encoder: bert_tf/tasks/siamese.py); with none of
+(a Sentence-BERT bi-encoder: bert_tf/bert/tasks/siamese.py); with none of
 --bert_config_file, --vocab_file, --init_checkpoint the embedded MiniLM default model is used.
-See bert_tf/tasks/classifier.py.
+See bert_tf/bert/tasks/classifier.py.
 
 With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --train_steps...;
 the original XLNet run_classifier.py) it fine-tunes an XLNet model instead: see
-bert_tf/tasks/xlnet_classifier.py.
+bert_tf/xlnet/tasks/classifier.py.
 
 With --albert_config_file (the flags of the original ALBERT run_classifier.py, --spm_model_file,
 --train_step, --warmup_step, --optimizer, --data_dir holding MRPC/, CoLA/...) it fine-tunes,
 evaluates and predicts with an ALBERT model, ALBERT's defaults for the flags not given:
-see bert_tf/tasks/albert_classifier.py (also `python -m bert_tf.albert.run_classifier`).
+see bert_tf/albert/tasks/classifier.py (also `python -m bert_tf.albert.run_classifier`).
 """
 
 import os
@@ -50,13 +50,13 @@ def main(_):
         raise FlagError("--siamese: only for BERT models (--bert_config_file), not XLNet or "
                         "ALBERT")
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.tasks.xlnet_classifier import run_from_flags
+        from bert_tf.xlnet.tasks.classifier import run_from_flags
         run_from_flags(FLAGS)
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
         albert_main(FLAGS)
         return
-    from bert_tf.tasks.classifier import ClassifierArgs, run
+    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
     args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
     result = run(args)
     if result.eval_results is not None:
@@ -70,8 +70,8 @@ def main(_):
 
 
 def albert_main(flag_values):
-    """The ALBERT path: :func:`bert_tf.tasks.albert_classifier.run_from_flags`, then a summary."""
-    from bert_tf.tasks import albert_classifier
+    """The ALBERT path: :func:`bert_tf.albert.tasks.classifier.run_from_flags`, then a summary."""
+    from bert_tf.albert.tasks import classifier as albert_classifier
     result = albert_classifier.run_from_flags(flag_values)
     for prefix, results in result.evaluated:
         print(f"eval {prefix or '(initial weights)'}: "

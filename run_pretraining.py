@@ -8,16 +8,16 @@
 
 Same flags and defaults as the original, plus ``--use_xla``, ``--dtype`` and
 ``--gradient_accumulation_steps``. The work is done by
-:func:`bert_tf.tasks.pretraining.run_pretraining`.
+:func:`bert_tf.bert.tasks.pretraining.run_pretraining`.
 
 With XLNet's flags (``--record_info_dir``, ``--model_dir``, ``--seq_len``, ``--mem_len``...;
 the original XLNet ``train.py`` / ``train_gpu.py``) it pretrains XLNet instead: see
-bert_tf/tasks/xlnet_pretraining.py.
+bert_tf/xlnet/tasks/pretraining.py.
 
 With ``--albert_config_file`` (the original ALBERT ``run_pretraining.py``: ``--optimizer`` lamb
 or adamw, ``--poly_power``, ``--start_warmup_step``, ``--init_from_group0``; ALBERT's defaults
 for the flags not given) it pretrains ALBERT (masked LM + sentence order) on the records of
-ALBERT's create_pretraining_data: see bert_tf/tasks/albert_pretraining.py (also
+ALBERT's create_pretraining_data: see bert_tf/albert/tasks/pretraining.py (also
 ``python -m bert_tf.albert.run_pretraining``).
 """
 
@@ -41,17 +41,17 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
+    from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:
-        from bert_tf.tasks.xlnet_pretraining import run_from_flags
+        from bert_tf.xlnet.tasks.pretraining import run_from_flags
         done = run_from_flags(FLAGS)["train"]
         print(f"trained to global_step {done.global_step}; last loss {done.last_loss}; "
               f"checkpoint {done.checkpoint}")
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
-        from bert_tf.tasks import albert_pretraining
+        from bert_tf.albert.tasks import pretraining as albert_pretraining
         report(albert_pretraining.run_from_flags(FLAGS))
         return
     for name in ("input_file", "bert_config_file", "output_dir"):
@@ -63,7 +63,7 @@ def main(_):
 
 def report(result) -> None:
     """Prints what a BERT or ALBERT pretraining run did (a ``PretrainingResult``)."""
-    from bert_tf.tasks.pretraining import run_report
+    from bert_tf.bert.tasks.pretraining import run_report
 
     text = run_report(result)
     if text:

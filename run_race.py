@@ -11,20 +11,20 @@ Reads --data_dir/<split>/{middle,high}/* in sorted file order (the original list
 unsorted, so its order depends on the file system); caches the TFRecords in --output_dir;
 writes model.ckpt-N (original variable names) and eval_results.txt to --model_dir.
 --original_context_mutation=False gives the intended feature layout instead of the
-original's. See bert_tf/tasks/xlnet_race.py.
+original's. See bert_tf/xlnet/tasks/race.py.
 """
 
 from absl import logging
 
 from bert_tf import flags as bert_flags
 
-# bert_tf.tasks.xlnet_race (TensorFlow) is imported in main, after the flags are parsed.
+# bert_tf.xlnet.tasks.race (TensorFlow) is imported in main, after the flags are parsed.
 bert_flags.define(*bert_flags.ARGS_FLAGS["XLNetRaceArgs"], profile=bert_flags.XLNET_RUN_RACE)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.xlnet_race import run_from_flags
+    from bert_tf.xlnet.tasks.race import run_from_flags
     logging.set_verbosity(logging.INFO)
     run_from_flags(FLAGS)
 

@@ -10,16 +10,16 @@
 Writes model.ckpt-N (original layout), train.tf_record, eval.tf_record, predictions.json,
 nbest_predictions.json, null_odds.json (with --version_2_with_negative) and, when the predict
 file has answers, eval_results.json (official metrics) to --output_dir. See
-`bert_tf.tasks.squad`.
+`bert_tf.bert.tasks.squad`.
 
 With XLNet's flags (--model_config_path, --spiece_model_file, --model_dir, --predict_dir...;
 the original XLNet run_squad.py, with --do_prepro, SQuAD 2.0 beam heads and the automatic
-null-threshold search) it runs XLNet instead: see bert_tf/tasks/xlnet_squad.py.
+null-threshold search) it runs XLNet instead: see bert_tf/xlnet/tasks/squad.py.
 
 With --albert_config_file (the flags of the original ALBERT run_squad_v1.py, or with
 --version_2_with_negative those of run_squad_v2.py: --spm_model_file, --train_feature_file,
 --predict_feature_file, --predict_feature_left_file, --start_n_top...) it runs ALBERT, ALBERT's
-defaults for the flags not given: see bert_tf/tasks/albert_squad.py (also
+defaults for the flags not given: see bert_tf/albert/tasks/squad.py (also
 `python -m bert_tf.albert.run_squad_v1` / `run_squad_v2`).
 """
 
@@ -48,13 +48,13 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.tasks.xlnet_squad import run_from_flags
+        from bert_tf.xlnet.tasks.squad import run_from_flags
         run_from_flags(FLAGS)
         return
     if bert_flags.flag_given(FLAGS, "albert_config_file"):
         albert_main(FLAGS)
         return
-    from bert_tf.tasks.squad import SquadArgs, run
+    from bert_tf.bert.tasks.squad import SquadArgs, run
     summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
     if "global_step" in summary:
         print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")
@@ -72,8 +72,8 @@ def main(_):
 
 def albert_main(flag_values):
     """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
-    (:func:`bert_tf.tasks.albert_squad.run_from_flags`), then its summary."""
-    from bert_tf.tasks import albert_squad
+    (:func:`bert_tf.albert.tasks.squad.run_from_flags`), then its summary."""
+    from bert_tf.albert.tasks import squad as albert_squad
     version = 2 if flag_values.version_2_with_negative else 1
     albert_squad.print_summary(albert_squad.run_from_flags(flag_values, version))
 

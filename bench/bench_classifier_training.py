@@ -43,7 +43,7 @@ from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import classifier as data  # noqa: E402
 from bert_tf.data import classifier_records  # noqa: E402
 from bert_tf.data.tfrecord import read_examples  # noqa: E402
-from bert_tf.tasks import classifier  # noqa: E402
+from bert_tf.bert.tasks import classifier  # noqa: E402
 from bert_tf.bert.classifier import BertClassifier, classifier_loss  # noqa: E402
 from bert_tf.tokenization.wordpiece import FullTokenizer  # noqa: E402
 from bert_tf import checkpoint_io  # noqa: E402

@@ -308,7 +308,7 @@ def build_ours(tf, model_module, config, work, args, inputs, variant=()):
     models; ``variant``: ``tiled_pos`` (the positional encoding projected for every batch row,
     as the original), ``plain`` (no XLA even with ``--xla``)."""
     from bert_tf.training.train_step import TrainStep, distributed_iterator
-    from bert_tf.training.xlnet_optimization import create_xlnet_optimizer
+    from bert_tf.xlnet.optimization import create_xlnet_optimizer
     from bert_tf.xlnet import checkpoint_map
     from bert_tf.xlnet.config import RunConfig
 

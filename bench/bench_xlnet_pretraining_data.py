@@ -28,7 +28,7 @@ sys.path.insert(0, REPO)
 SHARED = os.environ.get("BERT_TF_SHARED_DATA", os.path.join(os.path.dirname(REPO), "shared",
                                                              "data"))
 
-from bert_tf.data import xlnet_pretraining as xp  # noqa: E402
+from bert_tf.xlnet.data import pretraining as xp  # noqa: E402
 from bert_tf.tokenization.sentencepiece_prepro import (encode_ids, load_sp_model,  # noqa: E402
                                                        preprocess_text)
 

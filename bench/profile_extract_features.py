@@ -2,7 +2,7 @@
 
     python bench/profile_extract_features.py [--lines 400] [--layers=-1,-2,-3,-4]
 
-Runs ``bert_tf.tasks.feature_extraction.extract_features`` (the root script's main work) on
+Runs ``bert_tf.bert.tasks.feature_extraction.extract_features`` (the root script's main work) on
 the first ``--lines`` MRPC dev pairs with the embedded MiniLM default (``--max_seq_length=128
 --batch_size=8``), with timers wrapped around its phases: importing TensorFlow (and Keras),
 building the Keras model, restoring the checkpoint, tokenization, each batch's forward pass
@@ -69,7 +69,7 @@ def main(argv=None):
     phases.add("import keras", time.process_time() - c, time.perf_counter() - w)
     c, w = time.process_time(), time.perf_counter()
     from bert_tf import defaults
-    from bert_tf.tasks import feature_extraction as fe
+    from bert_tf.bert.tasks import feature_extraction as fe
     from bert_tf.bert import model as bert_model
     from bert_tf.tokenization import wordpiece
     phases.add("import bert_tf", time.process_time() - c, time.perf_counter() - w)

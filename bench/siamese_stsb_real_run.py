@@ -44,7 +44,7 @@ def main(argv=None):
     opts = parser.parse_args(argv)
 
     from absl import logging
-    from bert_tf.tasks.classifier import ClassifierArgs, run
+    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
 
     logging.set_verbosity(logging.INFO)
     if os.path.exists(opts.work_dir):

@@ -50,9 +50,9 @@ def held_out_losses(model_dir, dev_dir, eval_batches):
     import numpy as np
     import tensorflow as tf
 
-    from bert_tf.data.xlnet_pretraining_input import (dataset_fn_builder, find_record_info,
+    from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_record_info,
                                                       make_parser)
-    from bert_tf.tasks.xlnet_pretraining import Memory, pretraining_loss_fn
+    from bert_tf.xlnet.tasks.pretraining import Memory, pretraining_loss_fn
     from bert_tf.xlnet import checkpoint_map
     from bert_tf.xlnet.config import RunConfig, XLNetConfig
     from bert_tf.xlnet.model import XLNetPretrainingModel

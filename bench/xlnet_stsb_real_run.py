@@ -5,7 +5,7 @@ on the real STS-B train set (5,749 pairs, ``../shared/data/STS-B``) with the rea
 SentencePiece model (``../shared/data/xlnet/spiece.model``, 32,000 pieces), then evaluates on
 dev (1,500 pairs) and predicts the test set, through the same code as
 ``run_classifier.py --model_config_path=... --spiece_model_file=...``
-(:func:`bert_tf.tasks.xlnet_classifier.run_from_flags`), with XLNet's original flags::
+(:func:`bert_tf.xlnet.tasks.classifier.run_from_flags`), with XLNet's original flags::
 
     python bench/xlnet_stsb_real_run.py --work_dir=/tmp/xlnet_stsb [--train_steps=400]
 
@@ -26,7 +26,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 
 from bert_tf import flags as bert_flags  # noqa: E402
-from bert_tf.tasks import xlnet_classifier  # noqa: E402
+from bert_tf.xlnet.tasks import classifier as xlnet_classifier  # noqa: E402
 from bert_tf.atomic_files import atomic_write_text  # noqa: E402
 
 SHARED_DATA = os.environ.get("BERT_TF_SHARED_DATA",

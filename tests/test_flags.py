@@ -14,12 +14,12 @@ from absl import flags as absl_flags
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
 from bert_tf.flags import FLAG_SPECS
-from bert_tf.tasks.classifier import ClassifierArgs
-from bert_tf.tasks.feature_extraction import ExtractFeaturesArgs
-from bert_tf.tasks.pretraining import PretrainingArgs
-from bert_tf.tasks.squad import SquadArgs
-from bert_tf.tasks.xlnet_classifier import XLNetClassifierArgs
-from bert_tf.tasks.xlnet_feature_extraction import XLNetExtractFeaturesArgs
+from bert_tf.bert.tasks.classifier import ClassifierArgs
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs
+from bert_tf.bert.tasks.pretraining import PretrainingArgs
+from bert_tf.bert.tasks.squad import SquadArgs
+from bert_tf.xlnet.tasks.classifier import XLNetClassifierArgs
+from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs
 
 # the original scripts' own defaults where they differ from the vocabulary's (spec 9.1);
 # --doc_stride of run_classifier.py / extract_features.py: unset = the original's truncation
@@ -382,16 +382,17 @@ def test_empty_output_folders_a_failed_run_created_are_removed(tmp_path):
 def test_args_flags_are_each_argument_classes_fields_in_order(name):
     # the root scripts define their flags from ARGS_FLAGS without importing the task modules
     import importlib
-    modules = {"ClassifierArgs": "classifier", "XLNetClassifierArgs": "xlnet_classifier",
-               "AlbertClassifierArgs": "albert_classifier",
-               "ExtractFeaturesArgs": "feature_extraction",
-               "XLNetExtractFeaturesArgs": "xlnet_feature_extraction",
-               "XLNetSquadArgs": "xlnet_squad", "XLNetPretrainingArgs": "xlnet_pretraining",
-               "AlbertPretrainingArgs": "albert_pretraining",
-               "XLNetDataArgs": "xlnet_pretraining_data",
-               "AlbertDataArgs": "albert_pretraining_data", "XLNetRaceArgs": "xlnet_race",
-               "AlbertSquadArgs": "albert_squad"}
-    cls = getattr(importlib.import_module(f"bert_tf.tasks.{modules[name]}"), name)
+    modules = {"ClassifierArgs": "bert.tasks.classifier",
+               "XLNetClassifierArgs": "xlnet.tasks.classifier",
+               "AlbertClassifierArgs": "albert.tasks.classifier",
+               "ExtractFeaturesArgs": "bert.tasks.feature_extraction",
+               "XLNetExtractFeaturesArgs": "xlnet.tasks.feature_extraction",
+               "XLNetSquadArgs": "xlnet.tasks.squad", "XLNetPretrainingArgs": "xlnet.tasks.pretraining",
+               "AlbertPretrainingArgs": "albert.tasks.pretraining",
+               "XLNetDataArgs": "xlnet.tasks.pretraining_data",
+               "AlbertDataArgs": "albert.tasks.pretraining_data", "XLNetRaceArgs": "xlnet.tasks.race",
+               "AlbertSquadArgs": "albert.tasks.squad"}
+    cls = getattr(importlib.import_module(f"bert_tf.{modules[name]}"), name)
     assert bert_flags.ARGS_FLAGS[name] == tuple(f.name for f in dataclasses.fields(cls))
 
 

@@ -7,7 +7,7 @@ original leaves numpy unseeded, so its records are not reproducible). ``--vocab_
 needed only without ``--spm_model_file`` (the original always requires it).
 
 An entry point (level "entry points" of tests/test_layering.py): flags, then one call into
-:mod:`bert_tf.tasks.albert_pretraining_data`.
+:mod:`bert_tf.albert.tasks.pretraining_data`.
 """
 
 from absl import logging
@@ -21,7 +21,7 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.albert_pretraining_data import run_from_flags
+    from bert_tf.albert.tasks.pretraining_data import run_from_flags
     logging.set_verbosity(logging.INFO)
     n = run_from_flags(FLAGS)
     print(f"wrote {n} instances to {FLAGS.output_file}")

@@ -3,7 +3,7 @@
 The original google-research/albert command line with only the module prefix changed, with
 its flags and defaults (``--max_seq_length`` 512, ``--train_step`` 1000, ``--optimizer`` adamw,
 ``--data_dir`` the GLUE folder holding ``MRPC/``...). ``--spm_model_file`` may be left out
-(the original requires it, empty for WordPiece). See bert_tf/tasks/albert_classifier.py for
+(the original requires it, empty for WordPiece). See bert_tf/albert/tasks/classifier.py for
 what is done better (``--do_eval`` / ``--do_predict`` without polling or ``model.ckpt-best``).
 
 An entry point (level "entry points" of tests/test_layering.py).
@@ -20,7 +20,7 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.albert_classifier import run_from_flags
+    from bert_tf.albert.tasks.classifier import run_from_flags
     logging.set_verbosity(logging.INFO)
     result = run_from_flags(FLAGS)
     for prefix, results in result.evaluated:

@@ -4,7 +4,7 @@ sentence order, LAMB or AdamW).
 The original google-research/albert command line with only the module prefix changed, with
 its flags and defaults (``--optimizer`` lamb, ``--learning_rate`` 0.00176,
 ``--train_batch_size`` 4096, ``--num_train_steps`` 125000, ``--num_warmup_steps`` 3125,
-``--do_train`` True). See bert_tf/tasks/albert_pretraining.py.
+``--do_train`` True). See bert_tf/albert/tasks/pretraining.py.
 
 An entry point (level "entry points" of tests/test_layering.py).
 """
@@ -20,8 +20,8 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.tasks.albert_pretraining import run_from_flags
-    from bert_tf.tasks.pretraining import run_report
+    from bert_tf.albert.tasks.pretraining import run_from_flags
+    from bert_tf.bert.tasks.pretraining import run_report
     logging.set_verbosity(logging.INFO)
     text = run_report(run_from_flags(FLAGS))
     if text:

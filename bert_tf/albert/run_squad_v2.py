@@ -3,7 +3,7 @@
 The original google-research/albert command line with only the module prefix changed, with
 its flags and defaults (``--max_seq_length`` 384, ``--doc_stride`` 128, ``--num_train_epochs``
 3, ``--start_n_top`` / ``--end_n_top`` 5, ``--dropout_prob`` 0.1; ``--spm_model_file``,
-``--albert_config_file``, ``--output_dir`` required). See bert_tf/tasks/albert_squad.py for
+``--albert_config_file``, ``--output_dir`` required). See bert_tf/albert/tasks/squad.py for
 the files written and what is done differently (``--do_predict`` predicts once with the
 newest checkpoint instead of polling ``--output_dir``).
 
@@ -20,7 +20,7 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    from bert_tf.tasks import albert_squad  # after the flags: --help needs no TensorFlow
+    from bert_tf.albert.tasks import squad as albert_squad  # after the flags: --help needs no TensorFlow
     albert_squad.print_summary(albert_squad.run_from_flags(FLAGS, version=2))
 
 

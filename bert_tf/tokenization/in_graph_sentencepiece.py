@@ -3,7 +3,7 @@
 :class:`XLNetTextPreprocessor` gives, for raw text in the graph, exactly the features of the
 original XLNet ``classifier_utils.convert_single_example`` with ``run_classifier.tokenize_fn``
 (``encode_ids(sp, preprocess_text(text, lower=uncased))``), i.e. what
-:func:`bert_tf.data.xlnet_classifier.convert_single_example` builds in Python (spec ``xlnet.md``
+:func:`bert_tf.xlnet.data.classifier.convert_single_example` builds in Python (spec ``xlnet.md``
 5.1-5.4, golden ``xlnet/prepro.jsonl`` and ``classifier_features.jsonl``):
 
 1. ``preprocess_text``: strip and collapse every run of Python whitespace to one space; ````` ``

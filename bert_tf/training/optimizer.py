@@ -246,7 +246,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
     def scale_update(self, update, variable, index: int):
         """The update as applied (before ``* learning_rate``): here as it is. A subclass
-        rescales it (ALBERT's LAMB: the trust ratio, `bert_tf.training.lamb`).
+        rescales it (ALBERT's LAMB: the trust ratio, `bert_tf.albert.lamb`).
 
         Args:
           update: ``m / (sqrt(v) + epsilon)`` (+ weight decay), the variable's shape and dtype;

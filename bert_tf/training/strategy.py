@@ -120,7 +120,7 @@ def strategy_from_flags(flags: Any, multi_worker: Optional[bool] = None):
     BERT's flags: ``use_tpu``, ``tpu_name``, ``tpu_zone``, ``gcp_project``, ``master``,
     ``num_tpu_cores``. XLNet's, used when ``flags`` has ``num_core_per_host`` and no
     ``num_tpu_cores`` (e.g.
-    :class:`bert_tf.tasks.xlnet_classifier.XLNetClassifierArgs`): ``tpu`` for the TPU name,
+    :class:`bert_tf.xlnet.tasks.classifier.XLNetClassifierArgs`): ``tpu`` for the TPU name,
     ``num_hosts * num_core_per_host`` TPU cores, at most ``num_core_per_host`` GPUs, no
     ``TF_CONFIG`` cluster. Flags that are not defined take the original defaults (use_tpu
     False, num_tpu_cores 8, num_hosts 1). :func:`check_tpu_flags` runs first.

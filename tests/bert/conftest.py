@@ -34,16 +34,6 @@ def tiny_random_model(tiny_random_dir):
     return model, heads, report
 
 
-@pytest.fixture(scope="session")
-def minilm_checkpoint_dir(minilm_dir, tmp_path_factory):
-    """MiniLM converted to the original layout by our converter (bert_tf.convert)."""
-    from bert_tf.convert import convert_hf_folder
-
-    out = str(tmp_path_factory.mktemp("minilm"))
-    convert_hf_folder(minilm_dir, out)
-    return out
-
-
 # A 1-layer config for tests that only need a built model (no golden weights).
 TINY_CONFIG = dict(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                    intermediate_size=16, max_position_embeddings=16, type_vocab_size=2)

@@ -256,7 +256,7 @@ def test_mnli_columns(tmp_path):
 def test_stsb_score_outside_0_5_is_kept_with_a_warning(tmp_path, caplog):
     # issue 15 item 10: a score of 7.5 (another column, a typo) was used silently.
     import logging
-    from bert_tf.data import xlnet_classifier
+    from bert_tf.xlnet.data import classifier as xlnet_classifier
     header = (b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
               b"sentence2\tscore\n")
     path = _write(tmp_path, "dev.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\t3.2\n"

@@ -65,7 +65,7 @@ def test_file_without_fingerprint_is_checked_then_reused(tmp_path):
 
 def test_race_check_uses_the_fingerprint(tmp_path):
     import types
-    from bert_tf.data import xlnet_race_records
+    from bert_tf.xlnet.data import race_records as xlnet_race_records
     spm = tmp_path / "spiece.model"
     spm.write_bytes(b"m")
     args = types.SimpleNamespace(max_seq_length=8, max_qa_length=4, uncased=False,

@@ -101,7 +101,7 @@ def test_bert_windows_are_logged_with_their_tokens(tmp_path, caplog):
 
 def test_xlnet_windows_are_logged_with_their_ids(caplog):
     from bert_tf.data.classifier import InputExample
-    from bert_tf.data.xlnet_classifier import convert_example_windows
+    from bert_tf.xlnet.data.classifier import convert_example_windows
 
     caplog.set_level("INFO")
     features = convert_example_windows(
@@ -131,7 +131,7 @@ def test_bert_example_log_lines(tmp_path, caplog):
 
 def test_xlnet_example_log_lines(caplog):
     from bert_tf.data.classifier import InputExample
-    from bert_tf.data.xlnet_classifier import convert_single_example
+    from bert_tf.xlnet.data.classifier import convert_single_example
 
     caplog.set_level("INFO")
     convert_single_example(0, InputExample("g", "11 12", "13", label="0"), ["0", "1"], 7,

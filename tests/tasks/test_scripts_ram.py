@@ -26,7 +26,7 @@ def _tiny_bert_config(tmp_path):
 
 @pytest.mark.slow  # two short training runs: 35-60 s on the 2 shared cores
 def test_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_path, monkeypatch):
-    from bert_tf.tasks.classifier import ClassifierArgs, run
+    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
 
     mrpc = os.path.join(golden_dir, "bert", "classifier", "MRPC")
     files = {"vocab.txt": uncased_vocab_file, "bert_config.json": _tiny_bert_config(tmp_path)}
@@ -74,7 +74,7 @@ def _assert_same_two_step_pretraining(tmp_path, monkeypatch, files, run_fn):
 
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
-    from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
+    from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
 
     config = json.loads(open(os.path.join(golden_dir, "bert", "tiny_random",
                                           "bert_config.json")).read())
@@ -102,8 +102,8 @@ def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
 
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_xlnet_with_memory(golden_dir, tmp_path, monkeypatch):
-    from tests.tasks.test_xlnet_pretraining import tiny_args
-    from bert_tf.tasks import xlnet_pretraining as xpt
+    from tests.xlnet.tasks.test_pretraining import tiny_args
+    from bert_tf.xlnet.tasks import pretraining as xpt
 
     src = os.path.join(golden_dir, "xlnet", "pretraining_data", "tfrecords")
     files = {f"tfrecords/{n}": os.path.join(src, n) for n in os.listdir(src)}
@@ -123,8 +123,8 @@ def test_run_pretraining_xlnet_with_memory(golden_dir, tmp_path, monkeypatch):
 
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_albert_train_eval(golden_dir, tmp_path, monkeypatch):
-    from bert_tf.tasks import albert_pretraining
-    from bert_tf.tasks.albert_pretraining import AlbertPretrainingArgs
+    from bert_tf.albert.tasks import pretraining as albert_pretraining
+    from bert_tf.albert.tasks.pretraining import AlbertPretrainingArgs
 
     model = os.path.join(golden_dir, "albert", "model")
     files = {"albert_config.json": os.path.join(model, "albert_config.json"),
@@ -158,7 +158,7 @@ XLNET_TINY_CONFIG = {"n_layer": 2, "d_model": 16, "n_head": 2, "d_head": 8, "d_i
 
 @pytest.mark.slow  # two short training runs
 def test_xlnet_run_classifier_train_eval_predict(golden_dir, tmp_path, monkeypatch):
-    from bert_tf.tasks import xlnet_classifier as xc
+    from bert_tf.xlnet.tasks import classifier as xc
 
     config = tmp_path / "xlnet_config.json"
     config.write_text(json.dumps(XLNET_TINY_CONFIG))
@@ -192,7 +192,7 @@ def test_xlnet_run_classifier_train_eval_predict(golden_dir, tmp_path, monkeypat
 
 @pytest.mark.slow  # the golden RACE eval twice
 def test_xlnet_run_race_eval(golden_dir, shared_data_dir, tmp_path, monkeypatch):
-    from bert_tf.tasks import xlnet_race as xr
+    from bert_tf.xlnet.tasks import race as xr
 
     race = os.path.join(golden_dir, "xlnet_squad", "race", "RACE")
     qa = os.path.join(golden_dir, "xlnet_squad", "tiny_random_qa")
@@ -221,8 +221,8 @@ def test_xlnet_run_race_eval(golden_dir, shared_data_dir, tmp_path, monkeypatch)
 @pytest.mark.slow  # two short training runs
 def test_albert_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_path,
                                                   monkeypatch):
-    from bert_tf.tasks import albert_classifier
-    from bert_tf.tasks.albert_classifier import AlbertClassifierArgs
+    from bert_tf.albert.tasks import classifier as albert_classifier
+    from bert_tf.albert.tasks.classifier import AlbertClassifierArgs
 
     model = os.path.join(golden_dir, "albert", "model")
     glue = os.path.join(golden_dir, "albert", "classifier", "glue_data", "MRPC")
@@ -279,8 +279,8 @@ def test_create_pretraining_data_xlnet(golden_dir, tmp_path, monkeypatch):
     import numpy as np
 
     from bert_tf.data.tfrecord import read_examples
-    from bert_tf.tasks.xlnet_pretraining_data import XLNetDataArgs, run
-    from tests.tasks.test_xlnet_pretraining_data import RECORDS
+    from bert_tf.xlnet.tasks.pretraining_data import XLNetDataArgs, run
+    from tests.xlnet.tasks.test_pretraining_data import RECORDS
 
     golden = os.path.join(golden_dir, "xlnet", "pretraining_data")
     files = {"sotu_pretrain.txt": os.path.join(golden, "sotu_pretrain.txt"),
@@ -306,7 +306,7 @@ def test_create_pretraining_data_xlnet(golden_dir, tmp_path, monkeypatch):
 
 
 def test_create_pretraining_data_albert(golden_dir, uncased_vocab_file, tmp_path, monkeypatch):
-    from bert_tf.tasks.albert_pretraining_data import AlbertDataArgs, run
+    from bert_tf.albert.tasks.pretraining_data import AlbertDataArgs, run
 
     files = {"vocab.txt": uncased_vocab_file,
              "sample_text.txt": os.path.join(golden_dir, "bert", "pretraining_data",

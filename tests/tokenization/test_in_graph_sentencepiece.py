@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import xlnet_classifier
+from bert_tf.xlnet.data import classifier as xlnet_classifier
 from bert_tf.data.classifier import InputExample
 from bert_tf.errors import ConfigError
 from bert_tf.tokenization import sentencepiece_prepro

@@ -90,7 +90,7 @@ def test_strategy_from_flags_checks_before_reaching_the_tpu(monkeypatch):
 
 
 def test_run_classifier_fails_before_creating_the_output_dir(tmp_path):
-    from bert_tf.tasks.classifier import ClassifierArgs, run
+    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
 
     out = tmp_path / "out"
     args = ClassifierArgs(task_name="MRPC", data_dir="gs://b/MRPC", output_dir=str(out),
@@ -104,7 +104,7 @@ def test_run_classifier_fails_before_creating_the_output_dir(tmp_path):
 
 def test_xlnet_run_pretraining_fails_before_any_work(tmp_path):
     from bert_tf import flags as bert_flags_lib
-    from bert_tf.tasks import xlnet_pretraining as xpt
+    from bert_tf.xlnet.tasks import pretraining as xpt
 
     fields = {f: bert_flags_lib.XLNET_RUN_PRETRAINING.default(f)
               for f in xpt.XLNetPretrainingArgs.__dataclass_fields__}
@@ -121,7 +121,7 @@ def test_albert_run_pretraining_fails_before_any_work(tmp_path, golden_dir):
     import os
 
     from bert_tf import flags as bert_flags_lib
-    from bert_tf.tasks import albert_pretraining as apt
+    from bert_tf.albert.tasks import pretraining as apt
 
     fields = {f: bert_flags_lib.ALBERT_RUN_PRETRAINING.default(f)
               for f in apt.AlbertPretrainingArgs.__dataclass_fields__}

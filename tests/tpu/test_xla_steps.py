@@ -101,9 +101,9 @@ FEATURES = ("input_k", "seg_id", "perm_mask", "target_mapping", "input_q", "targ
 @pytest.mark.slow
 def test_xlnet_pretraining_loss_with_memory_compiles_with_xla_and_matches(golden_dir):
     """XLNet pretraining with memory (train_gpu.py's two-stream loss): two steps of the loss
-    the loop trains with, memory carried by :class:`bert_tf.tasks.xlnet_pretraining.Memory`,
+    the loop trains with, memory carried by :class:`bert_tf.xlnet.tasks.pretraining.Memory`,
     compiled with XLA, give the plain steps' losses and memories within 1e-5."""
-    from bert_tf.tasks import xlnet_pretraining as xpt
+    from bert_tf.xlnet.tasks import pretraining as xpt
     from bert_tf.xlnet import checkpoint_map
     from bert_tf.xlnet.model import XLNetPretrainingModel
     from tests.xlnet.conftest import GoldenXLNet
@@ -135,7 +135,7 @@ def test_xlnet_pretraining_loss_with_memory_compiles_with_xla_and_matches(golden
 def test_xlnet_classifier_train_step_compiles_with_xla_and_matches(golden_dir, tmp_path):
     """XLNet classifier (run_classifier.py's TPU shapes: fixed batch 4 x 16): forward +
     backward compiled with XLA equals the plain step within 1e-5."""
-    from bert_tf.tasks import xlnet_classifier as xc
+    from bert_tf.xlnet.tasks import classifier as xc
     from bert_tf.xlnet.config import XLNetConfig
 
     folder = os.path.join(golden_dir, "xlnet", "tiny_random")

@@ -123,7 +123,7 @@ def test_bert_squad_train_and_predict_steps(golden_dir):
 
 
 def test_bert_pretraining_train_and_eval_steps(golden_dir):
-    from bert_tf.tasks.pretraining import build_pretrainer, pretraining_loss_fn
+    from bert_tf.bert.tasks.pretraining import build_pretrainer, pretraining_loss_fn
 
     model = build_pretrainer(_bert_config(golden_dir), tf.distribute.get_strategy())
     features = _pretraining_batch(os.path.join(golden_dir, "bert", "pretraining_data",
@@ -137,7 +137,7 @@ def test_bert_pretraining_train_and_eval_steps(golden_dir):
 
 def test_albert_classifier_train_and_eval_steps(golden_dir):
     from bert_tf.albert.classifier import AlbertClassifier
-    from bert_tf.tasks.classifier import classifier_loss_fn
+    from bert_tf.bert.tasks.classifier import classifier_loss_fn
 
     model = AlbertClassifier(_albert_config(golden_dir), num_labels=2)
     model.build_with_dummy_input(SEQ)
@@ -151,7 +151,7 @@ def test_albert_classifier_train_and_eval_steps(golden_dir):
 
 def test_albert_pretraining_train_and_eval_steps(golden_dir):
     from bert_tf.albert.pretrainer import AlbertPretrainer
-    from bert_tf.tasks.pretraining import pretraining_loss_fn
+    from bert_tf.bert.tasks.pretraining import pretraining_loss_fn
 
     model = AlbertPretrainer(_albert_config(golden_dir))
     model.build_with_dummy_input()
@@ -183,7 +183,7 @@ def _xlnet_inputs(batch, seq, real=None, seed=17):
 
 
 def test_xlnet_squad_train_and_predict_steps(tmp_path):
-    from bert_tf.tasks import xlnet_squad as xsq
+    from bert_tf.xlnet.tasks import squad as xsq
     from bert_tf.xlnet.squad import qa_loss
 
     args = xsq.XLNetSquadArgs(output_dir=str(tmp_path), model_dir=str(tmp_path),
@@ -213,7 +213,7 @@ def test_xlnet_squad_train_and_predict_steps(tmp_path):
 
 
 def test_xlnet_race_train_and_eval_steps(tmp_path):
-    from bert_tf.tasks import xlnet_race as xr
+    from bert_tf.xlnet.tasks import race as xr
 
     args = xr.XLNetRaceArgs(output_dir=str(tmp_path), model_dir=str(tmp_path),
                             max_seq_length=SEQ, dropout=0.0, dropatt=0.0)

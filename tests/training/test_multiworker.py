@@ -28,7 +28,7 @@ WORKER = textwrap.dedent("""
     import json, os, sys
     import numpy as np
     from absl import logging
-    from bert_tf.tasks.classifier import ClassifierArgs, run
+    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
 
     logging.set_verbosity(logging.INFO)
     spec = json.loads(sys.argv[1])
@@ -151,12 +151,12 @@ PRETRAINING_WORKER = textwrap.dedent("""
     logging.set_verbosity(logging.INFO)
     spec = json.loads(sys.argv[1])
     if spec["family"] == "bert":
-        from bert_tf.tasks.pretraining import PretrainingArgs, run_pretraining
+        from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
         result = run_pretraining(PretrainingArgs(**spec["args"]))
         train, metrics = result.train, result.eval_metrics
     else:
-        from tests.tasks.test_xlnet_pretraining import tiny_args
-        from bert_tf.tasks import xlnet_pretraining
+        from tests.xlnet.tasks.test_pretraining import tiny_args
+        from bert_tf.xlnet.tasks import pretraining as xlnet_pretraining
         train, metrics = xlnet_pretraining.run(tiny_args(**spec["args"]))["train"], None
     with open(spec["report"], "w") as f:
         json.dump({"global_step": train.global_step, "last_loss": train.last_loss,

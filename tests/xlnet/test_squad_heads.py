@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data import xlnet_squad as xs
+from bert_tf.xlnet.data import squad as xs
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf import checkpoint_io
 from bert_tf.xlnet import checkpoint_map

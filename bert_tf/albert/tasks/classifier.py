@@ -1,0 +1,463 @@
+"""ALBERT GLUE fine-tuning: the run behind ``python -m bert_tf.albert.run_classifier`` and
+``run_classifier.py --albert_config_file=...``.
+
+Mirrors the original google-research/albert ``run_classifier.py`` + ``classifier_utils.py``
+(b772393; golden README ``albert`` section D and surprise 5): its flags and defaults
+(``--max_seq_length`` 512, ``--train_step`` 1000, ``--warmup_step`` 0, ``--optimizer`` adamw),
+its processors and features (:mod:`bert_tf.albert.data.classifier`: BERT's features with
+ALBERT's tokenizer and ``preprocess_text``), its head (`output_weights`/`output_bias`, std 0.02)
+and its files in ``--output_dir``:
+
+* ``<task>_train.tf_record`` / ``<task>_eval.tf_record`` (in ``--cached_dir`` when given),
+  reused when present (bert_tf: only when they still hold as many records of
+  ``--max_seq_length``; the original reuses any), and ``predict.tf_record`` (rewritten);
+* ``eval_results.txt``: per evaluated checkpoint, ``key = value`` lines (keys sorted:
+  ``eval_accuracy``, ``eval_loss``, ``global_step``, ``loss``; CoLA adds ``matthew_corr``;
+  STS-B has ``MSE``, ``eval_loss``, ``pearson``), then ``best = <best so far>`` and 50 ``=``;
+* ``best_trial.txt``: ``<global_step>:<best step>:<best value>``;
+* ``test_results.tsv`` (``str(float32)`` probabilities, tab-separated) and
+  ``submit_results.tsv`` (``index\\tprediction`` header, then ``<guid>\\t<label>``).
+
+Done better than the original (and said in the flags' help):
+
+* ``--do_eval`` evaluates, once, every ``model.ckpt-N`` of ``--output_dir`` newer than
+  ``best_trial.txt`` (the newest again when none is newer), else ``--init_checkpoint``. The
+  original polls the folder forever (sleeping 60 s) until a checkpoint reaches
+  ``--train_step``, deletes the non-best ones and renames the best to ``model.ckpt-best``;
+  here nothing is deleted or renamed.
+* ``--do_predict`` uses the best evaluated checkpoint (``best_trial.txt``), else
+  ``model.ckpt-best``, else the newest of ``--output_dir``, else ``--init_checkpoint``; the
+  original reads only ``model.ckpt-best``, so it needs a prior ``--do_eval``.
+* A checkpoint that does not fit (a BERT checkpoint, another config) is one line naming the
+  first variable, before any training; outputs are atomic.
+
+STS-B's ``eval_results.txt`` also holds the original's ``pred`` and ``label_ids`` lines: every
+evaluated score and gold score as ``str()`` of a float32 numpy array (numpy elides the middle
+of an array over 1000 entries, as the original's did). ``--albert_hub_module_handle`` is
+refused (no TF-Hub).
+"""
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import flags as bert_flags
+from bert_tf.albert.checkpoint_map import load_albert_checkpoint
+from bert_tf.albert.classifier import AlbertClassifier
+from bert_tf.albert.config import AlbertConfig
+from bert_tf.atomic_files import atomic_write_text
+from bert_tf.data import classifier as bert_data
+from bert_tf.data import record_cache
+from bert_tf.albert.data.classifier import AlbertProcessor
+from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
+from bert_tf.data.tfrecord import read_examples
+from bert_tf.errors import ConfigError, FlagError
+from bert_tf.run import checks as run_checks
+from bert_tf.bert.tasks.classifier import (classifier_loss_fn, eval_metrics, export_saved_model,
+                                      format_test_results, predict_all, predict_probabilities,
+                                      read_task_examples, write_predict_records)
+from bert_tf.albert.tokenization import FullTokenizer
+from bert_tf.training import loop
+from bert_tf.albert.lamb import create_albert_optimizer
+from bert_tf.training.precision import dtype_policy
+from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
+from bert_tf.training.summaries import write_eval_summaries
+
+PREDICT_FILE = "predict.tf_record"
+EVAL_RESULTS_FILE = "eval_results.txt"
+BEST_TRIAL_FILE = "best_trial.txt"
+TEST_RESULTS_FILE = "test_results.tsv"
+SUBMIT_RESULTS_FILE = "submit_results.tsv"
+BEST_CHECKPOINT = "model.ckpt-best"
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class AlbertClassifierArgs:
+    """The flags of ALBERT's run_classifier.py (defaults: its own,
+    :data:`bert_tf.flags.ALBERT_RUN_CLASSIFIER`) plus bert_tf's ``use_xla``,
+    ``gradient_accumulation_steps``, ``dtype``."""
+
+    data_dir: Optional[str]
+    albert_config_file: Optional[str]
+    task_name: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    output_dir: Optional[str]
+    cached_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    albert_hub_module_handle: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    do_train: bool
+    do_eval: bool
+    do_predict: bool
+    train_batch_size: int
+    eval_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    train_step: int
+    warmup_step: int
+    save_checkpoints_steps: int
+    keep_checkpoint_max: int
+    iterations_per_loop: int
+    optimizer: str
+    export_dir: Optional[str]
+    threshold_to_export: float
+
+
+ALBERT_CLASSIFIER_FLAGS = tuple(AlbertClassifierArgs.__dataclass_fields__)
+
+
+@dataclass
+class AlbertClassifierResult:
+    """What :func:`run` did.
+
+    Attributes:
+      model: the :class:`AlbertClassifier` with the weights last used.
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      evaluated: ``[(checkpoint prefix, results dict)]`` in evaluation order.
+      best: ``(global_step, best_step, best_value)`` after evaluation, or None.
+      predictions: float32 ``[num_test_examples, num_labels]`` (or None); predict_checkpoint:
+        the prefix it came from ("" for the initial weights).
+      export_path: the SavedModel folder (or None).
+    """
+
+    model: Any
+    train: Optional[loop.TrainResult] = None
+    evaluated: List = field(default_factory=list)
+    best: Optional[tuple] = None
+    predictions: Optional[np.ndarray] = None
+    predict_checkpoint: Optional[str] = None
+    export_path: Optional[str] = None
+
+
+def metric_key(task_name: str) -> str:
+    """The metric that picks the best checkpoint (original): ``pearson`` for STS-B,
+    ``matthew_corr`` for CoLA, else ``eval_accuracy``."""
+    return {"sts-b": "pearson", "cola": "matthew_corr"}.get(task_name, "eval_accuracy")
+
+
+def check_flags(args: AlbertClassifierArgs):
+    """The original's start-up checks, in its order, plus bert_tf's.
+
+    Returns:
+      ``(config, processor, tokenizer)``.
+
+    Raises:
+      FlagError: a required flag missing, no mode, a bad number, an unknown task, the
+        sequence longer than the config allows. ConfigError: unreadable config / vocab /
+        SentencePiece model, TF-Hub requested.
+    """
+    for name in ("data_dir", "task_name", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    if not (args.do_train or args.do_eval or args.do_predict or args.export_dir):
+        raise FlagError("At least one of `do_train`, `do_eval`, `do_predict' or `export_dir` "
+                        "must be True.")
+    if args.albert_hub_module_handle:
+        raise ConfigError(f"--albert_hub_module_handle={args.albert_hub_module_handle}: TF-Hub "
+                          "is not supported; pass --albert_config_file and --init_checkpoint")
+    if not args.albert_config_file:
+        raise FlagError("--albert_config_file is required")
+    check_tpu_flags(args)
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
+                 "gradient_accumulation_steps"):
+        if int(getattr(args, name)) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1")
+    if args.do_train and args.train_step < 1:
+        raise FlagError(f"--train_step={args.train_step}: must be at least 1")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3")
+    config = AlbertConfig.from_json_file(args.albert_config_file)
+    if args.max_seq_length > config.max_position_embeddings:
+        raise FlagError(f"Cannot use sequence length {args.max_seq_length} because the ALBERT "
+                        f"model was only trained up to sequence length "
+                        f"{config.max_position_embeddings} ({args.albert_config_file}): lower "
+                        "--max_seq_length")
+    run_checks.make_output_dir(args.output_dir)
+    processor = AlbertProcessor(args.task_name, use_spm=bool(args.spm_model_file),
+                                do_lower_case=args.do_lower_case)
+    if not args.spm_model_file and not args.vocab_file:
+        raise FlagError("--vocab_file (WordPiece) or --spm_model_file (SentencePiece) is "
+                        "required")
+    tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case,
+                              spm_model_file=args.spm_model_file)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"the vocabulary has {len(tokenizer.vocab)} tokens but "
+                          f"{args.albert_config_file} says vocab_size={config.vocab_size}")
+    return config, processor, tokenizer
+
+
+def load_fn(name_map, path, require_all=False):
+    """:func:`bert_tf.albert.checkpoint_map.load_albert_checkpoint` in the
+    :func:`restore_for_inference` signature: a BERT checkpoint, or one of another config,
+    names the first variable that does not fit."""
+    return load_albert_checkpoint(name_map, path, require_all=require_all)
+
+
+def read_best_trial(output_dir: str):
+    """``(global_step, best_step, best_value)`` of ``best_trial.txt``, else ``(-1, -1, -1)``
+    (original ``_best_trial_info``).
+
+    Raises:
+      ConfigError: the file is not ``int:int:float`` (names it).
+    """
+    path = os.path.join(output_dir, BEST_TRIAL_FILE)
+    if not tf.io.gfile.exists(path):
+        return -1, -1, -1
+    with tf.io.gfile.GFile(path, "r") as f:
+        text = f.read()
+    try:
+        step, best_step, value = text.split(":")
+        return int(step), int(best_step), float(value)
+    except ValueError:
+        raise ConfigError(f"{path}: expected <global_step>:<best step>:<best value>, got "
+                          f"{text[:80]!r}") from None
+
+
+def albert_eval_results(results: Dict[str, Any], task_name: str,
+                        logits: Optional[np.ndarray] = None,
+                        labels: Optional[np.ndarray] = None) -> Dict[str, Any]:
+    """BERT's metric dict (:func:`bert_tf.bert.tasks.classifier.eval_metrics`) under the original
+    ALBERT keys: CoLA ``matthew_corr`` (+ ``eval_accuracy``, ``eval_loss``); STS-B
+    ``pearson``, ``MSE`` (= ``eval_loss``, the weighted squared error) and, when ``logits``
+    and ``labels`` are given, ``pred`` / ``label_ids``: float32 ``[num_eval_examples]``
+    arrays of every evaluated score and gold score, in order (the original's
+    ``streaming_concat`` metrics, which its ``eval_results.txt`` prints with ``str()``);
+    all with ``global_step`` and ``loss``."""
+    out = {k: results[k] for k in ("eval_loss", "global_step", "loss")}
+    if task_name == "sts-b":
+        out["pearson"] = results["eval_pearson"]
+        out["MSE"] = results["eval_loss"]
+        if logits is not None and labels is not None:
+            out["pred"] = np.asarray(logits, np.float32).reshape(-1)
+            out["label_ids"] = np.asarray(labels, np.float32).reshape(-1)
+    else:
+        out["eval_accuracy"] = results["eval_accuracy"]
+        if task_name == "cola":
+            out["matthew_corr"] = results["eval_mcc"]
+    return out
+
+
+def _cached_records_fit(path: str, max_seq_length: int, num_examples: int) -> bool:
+    """Whether a cached record file has ``num_examples`` records of ``max_seq_length``."""
+    count, length = 0, None
+    for features in read_examples(path):
+        if length is None:
+            length = len(features.get("input_ids", []))
+        count += 1
+    return count == num_examples and length == max_seq_length
+
+
+def write_cached_records(examples, label_list, args, tokenizer, path, reuse: bool) -> None:
+    """Writes the records, or reuses a cached file (original) when it still fits.
+
+    bert_tf (the original reuses any file of that name): a file written by bert_tf carries a
+    fingerprint (:mod:`bert_tf.data.record_cache`: the examples, the vocab or SentencePiece
+    model, ``--max_seq_length``, ``--do_lower_case`` and the labels), and is rewritten, said in
+    one line, when the data or those flags changed; a file without one (the original's) is
+    reused when it holds as many records of ``--max_seq_length`` as there are examples.
+    """
+    expected = record_cache.fingerprint(
+        {"max_seq_length": args.max_seq_length, "do_lower_case": args.do_lower_case,
+         "labels": None if label_list is None else list(label_list)},
+        examples, files=[args.spm_model_file or args.vocab_file])
+    if reuse and tf.io.gfile.exists(path):
+        fingerprinted = tf.io.gfile.exists(record_cache.fingerprint_path(path))
+        if record_cache.reuse_cached(path, expected, overwrite=False):
+            if fingerprinted:
+                return
+            if _cached_records_fit(path, args.max_seq_length, len(examples)):
+                logging.info("Reusing the cached records %s", path)
+                return
+            logging.warning("%s holds other records (another --max_seq_length or data set): "
+                            "rewriting it", path)
+    bert_data.file_based_convert_examples_to_features(examples, label_list,
+                                                      args.max_seq_length, tokenizer, path)
+    record_cache.write_fingerprint(path, expected)
+
+
+def _has_index(prefix: str) -> bool:
+    return tf.io.gfile.exists(prefix + ".index")
+
+
+def _predict_checkpoint(output_dir: str, best_step: int) -> Optional[str]:
+    """The best evaluated ``model.ckpt-<best_step>``, else ``model.ckpt-best``, else None
+    (then :func:`restore_for_inference` takes the newest, else ``--init_checkpoint``)."""
+    if best_step >= 0:
+        prefix = os.path.join(output_dir, f"model.ckpt-{best_step}")
+        if _has_index(prefix):
+            return prefix
+    best = os.path.join(output_dir, BEST_CHECKPOINT)
+    if _has_index(best):
+        return best
+    return None
+
+
+def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        stop_at_step: Optional[int] = None) -> AlbertClassifierResult:
+    """Trains, evaluates, predicts and exports as the flags say (see the module docstring).
+
+    Args:
+      args: the flags; strategy: a ``tf.distribute`` strategy (default from the flags);
+      stop_at_step: (tests) stop training at this global step.
+
+    Raises:
+      FlagError, ConfigError: bad flags or files (named). InputDataError: a bad data row.
+      CheckpointError: an unreadable or non-fitting checkpoint (names the first variable).
+    """
+    config, processor, tokenizer = check_flags(args)
+    task = processor.task_name
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    cached_dir = args.cached_dir or args.output_dir
+    examples = read_task_examples(processor, args)
+    strategy = strategy or strategy_from_flags(args)
+    chief = loop.is_chief(strategy)
+    trim = not (args.use_tpu or args.use_xla)
+    with dtype_policy(args.dtype), strategy.scope():
+        model = AlbertClassifier(config, processor.num_labels, is_regression=regression,
+                                 use_one_hot_embeddings=args.use_tpu)
+        model.build_with_dummy_input()
+    name_map = model.name_map()
+    result = AlbertClassifierResult(model=model)
+
+    if args.do_train:
+        if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
+            # Fails on a BERT checkpoint (or another config) before any training.
+            load_fn(name_map, args.init_checkpoint)
+        train_file = os.path.join(cached_dir, f"{task}_train.tf_record")
+        write_cached_records(examples["train"], label_list, args, tokenizer, train_file,
+                             reuse=True)
+        logging.info("***** Running training *****")
+        logging.info("  Num examples = %d", len(examples["train"]))
+        logging.info("  Batch size = %d", args.train_batch_size)
+        logging.info("  Num steps = %d", args.train_step)
+        train_config = loop.TrainConfig.from_flags(
+            args, args.train_step, num_warmup_steps=args.warmup_step,
+            keep_checkpoint_max=args.keep_checkpoint_max,
+            log_every_n_steps=max(1, min(100, args.train_step // 20)),
+            stop_at_step=stop_at_step)
+
+        with strategy.scope():
+            optimizer, _ = create_albert_optimizer(
+                args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
+                variable_names=name_map, loss_scale=args.dtype == "float16")
+
+        result.train = loop.train(
+            model, classifier_loss_fn(regression),
+            train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
+                             regression, trim=trim),
+            name_map, train_config, strategy=strategy, optimizer=optimizer)
+
+    predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
+                               length_multiple=LENGTH_MULTIPLE)
+    if args.do_eval:
+        eval_examples, num_actual = bert_data.add_tpu_padding(
+            examples["eval"], args.eval_batch_size, args.use_tpu)
+        eval_file = os.path.join(cached_dir, f"{task}_eval.tf_record")
+        write_cached_records(eval_examples, label_list, args, tokenizer, eval_file, reuse=True)
+        logging.info("***** Running evaluation *****")
+        logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
+                     num_actual, len(eval_examples) - num_actual)
+        logging.info("  Batch size = %d", args.eval_batch_size)
+        global_step, best_step, best_value = read_best_trial(args.output_dir)
+        found = checkpoint_io.step_checkpoints(args.output_dir)
+        todo = [(s, p) for s, p in found if s > global_step]
+        if found and not todo:
+            logging.info("every checkpoint of %s is evaluated already (%s); evaluating the "
+                         "newest again", args.output_dir, BEST_TRIAL_FILE)
+            todo = found[-1:]
+        key = metric_key(task)
+        lines = []
+        for _, prefix in (todo or [(None, None)]):
+            restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                             checkpoint=prefix, load_fn=load_fn)
+            logits, labels, real, batch_losses = predict_all(
+                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+                len(eval_examples))
+            results = albert_eval_results(eval_metrics(
+                logits, labels, real, batch_losses, restored.global_step, regression,
+                mcc=task == "cola"), task, logits, labels)
+            logging.info("***** Eval results %s *****", restored.prefix or "(initial)")
+            for k in sorted(results):
+                logging.info("  %s = %s", k, str(results[k]))
+                lines.append("%s = %s\n" % (k, str(results[k])))
+            lines.append("best = {}\n".format(best_value))
+            lines.append("=" * 50 + "\n")
+            result.evaluated.append((restored.prefix, results))
+            if chief:  # TensorBoard: <output_dir>/eval/ (the Estimator's eval summaries)
+                write_eval_summaries(args.output_dir, results,
+                                     step=int(restored.global_step))
+            global_step = int(restored.global_step)
+            if prefix is not None and results[key] > best_value:
+                best_value, best_step = results[key], global_step
+        if chief:
+            atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE), "".join(lines))
+            if todo:
+                atomic_write_text(os.path.join(args.output_dir, BEST_TRIAL_FILE),
+                                  "{}:{}:{}".format(global_step, best_step, best_value))
+        result.best = (global_step, best_step, best_value)
+
+    if args.do_predict:
+        predict_examples, num_actual, predict_file = write_predict_records(
+            examples["predict"], label_list, args, tokenizer)
+        _, best_step, _ = read_best_trial(args.output_dir)
+        restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                         checkpoint=_predict_checkpoint(args.output_dir,
+                                                                        best_step),
+                                         load_fn=load_fn)
+        probabilities = predict_probabilities(
+            predictor, predict_file, args, regression, len(predict_examples),
+            num_actual).astype(np.float32)
+        result.predictions, result.predict_checkpoint = probabilities, restored.prefix
+        submit = ["index\tprediction\n"]
+        for example, row in zip(predict_examples[:num_actual], probabilities):
+            label = str(row[0]) if regression else label_list[int(np.argmax(row))]
+            submit.append(f"{example.guid}\t{label}\n")
+        if chief:
+            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                              format_test_results(probabilities))
+            atomic_write_text(os.path.join(args.output_dir, SUBMIT_RESULTS_FILE),
+                              "".join(submit))
+
+    if args.export_dir and chief:
+        if not (args.do_train or args.do_eval or args.do_predict):
+            restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                  checkpoint=_predict_checkpoint(args.output_dir, -1),
+                                  load_fn=load_fn)
+        threshold = None if math.isnan(args.threshold_to_export) else args.threshold_to_export
+        result.export_path = export_saved_model(model, args.export_dir, threshold=threshold)
+    return result
+
+
+def run_from_flags(flag_values) -> AlbertClassifierResult:
+    """Reads :class:`AlbertClassifierArgs` (ALBERT's defaults for flags not given) and runs.
+
+    Raises:
+      FlagError: also for a BERT run_classifier flag that ALBERT's does not read
+        (``--bert_config_file``, ``--num_train_epochs``, ``--warmup_proportion``), given to the
+        root script in ALBERT mode (bert_tf: they would be ignored silently).
+    """
+    bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS, "ALBERT's run_classifier "
+                                     "(--albert_config_file)")
+    return run(bert_flags.args_from_flags(AlbertClassifierArgs, flag_values))
+
+
+# BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
+BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
+                   "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
+                   "warmup_proportion": "--warmup_step",
+                   # issue 13: ALBERT mode keeps ALBERT's truncation (its cached records)
+                   "doc_stride": "the BERT or XLNet mode for sliding windows; ALBERT mode "
+                                 "truncates as ALBERT's original",
+                   "window_pooling": "the BERT or XLNet mode, with --doc_stride"}

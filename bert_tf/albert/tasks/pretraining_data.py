@@ -1,0 +1,99 @@
+"""``create_pretraining_data.py`` with ALBERT's flags: the original google-research/albert
+``create_pretraining_data.py`` command line (golden README ``albert`` section C).
+
+    python -m bert_tf.albert.create_pretraining_data --input_file=sample_text.txt \
+        --output_file=sample_text.tfrecord --vocab_file=vocab.txt --max_seq_length=128 \
+        --max_predictions_per_seq=20 --dupe_factor=5 --ngram=3
+
+or the root ``create_pretraining_data.py`` with an ALBERT-only flag (``--spm_model_file``,
+``--ngram``, ``--favor_shorter_ngram``, ``--random_next_sentence``, ``--do_permutation``).
+The work is :func:`bert_tf.albert.data.pretraining.create_albert_pretraining_data`.
+"""
+
+from typing import Optional
+
+from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
+
+
+@bert_flags.args_class(bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
+class AlbertDataArgs:
+    """The flags of ALBERT's create_pretraining_data.py, with its defaults
+    (:data:`bert_tf.flags.ALBERT_CREATE_PRETRAINING_DATA`: ``max_seq_length`` 512,
+    ``dupe_factor`` 40, ``do_whole_word_mask`` True)."""
+
+    input_file: Optional[str]
+    output_file: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    input_file_mode: str
+    do_lower_case: bool
+    do_whole_word_mask: bool
+    do_permutation: bool
+    favor_shorter_ngram: bool
+    random_next_sentence: bool
+    max_seq_length: int
+    ngram: int
+    max_predictions_per_seq: int
+    random_seed: int
+    dupe_factor: int
+    masked_lm_prob: float
+    short_seq_prob: float
+
+
+ALBERT_DATA_FLAGS = tuple(AlbertDataArgs.__dataclass_fields__)
+
+# The original's --input_file_mode values that read the file: text ("r") or bytes ("rb",
+# decoded as UTF-8 by convert_to_unicode / preprocess_text); both give the same lines.
+READ_MODES = ("r", "rb")
+
+
+def is_albert_data_invocation(flag_values) -> bool:
+    """True when an ALBERT-only flag (:data:`bert_tf.flags.ALBERT_CREATE_SELECTED_BY`) is given
+    on the command line (``--spm_model_file=`` with an empty value counts too)."""
+    return any(bert_flags.flag_given(flag_values, n) for n in bert_flags.ALBERT_CREATE_SELECTED_BY)
+
+
+def run(args: AlbertDataArgs) -> int:
+    """Writes the records; returns how many.
+
+    Raises:
+      FlagError: ``--input_file`` / ``--output_file`` missing, or a bad value (names the
+        flag). ConfigError, InputDataError: one line naming the file; nothing is written.
+    """
+    for name in ("input_file", "output_file"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    if not args.vocab_file and not args.spm_model_file:
+        raise FlagError("--vocab_file (WordPiece) or --spm_model_file (SentencePiece) is "
+                        "required")
+    if args.input_file_mode not in READ_MODES:
+        raise FlagError(f"--input_file_mode={args.input_file_mode!r}: not a read mode of the "
+                        "original's tf.gfile.GFile(input_file, mode) (it would not read, or, "
+                        "with 'w', empty the input file): r or rb")
+    # Imported here: the BERT path of create_pretraining_data.py asks is_albert_data_invocation
+    # without importing TensorFlow (issue 16).
+    from bert_tf.albert.data.pretraining import create_albert_pretraining_data
+
+    return create_albert_pretraining_data(
+        args.input_file, args.output_file, vocab_file=args.vocab_file,
+        spm_model_file=args.spm_model_file, do_lower_case=args.do_lower_case,
+        do_whole_word_mask=args.do_whole_word_mask, do_permutation=args.do_permutation,
+        favor_shorter_ngram=args.favor_shorter_ngram,
+        random_next_sentence=args.random_next_sentence, max_seq_length=args.max_seq_length,
+        ngram=args.ngram, max_predictions_per_seq=args.max_predictions_per_seq,
+        random_seed=args.random_seed, dupe_factor=args.dupe_factor,
+        masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob)
+
+
+def run_from_flags(flag_values) -> int:
+    """The ALBERT path of ``create_pretraining_data.py``: refuses ``--num_workers`` (BERT's
+    pipeline only), reads the arguments with ALBERT's defaults, and runs.
+
+    Raises:
+      FlagError: ``--num_workers`` given.
+    """
+    if bert_flags.flag_given(flag_values, "num_workers"):
+        raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
+                        "create_pretraining_data runs in one process)")
+    return run(bert_flags.args_from_flags(AlbertDataArgs, flag_values))

@@ -1,0 +1,547 @@
+"""ALBERT SQuAD v1.1 / v2.0: the run behind ``python -m bert_tf.albert.run_squad_v1`` /
+``... .run_squad_v2`` and ``run_squad.py --albert_config_file=...``.
+
+Mirrors the original google-research/albert ``run_squad_v1.py`` / ``run_squad_v2.py`` +
+``squad_utils.py`` (b772393): their flags and defaults (``--max_seq_length`` 384,
+``--doc_stride`` 128, ``--max_query_length`` 64, ``--train_batch_size`` 32,
+``--learning_rate`` 5e-5, ``--num_train_epochs`` 3, ``--warmup_proportion`` 0.1; v2
+``--start_n_top`` / ``--end_n_top`` 5, ``--dropout_prob`` 0.1), the start-up checks, the
+features (:mod:`bert_tf.albert.data.squad`), the heads (:mod:`bert_tf.albert.squad`), AdamW
+(ALBERT's ``optimization.create_optimizer`` default), the training examples shuffled with
+``random.Random(12345)``, ``num_train_steps = int(examples / batch * epochs)``, and the files:
+
+* ``--train_feature_file`` (written from ``--train_file`` when absent, else reused, as the
+  original; bert_tf: refused, naming it, when its records are not ``--max_seq_length`` long);
+* ``--predict_feature_file`` (TFRecord) and ``--predict_feature_left_file`` (the features
+  for post-processing) reused when both exist, else written. The original pickles its
+  ``InputFeatures`` objects; bert_tf writes gzip JSON lines with the settings that made them
+  and rewrites both files when those changed (an original pickle is refused in one line);
+* in ``--output_dir``: ``model.ckpt-N``, ``predictions.json``, ``nbest_predictions.json``
+  (entries ``text, probability, start_log_prob, end_log_prob``), v2 ``null_odds.json``
+  (the null score of each question), and ``eval_results.txt`` when the predict file has
+  answers: the metrics as ``key = value`` lines (sorted keys; v1 ``exact_match``, ``f1``; v2
+  ``exact``, ``f1``, ``null_score_diff_threshold``, ``total``), ``best f1 = ...``, 50 ``=``,
+  the final metrics again and ``best perf happened at step: N`` (no newline), as the
+  original writes them for one checkpoint. v2's predictions are those of the original's
+  second pass (the best-F1 null threshold applied).
+
+Done differently (and said in the flags' help):
+
+* ``--do_predict`` predicts once, with the newest ``model.ckpt-N`` of ``--output_dir``, else
+  ``--init_checkpoint``. The original polls ``--output_dir`` (sleeping 60 s) until a
+  checkpoint reaches the training steps, deletes older ones and copies the best to
+  ``model.ckpt-best``; nothing is deleted or copied here.
+* v2: the original reads ``--train_file`` even without ``--do_train`` (its polling loop needs
+  the step count) and fails without it; here it is needed only for training.
+* The original finds the paragraph start as ``tokens.index("[SEP]") + 1``, which fails for a
+  SentencePiece model without a ``[SEP]`` piece (the XLNet model the tests use); the layout
+  gives the same position (query length + 2) for any model.
+* ``--albert_hub_module_handle`` is refused (no TF-Hub), so is v1's ``--export_dir`` (the
+  original's Estimator SavedModel + TFLite export); ``--use_einsum`` changes nothing (the
+  same math either way).
+"""
+
+import gzip
+import hashlib
+import json
+import os
+import random
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import flags as bert_flags
+from bert_tf.albert.checkpoint_map import load_albert_checkpoint
+from bert_tf.albert.config import AlbertConfig
+from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
+from bert_tf.atomic_files import atomic_write_text
+from bert_tf.albert.data import squad as data
+from bert_tf.albert.data import squad_postprocess as postprocess
+from bert_tf.data import squad_features_cache
+from bert_tf.data import squad_metrics
+from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.run import checks as run_checks
+from bert_tf.albert.tokenization import load_sp_model
+from bert_tf.training import loop
+from bert_tf.albert.lamb import create_albert_optimizer
+from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
+
+PREDICTIONS_FILE = "predictions.json"
+NBEST_FILE = "nbest_predictions.json"
+NULL_ODDS_FILE = "null_odds.json"
+EVAL_RESULTS_FILE = "eval_results.txt"
+TRAIN_SHUFFLE_SEED = 12345  # the original's random.Random(12345) pre-shuffle of the examples
+TRAIN_SHUFFLE_BUFFER = 100  # the original input_fn's shuffle buffer
+V1_KEYS = ("start_logits", "end_logits")
+V2_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
+           "cls_logits")
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "p_mask")
+FEATURES_CACHE_FORMAT = "bert_tf albert squad features 1"
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class AlbertSquadArgs:
+    """The flags of ALBERT's run_squad_v1.py / run_squad_v2.py (defaults: their own,
+    :data:`bert_tf.flags.ALBERT_RUN_SQUAD_V1`; v2's extra ``start_n_top``, ``end_n_top``,
+    ``dropout_prob``; v1's ``use_einsum``, ``export_dir``) plus bert_tf's ``use_xla``,
+    ``gradient_accumulation_steps``, ``dtype``."""
+
+    albert_config_file: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    output_dir: Optional[str]
+    train_file: Optional[str]
+    predict_file: Optional[str]
+    train_feature_file: Optional[str]
+    predict_feature_file: Optional[str]
+    predict_feature_left_file: Optional[str]
+    init_checkpoint: Optional[str]
+    albert_hub_module_handle: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    doc_stride: int
+    max_query_length: int
+    do_train: bool
+    do_predict: bool
+    train_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    n_best_size: int
+    max_answer_length: int
+    use_einsum: bool
+    export_dir: Optional[str]
+    start_n_top: int
+    end_n_top: int
+    dropout_prob: float
+
+
+V1_FLAGS = bert_flags.ALBERT_SQUAD_V1_FLAGS
+V2_FLAGS = bert_flags.ALBERT_SQUAD_V2_FLAGS
+
+
+def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
+    """The original ``validate_flags_or_throw`` (its order) plus bert_tf's checks.
+
+    Returns:
+      the :class:`AlbertConfig`.
+
+    Raises:
+      FlagError: a required flag missing, no mode, a bad number, a window too short.
+      ConfigError: unreadable config, TF-Hub requested.
+    """
+    for name in ("albert_config_file", "spm_model_file", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    if args.albert_hub_module_handle:
+        raise ConfigError(f"--albert_hub_module_handle={args.albert_hub_module_handle}: TF-Hub "
+                          "is not supported; pass --albert_config_file and --init_checkpoint")
+    if version == 1 and args.export_dir:
+        raise FlagError(f"--export_dir={args.export_dir}: not supported for ALBERT SQuAD v1 (the "
+                        "original exports an Estimator SavedModel and a TFLite file; bert_tf "
+                        "has neither path here): leave it unset")
+    if version == 2 and (args.export_dir or not args.use_einsum):
+        name = "export_dir" if args.export_dir else "use_einsum"
+        raise FlagError(f"--{name}: ALBERT's run_squad_v2 has no such flag (run_squad_v1's)")
+    if not (args.do_train or args.do_predict):
+        raise FlagError("At least one of `do_train` or `do_predict` must be True.")
+    if args.do_train:
+        if not args.train_file:
+            raise FlagError("If `do_train` is True, then `train_file` must be specified.")
+        if not args.train_feature_file:
+            raise FlagError("If `do_train` is True, then `train_feature_file` must be "
+                            "specified (bert_tf: the original fails on it unset).")
+    if args.do_predict:
+        for name in ("predict_file", "predict_feature_file", "predict_feature_left_file"):
+            if not getattr(args, name):
+                raise FlagError(f"If `do_predict` is True, then `{name}` must be specified.")
+    check_tpu_flags(args)
+    for name in ("train_batch_size", "predict_batch_size", "n_best_size", "max_answer_length",
+                 "doc_stride", "gradient_accumulation_steps"):
+        if int(getattr(args, name)) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1")
+    if version == 2:
+        for name in ("start_n_top", "end_n_top"):
+            if not 1 <= int(getattr(args, name)) <= args.max_seq_length:
+                raise FlagError(f"--{name}={getattr(args, name)}: must be in 1.."
+                                f"--max_seq_length ({args.max_seq_length})")
+        if not 0.0 <= args.dropout_prob < 1.0:
+            raise FlagError(f"--dropout_prob={args.dropout_prob}: must be in [0, 1)")
+    config = AlbertConfig.from_json_file(args.albert_config_file)
+    if args.max_seq_length > config.max_position_embeddings:
+        raise FlagError(f"Cannot use sequence length {args.max_seq_length} because the ALBERT "
+                        f"model was only trained up to sequence length "
+                        f"{config.max_position_embeddings} ({args.albert_config_file})")
+    if args.max_seq_length <= args.max_query_length + 3:
+        raise FlagError(f"The max_seq_length ({args.max_seq_length}) must be greater than "
+                        f"max_query_length ({args.max_query_length}) + 3")
+    return config
+
+
+def load_fn(name_map, path, require_all=False):
+    """:func:`load_albert_checkpoint` in the :func:`restore_for_inference` signature."""
+    return load_albert_checkpoint(name_map, path, require_all=require_all)
+
+
+def build_model(config: AlbertConfig, args: AlbertSquadArgs, version: int):
+    """The built v1 or v2 model (variables created in the current strategy's scope)."""
+    if version == 1:
+        return AlbertSquadV1(config, use_one_hot_embeddings=args.use_tpu).build_with_dummy_input()
+    model = AlbertSquadV2(config, args.start_n_top, args.end_n_top, args.dropout_prob,
+                          use_one_hot_embeddings=args.use_tpu)
+    return model.build_with_dummy_input(max(2, args.start_n_top, args.end_n_top))
+
+
+def _on_mismatch(example) -> None:
+    logging.warning("MISMATCH DETECTED! (question %s: its paragraph cannot be aligned to its "
+                    "SentencePiece pieces; skipped, as the original)", example.qas_id)
+
+
+def convert(examples, sp, args: AlbertSquadArgs, is_training: bool
+            ) -> List[data.AlbertSquadFeatures]:
+    """All features of ``examples`` with the flags' window settings."""
+    return list(data.convert_examples_to_features(
+        examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
+        is_training=is_training, do_lower_case=args.do_lower_case, on_mismatch=_on_mismatch))
+
+
+def _record_length(path: str) -> Optional[int]:
+    for raw in tf.data.TFRecordDataset(path).take(1):
+        example = tf.train.Example.FromString(raw.numpy())
+        return len(example.features.feature["input_ids"].int64_list.value)
+    return None
+
+
+def train_records(args: AlbertSquadArgs, sp, examples) -> str:
+    """``--train_feature_file``: reused when it exists (as the original), else written.
+
+    Raises:
+      FlagError: an existing file whose records are not ``--max_seq_length`` long.
+    """
+    path = args.train_feature_file
+    if tf.io.gfile.exists(path):
+        length = _record_length(path)
+        if length != args.max_seq_length:
+            raise FlagError(f"--train_feature_file={path} holds records of length {length}, "
+                            f"not --max_seq_length={args.max_seq_length}: remove it to "
+                            "rewrite it")
+        logging.info("Reusing the training features %s", path)
+        return path
+    count = data.write_feature_records(convert(examples, sp, args, True), path, True)
+    logging.info("Wrote %d training features to %s", count, path)
+    return path
+
+
+def train_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
+    """The original training input: repeat, shuffle(100) (seeded, so a resumed run sees the
+    same batches), parse, batch with ``drop_remainder``.
+
+    Returns:
+      ``(features, labels)``: int32 ``input_ids``, ``input_mask``, ``segment_ids``,
+      ``p_mask`` ``[B, S]``; labels ``start_positions``, ``end_positions``,
+      ``is_impossible`` ``[B]``.
+    """
+    schema = data.record_schema(max_seq_length, is_training=True)
+
+    def split(record):
+        ex = {k: tf.cast(v, tf.int32) for k, v in tf.io.parse_single_example(record,
+                                                                                schema).items()}
+        features = {k: ex[k] for k in MODEL_INPUTS}
+        labels = {k: ex[k] for k in ("start_positions", "end_positions", "is_impossible")}
+        features["start_positions"] = ex["start_positions"]
+        return features, labels
+
+    d = tf.data.TFRecordDataset(path).repeat()
+    d = d.shuffle(TRAIN_SHUFFLE_BUFFER, seed=TRAIN_SHUFFLE_SEED)
+    return d.map(split).batch(batch_size, drop_remainder=True)
+
+
+def loss_fn_for(version: int):
+    """``loss_fn(model, features, labels)`` of the original model_fn: v1 ``(CE start + CE
+    end) / 2``; v2 that plus ``0.5 * mean sigmoid CE(cls_logits, is_impossible)``."""
+    def loss_fn(model, features, labels):
+        out = model(features, training=True)
+        if version == 1:
+            return squad_loss(out["start_logits"], out["end_logits"], labels["start_positions"],
+                              labels["end_positions"])
+        return qa_loss(out, labels["start_positions"], labels["end_positions"],
+                       labels["is_impossible"])
+    return loss_fn
+
+
+def settings_of(args: AlbertSquadArgs) -> Dict[str, Any]:
+    """What the predict features depend on (stored with them; a change rewrites them)."""
+    with tf.io.gfile.GFile(args.spm_model_file, "rb") as f:
+        spm_sha = hashlib.sha256(f.read()).hexdigest()
+    with tf.io.gfile.GFile(args.predict_file, "rb") as f:
+        data_sha = hashlib.sha256(f.read()).hexdigest()
+    return {"format": FEATURES_CACHE_FORMAT, "max_seq_length": args.max_seq_length,
+            "doc_stride": args.doc_stride, "max_query_length": args.max_query_length,
+            "do_lower_case": args.do_lower_case, "spm_model_sha256": spm_sha,
+            "predict_file_sha256": data_sha}
+
+
+def write_features_cache(path: str, settings: Dict[str, Any],
+                         features: Sequence[data.AlbertSquadFeatures]) -> None:
+    """``--predict_feature_left_file``: gzip JSON lines (settings header, one feature a
+    line), atomically, the same bytes for the same features
+    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
+    squad_features_cache.write_features_cache(path, settings, features)
+
+
+def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.AlbertSquadFeatures]]:
+    """``(settings, features)`` of :func:`write_features_cache`'s file.
+
+    Raises:
+      FlagError: not such a file (e.g. the original's pickle), naming it.
+    """
+    try:
+        with tf.io.gfile.GFile(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
+            return squad_features_cache.parse_features_cache(f.readline(), f,
+                                                             data.AlbertSquadFeatures)
+    except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as e:
+        raise FlagError(f"--predict_feature_left_file={path} is not a features file written by "
+                        f"bert_tf ({e}; the original's pickle cannot be read): remove it and "
+                        "--predict_feature_file to rewrite them") from e
+
+
+def predict_features(args: AlbertSquadArgs, sp, examples) -> List[data.AlbertSquadFeatures]:
+    """The predict features: both cache files when they exist and fit, else converted and
+    both written."""
+    settings = settings_of(args)
+    record, left = args.predict_feature_file, args.predict_feature_left_file
+    if tf.io.gfile.exists(record) and tf.io.gfile.exists(left):
+        cached_settings, features = read_features_cache(left)
+        if cached_settings == settings:
+            logging.info("Loading eval features from %s", left)
+            return features
+        logging.warning("%s was made with other settings or data: rewriting it and %s", left,
+                        record)
+    features = convert(examples, sp, args, False)
+    data.write_feature_records(features, record, is_training=False)
+    write_features_cache(left, settings, features)
+    return features
+
+
+def predict_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
+    """The predict records in file order, int32, batches of ``batch_size`` (last one short)."""
+    schema = data.record_schema(max_seq_length, is_training=False)
+
+    def parse(record):
+        return {k: tf.cast(v, tf.int32) if k != "unique_ids" else v
+                for k, v in tf.io.parse_single_example(record, schema).items()}
+
+    return tf.data.TFRecordDataset(path).map(parse).batch(batch_size)
+
+
+def raw_results(model, args: AlbertSquadArgs, version: int, total: int) -> List:
+    """The heads' outputs per predict record, as the original's ``RawResult`` /
+    ``RawResultV2`` (Python floats of the float32 outputs)."""
+    keys = V1_KEYS if version == 1 else V2_KEYS
+    predictor = BatchPredictor(model, keys, input_keys=MODEL_INPUTS)
+    batches = numpy_batches(predict_dataset(args.predict_feature_file, args.max_seq_length,
+                                            args.predict_batch_size))
+    results = []
+    for batch, out in predictor.predict(batches, total=total):
+        for i, unique_id in enumerate(batch["unique_ids"]):
+            if version == 1:
+                results.append(postprocess.RawResultV1(
+                    int(unique_id), [float(x) for x in out["start_logits"][i]],
+                    [float(x) for x in out["end_logits"][i]]))
+            else:
+                results.append(postprocess.RawResultV2(
+                    unique_id=int(unique_id),
+                    start_top_log_probs=[float(x) for x in out["start_top_log_probs"][i]],
+                    start_top_index=[int(x) for x in out["start_top_index"][i]],
+                    end_top_log_probs=[float(x) for x in out["end_top_log_probs"][i]],
+                    end_top_index=[int(x) for x in out["end_top_index"][i]],
+                    cls_logits=float(out["cls_logits"][i])))
+    return results
+
+
+def load_dataset(path: str) -> List[Dict[str, Any]]:
+    """The ``data`` list of a SQuAD file.
+
+    Raises:
+      InputDataError: unreadable (names the file).
+    """
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            return json.load(f)["data"]
+    except (OSError, ValueError, KeyError, TypeError, tf.errors.OpError) as e:
+        raise InputDataError(f"{path}: not a SQuAD JSON file ({e})") from e
+
+
+def has_answers(dataset: Sequence[Dict[str, Any]]) -> bool:
+    """Whether any question of the file has a gold answer (then it is scored)."""
+    return any(qa.get("answers") for article in dataset for p in article.get("paragraphs", [])
+               for qa in p.get("qas", []))
+
+
+def eval_results_text(metrics: Dict[str, Any], global_step: int) -> str:
+    """``eval_results.txt`` as the original writes it for one evaluated checkpoint."""
+    lines = ["%s = %s\n" % (k, str(metrics[k])) for k in sorted(metrics)]
+    text = "".join(lines) + "best f1 = {}\n".format(metrics["f1"]) + "=" * 50 + "\n"
+    return text + "".join(lines) + "best perf happened at step: {}".format(global_step)
+
+
+def run(args: AlbertSquadArgs, version: int,
+        strategy: Optional[tf.distribute.Strategy] = None,
+        stop_at_step: Optional[int] = None) -> Dict[str, Any]:
+    """Trains and/or predicts as the flags say (module docstring).
+
+    Args:
+      version: 1 (run_squad_v1) or 2 (run_squad_v2).
+      stop_at_step: (tests) stop training at this global step.
+
+    Returns:
+      dict: ``train`` (a :class:`loop.TrainResult` or None), ``num_train_steps``,
+      ``num_train_examples``; after predicting ``weights_from``, ``global_step``,
+      ``num_predict_examples``, ``num_predict_features``, ``predictions`` (the
+      :class:`SquadPredictions` written), ``metrics`` (or None: no gold answers, or v1 on a
+      file it cannot score, e.g. SQuAD 2.0 questions without an answer; a warning says so and
+      the predictions are written), ``files``.
+
+    Raises:
+      FlagError, ConfigError, InputDataError, CheckpointError naming the flag, file, question
+      or variable; the flag and file checks come before anything is written.
+    """
+    if version not in (1, 2):
+        raise ValueError(f"version must be 1 or 2, got {version}")
+    config = check_args(args, version)
+    sp = load_sp_model(args.spm_model_file)
+    if sp.GetPieceSize() > config.vocab_size:
+        raise ConfigError(f"--spm_model_file={args.spm_model_file} has {sp.GetPieceSize()} "
+                          f"pieces but {args.albert_config_file} says vocab_size="
+                          f"{config.vocab_size}")
+    train_examples = eval_examples = dataset = None
+    if args.do_train:
+        train_examples = data.read_squad_examples(args.train_file, is_training=True)
+    if args.do_predict:
+        dataset = load_dataset(args.predict_file)
+        eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
+    run_checks.make_output_dir(args.output_dir)
+    strategy = strategy or strategy_from_flags(args)
+    with strategy.scope():
+        model = build_model(config, args, version)
+    name_map = model.name_map()
+    result: Dict[str, Any] = {"train": None, "metrics": None}
+
+    if args.do_train:
+        num_steps = int(len(train_examples) / args.train_batch_size * args.num_train_epochs)
+        if num_steps < 1:
+            raise FlagError(f"{len(train_examples)} training examples / --train_batch_size="
+                            f"{args.train_batch_size} x --num_train_epochs="
+                            f"{args.num_train_epochs} gives {num_steps} steps: nothing to train")
+        num_warmup = int(num_steps * args.warmup_proportion)
+        random.Random(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+        existing = checkpoint_io.existing_checkpoints(args.output_dir)
+        if args.init_checkpoint and not existing:
+            report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
+            logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
+        path = train_records(args, sp, train_examples)
+        logging.info("***** Running training *****")
+        logging.info("  Num orig examples = %d", len(train_examples))
+        logging.info("  Batch size = %d", args.train_batch_size)
+        logging.info("  Num steps = %d", num_steps)
+        with strategy.scope():
+            optimizer, _ = create_albert_optimizer(
+                args.learning_rate, num_steps, num_warmup, optimizer="adamw",
+                variable_names=name_map, loss_scale=args.dtype == "float16")
+        train_config = loop.TrainConfig.from_flags(
+            args, num_steps, num_warmup_steps=num_warmup, init_checkpoint=None,
+            warm_started=bool(args.init_checkpoint), keep_checkpoint_max=2 ** 31 - 1,
+            steps_per_loop=max(1, min(args.iterations_per_loop, args.save_checkpoints_steps)),
+            log_every_n_steps=max(1, min(100, num_steps // 20)), stop_at_step=stop_at_step)
+        result["train"] = loop.train(
+            model, loss_fn_for(version),
+            train_dataset(path, args.max_seq_length, args.train_batch_size),
+            name_map, train_config, strategy=strategy, optimizer=optimizer)
+        result.update(num_train_steps=num_steps, num_train_examples=len(train_examples))
+
+    if args.do_predict:
+        restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                         load_fn=load_fn)
+        features = predict_features(args, sp, eval_examples)
+        logging.info("***** Running predictions *****")
+        logging.info("  Num orig examples = %d", len(eval_examples))
+        logging.info("  Num split examples = %d", len(features))
+        results = raw_results(model, args, version, len(features))
+        out = [os.path.join(args.output_dir, n) for n in (PREDICTIONS_FILE, NBEST_FILE)]
+        scored = has_answers(dataset)
+        if version == 1:
+            preds = postprocess.compute_predictions_v1(eval_examples, features, results,
+                                                       args.n_best_size, args.max_answer_length)
+            metrics = None
+            if scored:
+                try:
+                    metrics = squad_metrics.evaluate_v1(dataset, preds.predictions)
+                except InputDataError as e:  # e.g. a SQuAD 2.0 file: keep the predictions
+                    logging.warning("%s: cannot score the predictions: %s (a SQuAD 2.0 file? "
+                                    "use run_squad_v2, or run_squad.py "
+                                    "--version_2_with_negative); no %s", args.predict_file,
+                                    e, EVAL_RESULTS_FILE)
+        else:
+            out.append(os.path.join(args.output_dir, NULL_ODDS_FILE))
+            if scored:
+                metrics, preds = postprocess.evaluate_v2(
+                    dataset, eval_examples, features, results, args.n_best_size,
+                    args.max_answer_length, args.start_n_top, args.end_n_top)
+            else:
+                metrics = None
+                preds = postprocess.compute_predictions_v2(
+                    eval_examples, features, results, args.n_best_size,
+                    args.max_answer_length, args.start_n_top, args.end_n_top)
+        postprocess.write_predictions(preds, *out)
+        if metrics is not None:
+            atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE),
+                              eval_results_text(metrics, int(restored.global_step)))
+            logging.info("***** Final Eval results *****")
+            for key in sorted(metrics):
+                logging.info("  %s = %s", key, str(metrics[key]))
+        result.update(weights_from=restored.prefix, global_step=int(restored.global_step),
+                      num_predict_examples=len(eval_examples),
+                      num_predict_features=len(features), predictions=preds, metrics=metrics,
+                      files=out)
+
+    return result
+
+
+# Flags of BERT's run_squad.py that ALBERT's do not read -> ALBERT's.
+BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
+                   "verbose_logging": "nothing (ALBERT answers are character spans)",
+                   "null_score_diff_threshold": "nothing (ALBERT v2 searches the threshold)"}
+
+
+def run_from_flags(flag_values, version: int) -> Dict[str, Any]:
+    """Reads :class:`AlbertSquadArgs` (ALBERT's defaults for flags not given) and runs.
+
+    Raises:
+      FlagError: also a BERT run_squad flag ALBERT's scripts do not read, given to the root
+        script in ALBERT mode (bert_tf: it would be ignored silently).
+    """
+    bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS,
+                                     "ALBERT's run_squad (--albert_config_file)")
+    return run(bert_flags.args_from_flags(AlbertSquadArgs, flag_values), version)
+
+
+def print_summary(result: Dict[str, Any]) -> None:
+    """Prints what a run did (the checkpoint trained to, the prediction files, the metrics), as
+    the ``python -m bert_tf.albert.run_squad_v1`` / ``_v2`` entry points and ``run_squad.py``'s
+    ALBERT mode end; ``result`` is :func:`run_from_flags`'s."""
+    if result.get("train") is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if "files" in result:
+        print(f"predicted {result['num_predict_examples']} questions: "
+              + ", ".join(result["files"]))
+    if result.get("metrics"):
+        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))

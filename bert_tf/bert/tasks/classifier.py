@@ -1,0 +1,691 @@
+"""Sentence(-pair) classification: the run behind the root `run_classifier.py`.
+
+Mirrors the original `run_classifier.py` (spec `bert.md` 8): same flags and defaults, same
+start-up checks in the same order, the same feature files in ``output_dir``
+(``train.tf_record``, ``eval.tf_record``, ``predict.tf_record``, TPU padding examples
+included) and the same result files:
+
+* ``eval_results.txt``: ``key = value`` lines, keys sorted: ``eval_accuracy`` and
+  ``eval_loss`` (weighted by ``is_real_example``), ``global_step``, ``loss`` (the mean of the
+  eval batches' unweighted mean losses, as the Estimator's ``loss``). Values are ``str()`` of
+  numpy float32 / int64 scalars, as the original printed them (spec 8.6, 8.7).
+* ``test_results.tsv``: one line per real test example, the class probabilities ``str()`` of
+  float32 joined by tabs, no header.
+
+Checkpoints are ``model.ckpt-N`` in the original layout (``bert/*``, top-level
+``output_weights [num_labels, H]`` / ``output_bias [num_labels]``, ``<var>/adam_m``,
+``<var>/adam_v``, int64 ``global_step``) written by :func:`bert_tf.training.loop.train`, so a
+checkpoint fine-tuned by the original loads here (as ``--init_checkpoint``, or found in
+``output_dir``) and ours loads in the original. Eval/predict without ``--do_train`` use the
+newest checkpoint in ``output_dir`` if there is one (as the Estimator), else
+``init_checkpoint`` (then ``global_step = 0``).
+
+Beyond the original:
+
+* the GLUE tasks ``sst-2``, ``qnli``, ``qqp``, ``rte``, ``wnli`` and ``sts-b`` (regression:
+  one output, squared-error loss; ``eval_results.txt`` holds ``eval_loss`` (MSE),
+  ``eval_pearson``, ``eval_spearman``, ``global_step``, ``loss``; ``test_results.tsv`` one
+  score per line);
+* every data file needed is read (and checked) before training starts, and every output is
+  written atomically, so a bad dev/test file never costs a training run or a partial file;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` that takes raw text:
+  ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``; an empty ``text_b`` is a
+  single sentence, as the original's ``if example.text_b``), ``serving_single`` (``text_a``)
+  and ``serving_ids`` (int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]``),
+  each -> float32 ``probabilities [batch, num_labels]`` and ``logits``
+  (:func:`export_saved_model`, :mod:`bert_tf.run.serving`); ``tf.saved_model.load`` serves
+  it without bert_tf (after ``import tensorflow_text``);
+* with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
+  MiniLM default model is used (`bert_tf.defaults`);
+* batches are cut to their longest real row (a multiple of 8) on CPU/GPU without XLA:
+  padding is masked, so the numbers are those of the padded batch, only faster;
+* the F1 of the positive class (label ``"1"``) of binary tasks is logged and returned (not
+  written: ``eval_results.txt`` keeps the original keys);
+* ``--siamese``: a Sentence-BERT bi-encoder instead of the cross-encoder
+  (:mod:`bert_tf.bert.tasks.siamese`);
+* for ``cola``, ``eval_results.txt`` also holds ``eval_mcc``, the Matthews correlation GLUE
+  reports for CoLA (:func:`bert_tf.training.metrics.matthews_corrcoef`);
+* ``--doc_stride`` (issue 13): an example longer than ``max_seq_length`` is cut into
+  run_squad's sliding windows (:mod:`bert_tf.data.windows`; a pair keeps its shorter side
+  whole) instead of being truncated. The record files hold one record per window with an
+  ``example_index``. Training: each window is a training instance with its example's label,
+  and the number of steps counts windows (``int(num_windows / train_batch_size *
+  num_train_epochs)``). Eval / predict: the logits of an example's windows are pooled
+  (``--window_pooling``: ``mean``, the default, or ``max``) into its one prediction, so
+  ``test_results.tsv`` keeps one row per example (the softmax of the pooled logits; the pooled
+  score for regression) and the metrics are per example (``eval_loss`` / accuracy /
+  Pearson... of the pooled logits; ``loss`` the mean over batches of ``eval_batch_size``
+  examples). An example that fits in one window gets the prediction it gets without
+  ``--doc_stride``.
+"""
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import defaults
+from bert_tf.atomic_files import atomic_write_text
+from bert_tf import flags as bert_flags
+from bert_tf.bert.classifier import BertClassifier, classifier_loss
+from bert_tf.bert.config import BertConfig
+from bert_tf.data import classifier as data
+from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
+from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
+from bert_tf.errors import ConfigError, FlagError
+from bert_tf.run import checks as run_checks
+from bert_tf.run import serving
+from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
+from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
+from bert_tf.training import loop, metrics
+from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.precision import dtype_policy
+from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
+from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
+
+TRAIN_FILE = "train.tf_record"
+EVAL_FILE = "eval.tf_record"
+PREDICT_FILE = "predict.tf_record"
+TEST_RESULTS_FILE = "test_results.tsv"
+
+
+@bert_flags.args_class(bert_flags.RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class ClassifierArgs:
+    """The original `run_classifier.py` flags (spec 8.1) plus bert_tf's; the defaults are
+    :data:`bert_tf.flags.RUN_CLASSIFIER`'s (the original's).
+
+    ``data_dir``, ``task_name`` and ``output_dir`` are required; ``bert_config_file`` and
+    ``vocab_file`` too unless all three model flags are left out (embedded default model).
+    """
+
+    data_dir: Optional[str]
+    bert_config_file: Optional[str]
+    task_name: Optional[str]
+    vocab_file: Optional[str]
+    output_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    do_train: bool
+    do_eval: bool
+    do_predict: bool
+    train_batch_size: int
+    eval_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    # ---- bert_tf ----
+    export_dir: Optional[str]
+    doc_stride: Optional[int]
+    window_pooling: Optional[str]
+    siamese: bool
+
+
+@dataclass
+class ClassifierResult:
+    """What :func:`run` did.
+
+    Attributes:
+      model: the :class:`BertClassifier` with the weights last used.
+      global_step: the step of those weights (0 for an untrained ``init_checkpoint``).
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      num_train_steps, num_warmup_steps: the schedule (0 without ``do_train``).
+      eval_results: key -> numpy scalar, as written to ``eval_results.txt`` (or None).
+      eval_extra: bert_tf metrics not written (``eval_f1`` of binary tasks).
+      num_eval_examples, num_predict_examples: real examples evaluated / predicted.
+      predictions: float32 ``[num_predict_examples, num_labels]`` (or None).
+      export_path: the SavedModel folder written (or None).
+    """
+
+    model: Any
+    global_step: int = 0
+    train: Optional[loop.TrainResult] = None
+    num_train_steps: int = 0
+    num_warmup_steps: int = 0
+    eval_results: Optional[Dict[str, Any]] = None
+    eval_extra: Dict[str, float] = field(default_factory=dict)
+    num_eval_examples: int = 0
+    num_predict_examples: int = 0
+    predictions: Optional[np.ndarray] = None
+    export_path: Optional[str] = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Start-up checks (spec 8.1)
+# ---------------------------------------------------------------------------------------------
+
+def _check_numbers(args: ClassifierArgs) -> None:
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
+                 "gradient_accumulation_steps"):
+        if int(getattr(args, name)) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        f"([CLS] a [SEP] b [SEP] needs 3 special tokens)")
+    if args.do_train:
+        if not args.num_train_epochs > 0:
+            raise FlagError(f"--num_train_epochs={args.num_train_epochs}: must be positive")
+        if not 0.0 <= args.warmup_proportion <= 1.0:
+            raise FlagError(f"--warmup_proportion={args.warmup_proportion}: must be in [0, 1]")
+
+
+def check_flags(args: ClassifierArgs):
+    """The original start-up checks, in its order, plus bert_tf's.
+
+    1. ``do_lower_case`` vs a released checkpoint's name (original check);
+    2. one of ``do_train`` / ``do_eval`` / ``do_predict`` (or ``--export_dir``);
+    3. ``max_seq_length <= max_position_embeddings``;
+    4. ``output_dir`` created and writable;
+    5. a known ``task_name`` (the valid names are listed);
+    then the vocab (its case, its size against the config).
+
+    Returns:
+      ``(config, processor, tokenizer)``.
+
+    Raises:
+      FlagError / CaseMismatchError / ConfigError naming the flag or file.
+    """
+    for name in ("data_dir", "task_name", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+    args = defaults.resolve_model_files(args)
+    validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
+    if not args.export_dir:
+        run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
+                                    do_predict=args.do_predict)
+    _check_numbers(args)
+    check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
+    check_tpu_flags(args)
+    config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    run_checks.make_output_dir(args.output_dir)
+    if args.export_dir:
+        serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
+                                 max_seq_length=args.max_seq_length)
+    processor = data.get_processor(args.task_name)
+    tokenizer = run_checks.load_tokenizer(args.vocab_file, args.do_lower_case,
+                                          args.init_checkpoint)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                          f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    return config, processor, tokenizer
+
+
+def training_steps(num_examples: int, args: ClassifierArgs):
+    """``(num_train_steps, num_warmup_steps)`` as the original (spec 8.1).
+
+    ``int(num_examples / train_batch_size * num_train_epochs)`` and
+    ``int(num_train_steps * warmup_proportion)``.
+
+    Raises:
+      FlagError: that gives no step at all.
+    """
+    steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
+    if steps < 1:
+        raise FlagError(f"no training step: {num_examples} training examples / "
+                        f"--train_batch_size={args.train_batch_size} x --num_train_epochs="
+                        f"{args.num_train_epochs} < 1")
+    return steps, int(steps * args.warmup_proportion)
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics and result files (spec 8.6, 8.7)
+# ---------------------------------------------------------------------------------------------
+
+def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray,
+                 batch_losses: Sequence[float], global_step: int, regression: bool = False,
+                 mcc: bool = False) -> Dict[str, Any]:
+    """The metrics of the original EVAL mode (spec 8.6), as numpy scalars.
+
+    Args:
+      logits: float32 ``[N, num_labels]`` of every evaluated example (padding included).
+      labels: ``[N]`` label ids (float scores for regression).
+      is_real_example: ``[N]`` 1 for real examples, 0 for TPU padding (the weights).
+      batch_losses: each eval batch's unweighted mean loss.
+      global_step: the step of the evaluated weights.
+      mcc: add ``eval_mcc``, the Matthews correlation (bert_tf, beyond the original: GLUE's
+        CoLA metric, :func:`bert_tf.training.metrics.matthews_corrcoef`).
+
+    Returns:
+      Classification: ``eval_accuracy``, ``eval_loss`` (float32), ``global_step`` (int64),
+      ``loss`` (float32) (and ``eval_mcc`` float32 with ``mcc``). Regression:
+      ``eval_loss``, ``eval_pearson``, ``eval_spearman``, ``global_step``, ``loss``.
+    """
+    w = np.asarray(is_real_example, np.float32)
+    per_example = metrics.per_example_loss(logits, labels, regression)
+    count = max(float(w.sum()), 1e-12)
+    results = {
+        "eval_loss": np.float32(np.sum(w * per_example, dtype=np.float64) / count),
+        "global_step": np.int64(global_step),
+        "loss": np.float32(np.mean(np.asarray(batch_losses, np.float64))),
+    }
+    if regression:
+        real = w > 0
+        predictions = np.asarray(logits, np.float32)[real, 0]
+        scores = np.asarray(labels, np.float32)[real]
+        results["eval_pearson"] = np.float32(metrics.pearson(predictions, scores))
+        results["eval_spearman"] = np.float32(metrics.spearman(predictions, scores))
+    else:
+        results["eval_accuracy"] = np.float32(metrics.accuracy(logits, labels, w))
+        if mcc:
+            results["eval_mcc"] = np.float32(metrics.matthews_corrcoef(logits, labels, w))
+    return results
+
+
+def format_test_results(probabilities: np.ndarray) -> str:
+    """One line per row: ``str(np.float32)`` of each value joined by tabs (original)."""
+    return "".join("\t".join(str(np.float32(p)) for p in row) + "\n"
+                   for row in np.asarray(probabilities, np.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, weights, export
+# ---------------------------------------------------------------------------------------------
+
+def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
+                use_one_hot_embeddings: bool = False, dtype: str = "float32") -> BertClassifier:
+    """A built :class:`BertClassifier` for the task, its variables created under ``strategy``
+    (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`)."""
+    with dtype_policy(dtype), strategy.scope():
+        model = BertClassifier(config, processor.num_labels,
+                               is_regression=processor.is_regression,
+                               use_one_hot_embeddings=use_one_hot_embeddings)
+        model.build_with_dummy_input()
+    return model
+
+
+def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None,
+                       threshold: Optional[float] = None) -> str:
+    """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
+
+    Outputs of every signature: float32 ``probabilities [batch, num_labels]`` (softmax; the raw
+    score ``[batch, 1]`` for regression), ``logits`` (same shape) and, when ``threshold`` is
+    given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar (the original's
+    ``_add_threshold_to_model_fn``). With ``preprocessor`` (a ``BertTextPreprocessor``: the
+    run's vocab, ``do_lower_case`` and ``max_seq_length``), :mod:`bert_tf.run.serving`'s
+    three signatures: ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``),
+    ``serving_single`` (``text_a``) and ``serving_ids`` (int32 ``input_ids``, ``input_mask``,
+    ``segment_ids`` ``[batch, seq]``, ``seq`` <= max_position_embeddings); the text signatures
+    truncate as the original (no sliding windows). Without it (ALBERT), ``serving_default`` is
+    the ids signature. Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text``
+    for the text signatures). Written by :func:`bert_tf.run.serving.write_saved_model`
+    (temporary folder, then renamed).
+
+    Returns:
+      The folder written.
+
+    Raises:
+      FlagError: ``export_dir`` cannot be created or written.
+    """
+    dtypes = {name: tf.int32 for name in SEQUENCE_FEATURES}
+
+    def serve(features):
+        out = model(features, training=False)
+        outputs = {"probabilities": out["probabilities"], "logits": out["logits"]}
+        if threshold is not None:  # ALBERT --threshold_to_export: served with the predictions
+            outputs["threshold"] = tf.constant(threshold, tf.float32)
+        return outputs
+
+    if preprocessor is None:
+        def ids(input_ids, input_mask, segment_ids):
+            return serve({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids})
+        return serving.write_saved_model(
+            export_dir, [model], [(serving.DEFAULT_SIGNATURE, ids, serving.id_specs(dtypes))])
+    return serving.write_saved_model(export_dir, [model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
+
+
+# ---------------------------------------------------------------------------------------------
+# Run
+# ---------------------------------------------------------------------------------------------
+
+def read_task_examples(processor, args) -> Dict[str, list]:
+    """Reads every data file the run needs, before any training (bad rows fail early).
+
+    Args:
+      processor: a GLUE processor (BERT's or ALBERT's, ``bert_tf.data.classifier`` API);
+      args: the flags (``do_train``, ``do_eval``, ``do_predict``, ``data_dir``, ``task_name``).
+
+    Returns:
+      ``{"train"|"eval"|"predict": [InputExample]}`` for the modes asked.
+
+    Raises:
+      InputDataError: a bad row (file and line). FlagError: ``--do_predict`` for a task with no
+        test set.
+    """
+    out = {}
+    if args.do_train:
+        out["train"] = processor.get_train_examples(args.data_dir)
+    if args.do_eval:
+        out["eval"] = processor.get_dev_examples(args.data_dir)
+    if args.do_predict:
+        try:
+            out["predict"] = processor.get_test_examples(args.data_dir)
+        except NotImplementedError as e:
+            raise FlagError(f"--do_predict: task {args.task_name} has no test set ({e})") from e
+    return out
+
+
+def predict_all(predictor, input_file, args, batch_size, regression, name, total):
+    """Runs ``predictor`` over a classifier record file (eval layout) in order.
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``logits`` output.
+      input_file: the TFRecords (``input_ids``/``input_mask``/``segment_ids`` ``[S]``,
+        ``label_ids``, ``is_real_example``); ``args.max_seq_length`` is S and
+        ``args.use_tpu`` drops a last partial batch (the original's TPU eval).
+      batch_size, regression, name (for the progress log), total (records).
+
+    Returns:
+      ``(logits [N, num_labels] float32, label_ids [N], is_real_example [N], batch_losses)``:
+      ``batch_losses`` is each batch's unweighted mean loss (the Estimator's ``loss``).
+    """
+    logits, labels, real, batch_losses, _ = _predict_records(
+        predictor, input_file, args, batch_size, regression, name, total, windowed=False)
+    return logits, labels, real, batch_losses
+
+
+def _predict_records(predictor, input_file, args, batch_size, regression, name, total,
+                     windowed: bool):
+    logits, labels, real, batch_losses, example_index = [], [], [], [], []
+    dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
+                           drop_remainder=args.use_tpu, windowed=windowed)
+    for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name):
+        logits.append(out["logits"])
+        labels.append(batch["label_ids"])
+        real.append(batch["is_real_example"])
+        if windowed:
+            example_index.append(batch["example_index"])
+        batch_losses.append(float(np.mean(metrics.per_example_loss(
+            out["logits"], batch["label_ids"], regression))))
+    return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
+            batch_losses, np.concatenate(example_index) if windowed else None)
+
+
+def predict_windows(predictor, input_file: str, args, batch_size: int, regression: bool,
+                    name: str, total: int, num_examples: int, pooling: str):
+    """Runs ``predictor`` over ``--doc_stride`` window records and pools each example's windows
+    (bert_tf, issue 13).
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``logits`` output.
+      input_file: window records (``example_index`` per record, -1 for TPU padding) of
+        :func:`bert_tf.data.classifier.file_based_convert_examples_to_features`.
+      batch_size, regression, name, total (records): as :func:`predict_all`.
+      num_examples: N, the real examples; pooling: ``mean`` or ``max``.
+
+    Returns:
+      ``(logits float32 [N, num_labels], label_ids [N], batch_losses)``: the pooled logits of
+      each example (:func:`bert_tf.data.windows.pool_window_logits`), its label, and the mean
+      loss of each batch of ``batch_size`` examples (of the pooled logits, in order).
+
+    Raises:
+      RuntimeError: an example none of whose windows came back (a TPU run dropped them).
+    """
+    window_logits, window_labels, _, _, example_index = _predict_records(
+        predictor, input_file, args, batch_size, regression, name, total, windowed=True)
+    try:
+        logits = pool_window_logits(window_logits, example_index, num_examples, pooling)
+    except ValueError as e:
+        raise RuntimeError(f"{input_file}: {e}") from e
+    labels = np.asarray(window_labels)[first_window_rows(example_index, num_examples)]
+    per_example = metrics.per_example_loss(logits, labels, regression)
+    batch_losses = [float(np.mean(per_example[i:i + batch_size]))
+                    for i in range(0, num_examples, batch_size)]
+    return logits, labels, batch_losses
+
+
+def probabilities_of_logits(logits: np.ndarray, regression: bool) -> np.ndarray:
+    """float32 ``[N, num_labels]`` logits -> the model's ``probabilities`` output: the
+    softmax over the last axis (the score itself for regression, as
+    :class:`bert_tf.bert.classifier.BertClassifier`)."""
+    logits = np.asarray(logits, np.float32)
+    if regression:
+        return logits
+    return tf.nn.softmax(tf.constant(logits), axis=-1).numpy()
+
+
+def classifier_loss_fn(regression: bool):
+    """The training loss ``loss_fn(model, features, labels)`` of a classifier run (BERT's or
+    ALBERT's): :func:`bert_tf.bert.classifier.classifier_loss` of the model's ``logits``
+    float32 ``[B, num_labels]`` in training mode (dropout), a float32 scalar (batch mean)."""
+    def loss_fn(model_, features, labels):
+        logits = model_(features, training=True)["logits"]
+        return classifier_loss(logits, labels, is_regression=regression)[0]
+
+    return loss_fn
+
+
+def write_predict_records(examples, label_list, args, tokenizer):
+    """The ``--do_predict`` records: TPU padding, ``predict.tf_record`` in ``--output_dir``
+    (rewritten each run, as the original), the original's log lines.
+
+    Args:
+      examples: the test ``InputExample`` s; label_list: the task's labels (None: regression);
+      args: the flags (``predict_batch_size``, ``use_tpu``, ``max_seq_length``,
+        ``output_dir``); tokenizer: the run's (BERT's or ALBERT's ``FullTokenizer``).
+
+    Returns:
+      ``(padded examples, num_actual, record file path)``.
+    """
+    predict_examples, num_actual = data.add_tpu_padding(
+        examples, args.predict_batch_size, args.use_tpu)
+    predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+    data.file_based_convert_examples_to_features(predict_examples, label_list,
+                                                 args.max_seq_length, tokenizer,
+                                                 predict_file)
+    logging.info("***** Running prediction*****")
+    logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
+                 num_actual, len(predict_examples) - num_actual)
+    return predict_examples, num_actual, predict_file
+
+
+def predict_probabilities(predictor, predict_file: str, args, regression: bool, total: int,
+                          num_actual: int) -> np.ndarray:
+    """The ``probabilities`` of every real example of ``predict_file``, in order.
+
+    Args:
+      predictor: a :class:`BatchPredictor` with a ``probabilities`` output; predict_file: the
+        records of :func:`write_predict_records`; args: ``max_seq_length``,
+        ``predict_batch_size``, ``use_tpu`` (drops a last partial batch, the original's TPU
+        predict); total: records in the file; num_actual: the real (unpadded) examples.
+
+    Returns:
+      float ``[num_actual, num_labels]`` (float32 from a float32 model).
+
+    Raises:
+      RuntimeError: fewer rows than ``num_actual`` came back (the original asserts this).
+    """
+    rows: List[np.ndarray] = []
+    dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
+                           regression, drop_remainder=args.use_tpu)
+    for _, out in predictor.predict(numpy_batches(dataset), total=total, name="predict"):
+        rows.append(out["probabilities"])
+    probabilities = np.concatenate(rows)[:num_actual]
+    if len(probabilities) != num_actual:  # the original asserts this
+        raise RuntimeError(f"predicted {len(probabilities)} of {num_actual} examples")
+    return probabilities
+
+
+def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:
+    """Checks the checkpoint the run will read against the model before any file is written
+    (the original, and bert_tf before issue 15, wrote ``train.tf_record`` first): the newest
+    ``model.ckpt-N`` of ``--output_dir`` (every variable), else ``--init_checkpoint`` (the
+    variables it has, :func:`bert_tf.checkpoint_io.check_fits`).
+
+    Raises:
+      CheckpointError: a shape that does not fit (names the variable and both shapes), none
+        of the model's variables in ``--init_checkpoint``, or a variable missing from the
+        ``--output_dir`` checkpoint.
+    """
+    existing = checkpoint_io.existing_checkpoints(args.output_dir)
+    if existing:
+        checkpoint_io.check_fits(name_map, existing[-1], require_all=True)
+    elif args.init_checkpoint:
+        checkpoint_io.check_fits(name_map, args.init_checkpoint)
+
+
+def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        stop_at_step: Optional[int] = None) -> ClassifierResult:
+    """Runs training, evaluation, prediction and export as the flags say (spec 8.7).
+
+    Args:
+      args: the flags.
+      strategy: a ``tf.distribute`` strategy (default: from the TPU flags, ``TF_CONFIG`` and
+        the visible devices, :func:`bert_tf.training.strategy.strategy_from_flags`).
+      stop_at_step: (tests) stop training at this global step; the schedule keeps its length.
+
+    Returns:
+      A :class:`ClassifierResult`.
+
+    Raises:
+      FlagError, ConfigError, CaseMismatchError: bad flags (named).
+      InputDataError: a bad data row (file and line), an empty data file, an unknown label.
+      CheckpointError: an unreadable or non-fitting checkpoint.
+      NanLossError: training diverged.
+      Nothing is left half-written: every output is renamed into place when complete.
+    """
+    if args.siamese:  # bert_tf: the Sentence-BERT bi-encoder (issue 13)
+        from bert_tf.bert.tasks.siamese import run_siamese
+        return run_siamese(args, strategy, stop_at_step=stop_at_step)
+    config, processor, tokenizer = check_flags(args)
+    window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
+                                        args.max_seq_length)
+    examples = read_task_examples(processor, args)
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
+        for name, file_name in (("train", TRAIN_FILE), ("eval", EVAL_FILE),
+                                ("predict", PREDICT_FILE)):
+            for example in examples.get(name, ()):
+                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, label_list,
+                                             args.max_seq_length, tokenizer, args.doc_stride,
+                                             where=f"{file_name}: ")
+    strategy = strategy or strategy_from_flags(args)
+    chief = loop.is_chief(strategy)
+    trim = not (args.use_tpu or args.use_xla)
+    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
+                        dtype=args.dtype)
+    result = ClassifierResult(model=model)
+    check_checkpoints_fit(model.name_map(), args)
+
+    if args.do_train:
+        train_examples = examples["train"]
+        steps, warmup = training_steps(len(train_examples), args)
+        result.num_train_steps, result.num_warmup_steps = steps, warmup
+        train_file = os.path.join(args.output_dir, TRAIN_FILE)
+        num_records = data.file_based_convert_examples_to_features(
+            train_examples, label_list, args.max_seq_length, tokenizer, train_file,
+            doc_stride=args.doc_stride)
+        if args.doc_stride is not None:  # each window is a training instance
+            steps, warmup = training_steps(num_records, args)
+            result.num_train_steps, result.num_warmup_steps = steps, warmup
+        logging.info("***** Running training *****")
+        logging.info("  Num examples = %d", len(train_examples))
+        if args.doc_stride is not None:
+            logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
+        logging.info("  Batch size = %d", args.train_batch_size)
+        logging.info("  Num steps = %d", steps)
+        train_config = loop.TrainConfig.from_flags(
+            args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
+            stop_at_step=stop_at_step)
+
+        result.train = loop.train(
+            model, classifier_loss_fn(regression),
+            train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
+                             regression, trim=trim),
+            model.name_map(), train_config, strategy=strategy)
+        result.global_step = result.train.global_step
+    elif args.do_eval or args.do_predict or args.export_dir:
+        result.global_step = restore_for_inference(model.name_map(), args.output_dir,
+                                                   args.init_checkpoint).global_step
+
+    predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
+                               length_multiple=LENGTH_MULTIPLE)
+    if args.do_eval:
+        eval_file = os.path.join(args.output_dir, EVAL_FILE)
+        if args.doc_stride is None:
+            eval_examples, num_actual = data.add_tpu_padding(examples["eval"],
+                                                             args.eval_batch_size, args.use_tpu)
+            data.file_based_convert_examples_to_features(eval_examples, label_list,
+                                                         args.max_seq_length, tokenizer,
+                                                         eval_file)
+            num_records = len(eval_examples)
+        else:
+            eval_examples = examples["eval"]
+            num_actual = len(eval_examples)
+            num_records = data.file_based_convert_examples_to_features(
+                eval_examples, label_list, args.max_seq_length, tokenizer, eval_file,
+                doc_stride=args.doc_stride,
+                pad_to_multiple=args.eval_batch_size if args.use_tpu else None)
+        logging.info("***** Running evaluation *****")
+        logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
+                     num_actual, len(eval_examples) - num_actual)
+        logging.info("  Batch size = %d", args.eval_batch_size)
+        if args.doc_stride is None:
+            logits, labels, real, batch_losses = predict_all(
+                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+                num_records)
+        else:
+            logging.info("  Num windows = %d (--doc_stride=%d, --window_pooling=%s)",
+                         num_records, args.doc_stride, window_pooling)
+            logits, labels, batch_losses = predict_windows(
+                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+                num_records, num_actual, window_pooling)
+            real = np.ones(num_actual, np.int32)
+        result.eval_results = eval_metrics(
+            logits, labels, real, batch_losses, result.global_step, regression,
+            mcc=args.task_name.lower() in metrics.MCC_TASKS)
+        if label_list is not None and len(label_list) == 2:
+            result.eval_extra["eval_f1"] = metrics.binary_f1(logits, labels, real)
+        result.num_eval_examples = num_actual
+        logging.info("***** Eval results *****")
+        for key in sorted(result.eval_results):
+            logging.info("  %s = %s", key, str(result.eval_results[key]))
+        for key, value in result.eval_extra.items():
+            logging.info("  %s = %.6f (bert_tf, not written)", key, value)
+        if chief:
+            write_eval_results(args.output_dir, result.eval_results)
+
+    if args.do_predict and args.doc_stride is not None:
+        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+        num_actual = len(examples["predict"])
+        num_records = data.file_based_convert_examples_to_features(
+            examples["predict"], label_list, args.max_seq_length, tokenizer, predict_file,
+            doc_stride=args.doc_stride,
+            pad_to_multiple=args.predict_batch_size if args.use_tpu else None)
+        logging.info("***** Running prediction*****")
+        logging.info("  Num examples = %d, in %d windows (--doc_stride=%d, --window_pooling=%s)",
+                     num_actual, num_records, args.doc_stride, window_pooling)
+        logits, _, _ = predict_windows(predictor, predict_file, args, args.predict_batch_size,
+                                       regression, "predict", num_records, num_actual,
+                                       window_pooling)
+        probabilities = probabilities_of_logits(logits, regression)
+    elif args.do_predict:
+        predict_examples, num_actual, predict_file = write_predict_records(
+            examples["predict"], label_list, args, tokenizer)
+        logging.info("  Batch size = %d", args.predict_batch_size)
+        probabilities = predict_probabilities(predictor, predict_file, args, regression,
+                                              len(predict_examples), num_actual)
+    if args.do_predict:
+        result.predictions = probabilities
+        result.num_predict_examples = num_actual
+        if chief:
+            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                              format_test_results(probabilities))
+
+    if args.export_dir and chief:
+        preprocessor = BertTextPreprocessor(defaults.resolve_model_files(args).vocab_file,
+                                            args.do_lower_case,
+                                            args.max_seq_length)
+        result.export_path = export_saved_model(model, args.export_dir, preprocessor)
+    return result

@@ -1,0 +1,590 @@
+"""SQuAD 1.1 / 2.0 fine-tuning and prediction: the run behind the root `run_squad.py`.
+
+Mirrors ``main`` and ``validate_flags_or_throw`` of the original ``run_squad.py`` (spec
+`bert.md` 9.1, 9.4) on top of the pieces that already match the original byte for byte:
+:mod:`bert_tf.data.squad` (reader, features, ``FeatureWriter``),
+:mod:`bert_tf.data.squad_postprocess` (``write_predictions``), :class:`BertSquad` and
+:func:`squad_loss` (:mod:`bert_tf.bert.squad`) and the custom training loop
+(:mod:`bert_tf.training.loop`).
+
+Training (``--do_train``): read ``train_file`` (training mode), ``num_train_steps =
+int(len(examples) / train_batch_size * num_train_epochs)`` (examples, not split features),
+``num_warmup_steps = int(num_train_steps * warmup_proportion)``, shuffle the examples with
+``random.Random(12345)``, write ``<output_dir>/train.tf_record``, then train with the
+pipeline repeat -> shuffle(100) -> batch(drop_remainder=True) and write ``model.ckpt-N``
+checkpoints in the original layout (``bert/*``, ``cls/squad/output_weights [2, H]``,
+``cls/squad/output_bias [2]``, ``*/adam_m``, ``*/adam_v``, ``global_step``); a rerun resumes.
+
+Prediction (``--do_predict``): read ``predict_file`` (eval mode), write
+``<output_dir>/eval.tf_record`` keeping the features in memory, run the model batched (the
+last batch is not dropped), collect one :class:`RawResult` per feature and write
+``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` with the original
+``write_predictions``. Weights come, as with the Estimator, from the newest checkpoint in
+``output_dir``, else from ``init_checkpoint`` (the ``cls/squad`` head then stays random, with a
+warning).
+
+Beyond the original:
+
+* when every question of ``predict_file`` has an ``answers`` list and at least one is
+  non-empty, the official metrics are computed in-process and written to
+  ``<output_dir>/eval_results.json``: v1 ``exact_match``, ``f1``; v2 ``exact``, ``f1``,
+  ``total``, ``HasAns_*``, ``NoAns_*`` of ``predictions.json`` plus the null-threshold search
+  over ``null_odds.json`` with each question's best non-null answer (``best_exact``,
+  ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``):
+  rerunning with ``--null_score_diff_threshold=<best_f1_thresh>`` gives ``best_f1`` (details
+  in :func:`evaluate_predictions`);
+* every input is checked before any work: both JSON files are read (a bad ``predict_file``
+  fails before hours of training), the window flags are checked (``doc_stride`` <=
+  ``max_seq_length - max_query_length - 3``, the document window, so no piece is skipped;
+  room for the context), the vocab must fit the config; errors are
+  :class:`~bert_tf.errors.BertTfError` s naming the flag or file, and every output is written
+  atomically, so a failed run leaves ``output_dir`` as it was;
+* with none of ``--bert_config_file``, ``--vocab_file``, ``--init_checkpoint`` the embedded
+  default model (MiniLM in the original layout, :mod:`bert_tf.defaults`) is used;
+* ``dtype`` (mixed precision), ``use_xla`` and ``gradient_accumulation_steps``;
+* ``--export_dir``: a SavedModel under ``<export_dir>/<timestamp>/`` whose ``serving_default``
+  answers raw ``question`` / ``context`` strings with the run's windowing and n-best rules
+  (:mod:`bert_tf.bert.tasks.squad_export`), with the run's weights; enough on its own as a mode.
+"""
+
+import json
+import math
+import os
+import random
+import time
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf import flags as bert_flags
+from bert_tf.bert.config import BertConfig
+from bert_tf.data import squad as squad_data
+from bert_tf.data import squad_metrics
+from bert_tf.bert.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
+from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
+from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.atomic_files import display_path
+from bert_tf.file_streams import open_text
+from bert_tf.run import checks as run_checks
+from bert_tf.training.strategy import check_tpu_flags
+from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
+                                            validate_case_matches_checkpoint)
+
+PROCESSING_LOG_EVERY = 1000  # "Processing example: N"
+
+TRAIN_RECORD = "train.tf_record"
+EVAL_RECORD = "eval.tf_record"
+PREDICTIONS_FILE = "predictions.json"
+NBEST_FILE = "nbest_predictions.json"
+NULL_ODDS_FILE = "null_odds.json"
+EVAL_RESULTS_FILE = "eval_results.json"
+
+PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
+
+
+@bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class SquadArgs:
+    """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
+
+    Defaults are :data:`bert_tf.flags.RUN_SQUAD`'s (the original's: ``max_seq_length`` 384).
+    None means "not given"; read from flags with :func:`bert_tf.flags.args_from_flags`.
+    """
+
+    bert_config_file: Optional[str]
+    vocab_file: Optional[str]
+    output_dir: Optional[str]
+    train_file: Optional[str]
+    predict_file: Optional[str]
+    init_checkpoint: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    doc_stride: int
+    max_query_length: int
+    do_train: bool
+    do_predict: bool
+    train_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    n_best_size: int
+    max_answer_length: int
+    verbose_logging: bool
+    version_2_with_negative: bool
+    null_score_diff_threshold: float
+    # bert_tf
+    export_dir: Optional[str]
+
+
+# ---- start-up checks ---------------------------------------------------------------------------
+
+def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
+    """The original ``validate_flags_or_throw`` checks in their order, then bert_tf's.
+
+    Order (spec 9.1): the config is read; 1. the case check against the checkpoint name;
+    2. ``do_train`` or ``do_predict``; 3. ``train_file`` / ``predict_file`` for the mode;
+    4. ``max_seq_length <= max_position_embeddings``; 5. ``max_seq_length >
+    max_query_length + 3``. Then (bert_tf): ``doc_stride`` in ``[1, max_seq_length -
+    max_query_length - 3]`` (no document piece skipped between windows), sizes
+    and counts positive, the vocab readable, of the right case and not larger than the config's
+    ``vocab_size``, the input files present.
+
+    Returns:
+      ``(config, tokenizer)``.
+
+    Raises:
+      ConfigError: unreadable config or vocab, or a vocab larger than ``vocab_size``.
+      FlagError (CaseMismatchError included): the first failing check, naming the flags.
+    """
+    config = BertConfig.from_json_file(args.bert_config_file)
+    validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
+    if not args.export_dir:
+        run_checks.require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
+    check_tpu_flags(args)
+    if args.do_train and not args.train_file:
+        raise FlagError("If `do_train` is True, then `train_file` must be specified.")
+    if args.do_predict and not args.predict_file:
+        raise FlagError("If `do_predict` is True, then `predict_file` must be specified.")
+    run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
+
+    positive = ["n_best_size", "max_answer_length", "gradient_accumulation_steps"]
+    positive += ["train_batch_size"] if args.do_train else []
+    positive += ["predict_batch_size"] if args.do_predict else []
+    for name in positive:
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)} must be at least 1")
+    if args.do_train:
+        if not args.num_train_epochs > 0:
+            raise FlagError(f"--num_train_epochs={args.num_train_epochs} must be positive")
+        if not 0.0 <= args.warmup_proportion <= 1.0:
+            raise FlagError(f"--warmup_proportion={args.warmup_proportion} must be in [0, 1]")
+    for flag, path, used in (("train_file", args.train_file, args.do_train),
+                             ("predict_file", args.predict_file, args.do_predict)):
+        if used:
+            run_checks.require_input_file(flag, path)
+
+    try:
+        tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)
+    except OSError as e:
+        raise ConfigError(f"--vocab_file={args.vocab_file}: cannot read ({e})") from e
+    check_vocab_matches_case(tokenizer.vocab, args.do_lower_case, args.vocab_file)
+    if len(tokenizer.vocab) > config.vocab_size:
+        raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                          f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    return config, tokenizer
+
+
+def num_train_steps_for(num_examples: int, train_batch_size: int, num_train_epochs: float,
+                        warmup_proportion: float) -> Tuple[int, int]:
+    """``(num_train_steps, num_warmup_steps)`` as the original main (spec 9.4).
+
+    ``num_train_steps = int(num_examples / train_batch_size * num_train_epochs)``, counting
+    examples (questions), not split features; ``num_warmup_steps = int(num_train_steps *
+    warmup_proportion)``.
+    """
+    steps = int(num_examples / train_batch_size * num_train_epochs)
+    return steps, int(steps * warmup_proportion)
+
+
+# ---- data --------------------------------------------------------------------------------------
+
+def read_train_examples(args: SquadArgs) -> List[squad_data.SquadExample]:
+    """Training examples shuffled with ``random.Random(12345)`` (original main).
+
+    Raises:
+      InputDataError: bad file (see :func:`bert_tf.data.squad.read_squad_examples`), or no
+        usable question in it.
+      FlagError: too few examples for one training step.
+    """
+    examples = squad_data.read_squad_examples(args.train_file, is_training=True,
+                                              version_2_with_negative=args.version_2_with_negative)
+    if not examples:
+        raise InputDataError(f"--train_file={args.train_file}: no usable training question")
+    steps, _ = num_train_steps_for(len(examples), args.train_batch_size, args.num_train_epochs,
+                                   args.warmup_proportion)
+    if steps < 1:
+        raise FlagError(
+            f"num_train_steps = int({len(examples)} examples / --train_batch_size="
+            f"{args.train_batch_size} * --num_train_epochs={args.num_train_epochs}) = 0: "
+            f"raise --num_train_epochs or lower --train_batch_size")
+    rng = random.Random(TRAIN_SHUFFLE_SEED)
+    rng.shuffle(examples)
+    return examples
+
+
+def read_predict_examples(args: SquadArgs) -> List[squad_data.SquadExample]:
+    """Prediction examples in file order (eval mode: answers are not read).
+
+    Raises:
+      InputDataError: bad file, or no question in it.
+    """
+    examples = squad_data.read_squad_examples(args.predict_file, is_training=False,
+                                              version_2_with_negative=args.version_2_with_negative)
+    if not examples:
+        raise InputDataError(f"--predict_file={args.predict_file}: the file holds no question")
+    return examples
+
+
+def write_features(examples: Sequence[squad_data.SquadExample], tokenizer: FullTokenizer,
+                   args: SquadArgs, filename: str, is_training: bool
+                   ) -> List[squad_data.InputFeatures]:
+    """Converts examples to features and writes them to the TFRecord ``filename`` atomically.
+
+    Returns:
+      The features, in order (``unique_id`` from 1000000000).
+    """
+    features: List[squad_data.InputFeatures] = []
+    with squad_data.FeatureWriter(filename, is_training=is_training) as writer:
+        def output_fn(feature):
+            features.append(feature)
+            writer.process_feature(feature)
+
+        squad_data.convert_examples_to_features(
+            examples, tokenizer, args.max_seq_length, args.doc_stride, args.max_query_length,
+            is_training, output_fn)
+    return features
+
+
+# ---- model ------------------------------------------------------------------------------------
+
+def build_model(config: BertConfig, args: SquadArgs, strategy):
+    """A :class:`BertSquad` built under ``strategy.scope()`` for ``max_seq_length`` inputs.
+
+    ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
+    float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
+    """
+    from bert_tf.bert.squad import BertSquad
+    from bert_tf.training.precision import dtype_policy
+
+    with dtype_policy(args.dtype), strategy.scope():
+        model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
+        model.build_with_dummy_input(args.max_seq_length)
+    return model
+
+
+def model_predict_fn(model, strategy, batch_size: int, use_xla: bool = False) -> PredictFn:
+    """A :data:`PredictFn` running ``model`` batched under ``strategy``.
+
+    Uses :class:`bert_tf.training.predict.BatchPredictor` with every batch padded to
+    ``batch_size`` rows (one traced shape; the padding rows are dropped) and WITHOUT padding
+    trimming: post-processing ranks the logits of every position, padding included, as the
+    original, so the full ``max_seq_length`` must be run. ``use_xla`` compiles the forward pass
+    with XLA.
+
+    Returns:
+      ``batch -> (start_logits, end_logits)``, float32 numpy ``[B, max_seq_length]``.
+    """
+    import tensorflow as tf
+
+    from bert_tf.training.predict import BatchPredictor
+
+    forward = model
+    if use_xla:
+        forward = tf.function(lambda features, training=False: model(features, training=False),
+                              jit_compile=True)
+    predictor = BatchPredictor(forward, ["start_logits", "end_logits"], strategy=strategy,
+                               fixed_batch_size=batch_size)
+
+    def predict_fn(batch):
+        out = predictor.predict_batch(batch)
+        return out["start_logits"], out["end_logits"]
+
+    return predict_fn
+
+
+def predict_raw_results(features: Sequence[squad_data.InputFeatures], predict_fn: PredictFn,
+                        batch_size: int) -> List[RawResult]:
+    """Runs ``predict_fn`` over the features in order, ``batch_size`` at a time.
+
+    Args:
+      features: eval features (``unique_id``, ``input_ids``... of length max_seq_length).
+      predict_fn: ``batch -> (start_logits, end_logits)``; ``batch`` holds ``unique_ids``
+        int64 ``[B]`` and ``input_ids``, ``input_mask``, ``segment_ids`` int32 ``[B, S]``;
+        the logits are float ``[B, S]`` (every position: post-processing ranks padding too).
+      batch_size: rows per call; the last batch may be shorter (drop_remainder False).
+
+    Returns:
+      One :class:`RawResult` per feature, logits as float32 numpy rows (post-processing
+      turns them into Python floats, as the original's ``float(x)``).
+
+    Raises:
+      ValueError: ``predict_fn`` returned the wrong shapes.
+    """
+    results: List[RawResult] = []
+    for start in range(0, len(features), batch_size):
+        chunk = features[start:start + batch_size]
+        batch = feature_arrays(chunk)
+        start_logits, end_logits = predict_fn(batch)
+        start_logits = np.asarray(start_logits, np.float32)
+        end_logits = np.asarray(end_logits, np.float32)
+        expected = batch["input_ids"].shape
+        if start_logits.shape != expected or end_logits.shape != expected:
+            raise ValueError(f"predict_fn returned logits of shapes {start_logits.shape} and "
+                             f"{end_logits.shape} for a batch of {expected}")
+        for i, feature in enumerate(chunk):
+            if len(results) % PROCESSING_LOG_EVERY == 0:
+                logging.info("Processing example: %d", len(results))
+            results.append(RawResult(feature.unique_id, start_logits[i], end_logits[i]))
+    return results
+
+
+# ---- outputs ----------------------------------------------------------------------------------
+
+def write_prediction_files(examples: Sequence[squad_data.SquadExample],
+                           features: Sequence[squad_data.InputFeatures],
+                           results: Sequence[RawResult], args: SquadArgs) -> SquadPredictions:
+    """The original ``write_predictions`` call of ``run_squad.main`` with these flags.
+
+    Writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` to
+    ``output_dir``, each atomically as ``json.dumps(obj, indent=4) + "\\n"``.
+    """
+    join = lambda name: os.path.join(args.output_dir, name)  # noqa: E731
+    return write_predictions(
+        examples, features, results, args.n_best_size, args.max_answer_length,
+        args.do_lower_case, join(PREDICTIONS_FILE), join(NBEST_FILE), join(NULL_ODDS_FILE),
+        version_2_with_negative=args.version_2_with_negative,
+        null_score_diff_threshold=args.null_score_diff_threshold,
+        verbose_logging=args.verbose_logging)
+
+
+def _load_dataset(path: str):
+    with open_text(path) as f:  # local or gs:// (tf.io.gfile)
+        return json.load(f)["data"]
+
+
+def gold_answers_present(dataset: Sequence[Mapping]) -> bool:
+    """Whether a SQuAD ``data`` list can be scored: every question has an ``answers`` list
+    and at least one of them is non-empty (a test file without answers cannot)."""
+    any_answer = False
+    for article in dataset:
+        for paragraph in article.get("paragraphs", []):
+            for qa in paragraph.get("qas", []):
+                answers = qa.get("answers")
+                if not isinstance(answers, list):
+                    return False
+                any_answer = any_answer or bool(answers)
+    return any_answer
+
+
+def best_non_null_predictions(predictions: SquadPredictions) -> Dict[str, str]:
+    """qas id -> the text of the first non-empty n-best entry ("" when there is none).
+
+    These are the answers a threshold search can switch on: ``predictions.json`` already
+    holds "" wherever the null score won at ``--null_score_diff_threshold``.
+    """
+    return {qid: next((e["text"] for e in entries if e["text"]), "")
+            for qid, entries in predictions.nbest.items()}
+
+
+def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
+                         version_2_with_negative: bool) -> Optional[Dict[str, float]]:
+    """Official SQuAD metrics of ``predictions`` against ``predict_file`` (bert_tf).
+
+    v1: :func:`squad_metrics.evaluate_v1` of ``predictions.json`` (``exact_match``, ``f1``).
+    v2: :func:`squad_metrics.evaluate_v2` of ``predictions.json`` as written (``exact``,
+    ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``), then the null-threshold search
+    (:func:`squad_metrics.find_all_best_thresh_v2`: ``best_exact``, ``best_exact_thresh``,
+    ``best_f1``, ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``) over the null odds with
+    each question's best non-null answer, as XLNet's run_squad does: predicting "" when the null
+    odds exceed ``best_f1_thresh`` scores ``best_f1``, so
+    ``--null_score_diff_threshold=<best_f1_thresh>`` reproduces it (barring ties in the null
+    odds, and the case where no threshold beats "all null", reported as 0.0). (Searching over
+    ``predictions.json`` itself, as the official script with ``--na-prob-file`` does, cannot
+    switch on the answers the threshold already replaced by "".)
+
+    Returns:
+      The metrics (percentages, except ``has_ans_*`` fractions; thresholds in null-score
+      units), or None when the file has no gold answers or cannot be scored (a warning says
+      why; the predictions are kept).
+    """
+    try:
+        dataset = _load_dataset(predict_file)
+    except (OSError, ValueError, KeyError) as e:
+        logging.warning("%s: cannot re-read for scoring (%s); no %s", predict_file, e,
+                        EVAL_RESULTS_FILE)
+        return None
+    if not gold_answers_present(dataset):
+        logging.info("%s has no gold answers: no %s", predict_file, EVAL_RESULTS_FILE)
+        return None
+    try:
+        if not version_2_with_negative:
+            return dict(squad_metrics.evaluate_v1(dataset, predictions.predictions))
+        # na_prob_thresh=inf: exact/f1 are those of predictions.json (the official default 1.0
+        # gives the same numbers when --null_score_diff_threshold <= 1.0).
+        metrics = dict(squad_metrics.evaluate_v2(dataset, predictions.predictions,
+                                                 na_prob_thresh=math.inf))
+        best = best_non_null_predictions(predictions)
+        exact_raw, f1_raw = squad_metrics.get_raw_scores(dataset, best)
+        squad_metrics.find_all_best_thresh_v2(metrics, best, exact_raw, f1_raw,
+                                              predictions.null_odds,
+                                              squad_metrics.make_qid_to_has_ans(dataset))
+        return metrics
+    except InputDataError as e:
+        hint = "" if version_2_with_negative else " (a SQuAD 2.0 file? use --version_2_with_negative)"
+        logging.warning("%s: cannot score the predictions: %s%s; no %s", predict_file, e, hint,
+                        EVAL_RESULTS_FILE)
+        return None
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) -> Dict:
+    """Runs ``run_squad.py``: checks, then training and/or prediction.
+
+    Args:
+      args: the flags.
+      strategy: a ``tf.distribute`` strategy; None: from the TPU flags and the machine
+        (:func:`bert_tf.training.strategy.strategy_from_flags`).
+      predict_fn: replaces the model in prediction (``batch -> (start_logits, end_logits)``,
+        see :func:`predict_raw_results`); everything else (features, records, batching,
+        post-processing, metrics) runs as usual. Not allowed with ``do_train``.
+
+    Returns:
+      A summary dict: ``output_dir``; training: ``num_train_examples``,
+      ``num_train_features``, ``num_train_steps``, ``num_warmup_steps``, ``global_step``,
+      ``checkpoint``, ``loss``; prediction: ``num_predict_examples``,
+      ``num_predict_features``, ``predict_seconds``, ``predict_examples_per_second``,
+      ``predict_features_per_second``, ``weights_from``, ``predictions_file``,
+      ``nbest_file``, ``null_odds_file`` (v2), ``eval_results`` (dict or None) and
+      ``eval_results_file`` (or None).
+
+    Raises:
+      BertTfError subclasses for bad flags, files and checkpoints (see :func:`validate_args`,
+      :func:`read_train_examples`, :func:`read_predict_examples`); they are raised before
+      anything is written to ``output_dir`` whenever the inputs alone show the problem.
+    """
+    if not args.output_dir:
+        raise FlagError("Flag --output_dir must have a value other than None.")
+    args = defaults.resolve_model_files(args)
+    if predict_fn is not None and args.do_train:
+        raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
+    config, tokenizer = validate_args(args)
+    # Read both inputs before any work, so a bad predict_file fails before training.
+    train_examples = read_train_examples(args) if args.do_train else None
+    eval_examples = read_predict_examples(args) if args.do_predict else None
+    if args.export_dir:
+        if predict_fn is not None:
+            raise FlagError("predict_fn replaces the model: it cannot be used with --export_dir")
+        from bert_tf.run import serving
+        serving.check_export_dir(args.export_dir)
+    run_checks.make_output_dir(args.output_dir)
+    summary: Dict = {"output_dir": display_path(args.output_dir)}
+
+    model = None
+    if strategy is None and (args.do_train or predict_fn is None):
+        from bert_tf.training.strategy import strategy_from_flags
+        strategy = strategy_from_flags(args)
+    if args.do_train:
+        model = _train(args, config, tokenizer, train_examples, strategy, summary)
+    if args.do_predict:
+        model = _predict(args, config, tokenizer, eval_examples, strategy, model, predict_fn,
+                         summary)
+    if args.export_dir:
+        summary["export_path"] = _export(args, config, tokenizer, strategy, model)
+    return summary
+
+
+def _export(args, config, tokenizer, strategy, model):
+    """``--export_dir``: the raw-text SavedModel of :mod:`bert_tf.bert.tasks.squad_export` with the
+    run's weights (the trained or predicting model, else restored as ``--do_predict`` does)."""
+    from bert_tf.bert.tasks.squad_export import export_squad_model
+    from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
+
+    if model is None:
+        from bert_tf.training.restore import restore_for_inference
+
+        model = build_model(config, args, strategy)
+        restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
+    preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case, args.max_seq_length)
+    vocab_tokens = [""] * (max(tokenizer.vocab.values()) + 1)
+    for token, index in tokenizer.vocab.items():
+        vocab_tokens[index] = token
+    return export_squad_model(model, preprocessor, vocab_tokens, args, args.export_dir)
+
+
+def _train(args, config, tokenizer, examples, strategy, summary):
+    from bert_tf.bert.squad import squad_loss
+    from bert_tf.training import loop
+
+    num_train_steps, num_warmup_steps = num_train_steps_for(
+        len(examples), args.train_batch_size, args.num_train_epochs, args.warmup_proportion)
+    train_file = os.path.join(args.output_dir, TRAIN_RECORD)
+    features = write_features(examples, tokenizer, args, train_file, is_training=True)
+    logging.info("***** Running training *****")
+    logging.info("  Num orig examples = %d", len(examples))
+    logging.info("  Num split examples = %d", len(features))
+    logging.info("  Batch size = %d", args.train_batch_size)
+    logging.info("  Num steps = %d", num_train_steps)
+    num_features = len(features)
+    del features
+
+    model = build_model(config, args, strategy)
+
+    def loss_fn(model, features, labels):
+        out = model(features, training=True)
+        return squad_loss(out["start_logits"], out["end_logits"], labels["start_positions"],
+                          labels["end_positions"])
+
+    dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size)
+    result = loop.train(model, loss_fn, dataset, model.name_map(), loop.TrainConfig.from_flags(
+        args, num_train_steps, num_warmup_steps=num_warmup_steps), strategy=strategy)
+    summary.update(num_train_examples=len(examples), num_train_features=num_features,
+                   num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps,
+                   global_step=result.global_step, checkpoint=result.checkpoint,
+                   loss=result.last_loss)
+    return model
+
+
+def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, summary):
+    weights_from = "predict_fn"
+    if predict_fn is None:
+        # Weights first: a checkpoint that does not fit fails before any file is written.
+        if model is None:
+            model = build_model(config, args, strategy)
+            from bert_tf.training.restore import restore_for_inference
+
+            weights_from = restore_for_inference(model.name_map(), args.output_dir,
+                                                 args.init_checkpoint).prefix
+        else:
+            weights_from = summary.get("checkpoint") or ""
+        predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)
+
+    eval_file = os.path.join(args.output_dir, EVAL_RECORD)
+    features = write_features(examples, tokenizer, args, eval_file, is_training=False)
+    logging.info("***** Running predictions *****")
+    logging.info("  Num orig examples = %d", len(examples))
+    logging.info("  Num split examples = %d", len(features))
+    logging.info("  Batch size = %d", args.predict_batch_size)
+    start = time.time()
+    results = predict_raw_results(features, predict_fn, args.predict_batch_size)
+    seconds = max(time.time() - start, 1e-9)
+    logging.info("Predicted %d examples (%d features) in %.2f s: %.1f examples/s",
+                 len(examples), len(features), seconds, len(examples) / seconds)
+
+    predictions = write_prediction_files(examples, features, results, args)
+    # display_path, not abspath: abspath("gs://b/x") is "<cwd>/gs:/b/x", a local folder
+    join = lambda name: display_path(os.path.join(args.output_dir, name))  # noqa: E731
+    summary.update(num_predict_examples=len(examples), num_predict_features=len(features),
+                   predict_seconds=seconds, predict_examples_per_second=len(examples) / seconds,
+                   predict_features_per_second=len(features) / seconds,
+                   weights_from=weights_from, predictions_file=join(PREDICTIONS_FILE),
+                   nbest_file=join(NBEST_FILE),
+                   null_odds_file=join(NULL_ODDS_FILE) if args.version_2_with_negative else None)
+
+    metrics = evaluate_predictions(args.predict_file, predictions, args.version_2_with_negative)
+    summary["eval_results"] = metrics
+    summary["eval_results_file"] = None
+    if metrics is not None:
+        from bert_tf.atomic_files import atomic_write_text
+
+        atomic_write_text(join(EVAL_RESULTS_FILE), json.dumps(metrics, indent=4) + "\n")
+        summary["eval_results_file"] = join(EVAL_RESULTS_FILE)
+        for key, value in metrics.items():
+            logging.info("  %s = %s", key, value)
+    return model

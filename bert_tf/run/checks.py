@@ -1,0 +1,131 @@
+"""Start-up checks shared by the BERT task scripts, raised before any work is done.
+
+Mirrors the checks at the top of the original `run_classifier.main` and `run_squad.
+validate_flags_or_throw` (spec `bert.md` 8.1, 9.1), each as a :class:`bert_tf.errors.BertTfError`
+naming the flag or file, plus the bert_tf checks the original lacked (cased vocab with
+`do_lower_case`, a writable `output_dir`).
+"""
+
+import os
+import posixpath
+import tempfile
+import uuid
+
+from bert_tf.atomic_files import is_remote
+from bert_tf.bert.config import BertConfig
+from bert_tf.errors import FlagError, InputDataError
+from absl import logging
+
+from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
+                                            validate_case_matches_checkpoint, vocab_looks_cased)
+from bert_tf.xlnet.optimization import XLNetLearningRate
+
+
+def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
+    """Reads the config and checks ``max_seq_length <= max_position_embeddings``.
+
+    Raises:
+      ConfigError: unreadable config. FlagError: the sequence is too long for the model
+        (the original's "Cannot use sequence length ..." check).
+    """
+    config = BertConfig.from_json_file(bert_config_file)
+    if max_seq_length > config.max_position_embeddings:
+        raise FlagError(
+            f"Cannot use sequence length {max_seq_length} because the BERT model was only trained "
+            f"up to sequence length {config.max_position_embeddings} ({bert_config_file}): lower "
+            f"--max_seq_length")
+    return config
+
+
+def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = None) -> FullTokenizer:
+    """The original case check against the checkpoint name, then the vocab and our case check.
+
+    Raises:
+      CaseMismatchError (a FlagError): ``do_lower_case`` contradicts a released checkpoint's
+        name or a cased vocab. ConfigError: unreadable vocab.
+    """
+    validate_case_matches_checkpoint(do_lower_case, init_checkpoint or "")
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    check_vocab_matches_case(tokenizer.vocab, do_lower_case, vocab_file)
+    if not do_lower_case and not vocab_looks_cased(tokenizer.vocab):
+        logging.warning("--do_lower_case=False with an uncased vocab (%s): capitalised words will "
+                        "become [UNK]; uncased models need --do_lower_case=True", vocab_file)
+    return tokenizer
+
+
+def require_one_mode(**modes: bool) -> None:
+    """Raises FlagError unless one of the ``do_*`` flags is set (original message)."""
+    if not any(modes.values()):
+        names = ", ".join(f"`{k}`" for k in modes)
+        raise FlagError(f"At least one of {names} must be True.")
+
+
+def require_positive_steps(args, names) -> None:
+    """The XLNet fine-tuning scripts' number checks: each flag of ``names`` >= 1,
+    ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1, and with
+    ``--do_train`` the learning-rate schedule's own checks
+    (:class:`bert_tf.xlnet.optimization.XLNetLearningRate`: ``--decay_method``,
+    ``--warmup_steps`` >= 0 and below ``--train_steps``), so that they fail before any record
+    is written rather than when the optimizer is built.
+
+    Raises:
+      FlagError: naming the flag and its value.
+    """
+    for name in names:
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
+    if args.do_train and args.train_steps < 1:
+        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
+    if args.save_steps is not None and args.save_steps < 1:
+        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
+    if args.do_train:
+        XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
+                          args.decay_method, args.min_lr_ratio)
+
+
+def require_input_file(flag: str, path: str) -> None:
+    """An input file flag must name a file: one line for a missing path and one for a folder
+    (``--predict_file=<folder>`` said "file not found", issue 15).
+
+    Raises:
+      InputDataError: ``--<flag>=<path>: file not found`` or ``--<flag>=<path> is a folder,
+        not a file``.
+    """
+    import tensorflow as tf  # tf.io.gfile: local and remote (gs://) paths
+
+    if tf.io.gfile.isdir(path):
+        raise InputDataError(f"--{flag}={path} is a folder, not a file")
+    if not tf.io.gfile.exists(path):
+        raise InputDataError(f"--{flag}={path}: file not found")
+
+
+def make_output_dir(output_dir: str) -> str:
+    """Creates ``output_dir`` and checks it is writable (bert_tf: fail before any work).
+
+    A remote folder (``gs://``, ``ram://``) is made with ``tf.io.gfile.makedirs`` and probed
+    by writing and removing a ``.tmp-`` file there (the original's ``tf.gfile.MakeDirs``;
+    ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
+
+    Raises:
+      FlagError: no ``--output_dir``, or it cannot be created or written (names it).
+    """
+    if not output_dir:
+        raise FlagError("--output_dir is required")
+    if is_remote(output_dir):
+        import tensorflow as tf  # tf.io.gfile: remote paths
+        probe = posixpath.join(output_dir, f".tmp-{os.getpid()}-probe-{uuid.uuid4().hex}")
+        try:
+            tf.io.gfile.makedirs(output_dir)
+            with tf.io.gfile.GFile(probe, "w") as f:
+                f.write("")
+            tf.io.gfile.remove(probe)
+        except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
+            raise FlagError(f"--output_dir={output_dir} is not writable ({e})") from e
+        return output_dir
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output_dir):
+            pass
+    except OSError as e:
+        raise FlagError(f"--output_dir={output_dir} is not writable ({e.strerror or e})") from e
+    return output_dir

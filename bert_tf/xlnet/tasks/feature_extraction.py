@@ -1,0 +1,366 @@
+"""XLNet feature extraction: per-token activations of chosen layers as JSON lines.
+
+The XLNet path of the root ``extract_features.py`` (the original XLNet release has no such
+script): it runs when ``--model_config_path`` or ``--spiece_model_file`` is given::
+
+    python extract_features.py --input_file=input.txt --output_file=output.jsonl \
+      --model_config_path=$LARGE/xlnet_config.json --spiece_model_file=$LARGE/spiece.model \
+      --init_checkpoint=$LARGE/xlnet_model.ckpt --layers=-1,-2 --max_seq_length=128
+
+Same output schema as BERT's (:func:`bert_tf.bert.tasks.feature_extraction.feature_json_line`),
+one line per input line, in input order::
+
+    {"linex_index": i, "features": [{"token": "▁The", "layers": [{"index": -1,
+      "values": [D floats rounded to 6 decimals]}, ...]}, ...]}
+
+Tokens are the SentencePiece pieces of the text (``encode_pieces`` after ``preprocess_text``
+with ``--uncased``) as written in the text, then ``<sep>``, ``<cls>``: each line is laid out as
+the XLNet classifier input ``A <sep> [B <sep>] <cls>`` (``text_a ||| text_b`` splits a pair;
+spec 5.4), truncated the same way. Layer ``-1`` is the last of the n_layer Transformer layers,
+``0`` the first; the embeddings cannot be chosen (as BERT's script). The run config is the
+fine-tuning one without dropout and memory (``--clamp_len`` applies).
+
+Inputs are batched by length and padded on the LEFT to the batch's longest line (id 0, mask
+1, segment 4); padded keys are masked and distances are relative, so the values of the real
+tokens do not depend on the padding. ``--pooling=cls`` takes the ``<cls>`` token (the last
+one: XLNet's summary ``last``), ``mean`` / ``max`` pool every real token; ``--normalize``
+scales each to unit L2 norm. Special symbols
+written literally in the input (``<cls>``, ``<eop>``...) are reported with their line and
+kept: the token list shows the pieces they became. Outputs are written atomically.
+
+``--doc_stride`` (bert_tf, issue 13): a line longer than ``max_seq_length`` is cut into
+run_squad's windows, each laid out ``A_window <sep> <cls>``; every piece is written once with
+the values of its max-context window, ``<sep>`` and ``<cls>`` those of the LAST window (where
+the text ends: :func:`bert_tf.bert.tasks.feature_extraction.stitch_windows`). One text per line, as
+BERT's.
+"""
+
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import defaults
+from bert_tf import flags as bert_flags
+from bert_tf.data.sequence_pairs import truncate_seq_pair
+from bert_tf.data.text_lines import read_text_examples
+from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
+                                           LiteralSymbolReport)
+from bert_tf.data.windows import check_window_flags, window_spans
+from bert_tf.errors import FlagError, InputDataError
+from bert_tf.bert.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, LineWindows,
+                                              bucket_length, check_pooling_flags,
+                                              parse_layer_indexes, resume_key,
+                                              stitch_windows, write_feature_lines)
+from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
+                                                       load_sp_model, preprocess_text)
+from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.strategy import check_tpu_flags
+from bert_tf.xlnet import checkpoint_map
+from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
+from bert_tf.xlnet.model import XLNetModel
+
+
+@bert_flags.args_class(bert_flags.XLNET_EXTRACT_FEATURES)
+class XLNetExtractFeaturesArgs:
+    """Flags of the XLNet feature extraction; the defaults are
+    :data:`bert_tf.flags.XLNET_EXTRACT_FEATURES`'s. None or "" means "not given"."""
+
+    input_file: Optional[str]
+    output_file: Optional[str]
+    layers: str
+    model_config_path: Optional[str]
+    spiece_model_file: Optional[str]
+    init_checkpoint: Optional[str]
+    max_seq_length: int
+    uncased: bool
+    batch_size: int
+    pooling: str
+    normalize: bool
+    clamp_len: int
+    use_tpu: bool
+    doc_stride: Optional[int]
+    export_dir: Optional[str]
+
+
+XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
+
+
+class XLNetInputs(NamedTuple):
+    """One line's unpadded model inputs: ``tokens`` (pieces, ``<sep>``, ``<cls>``) and the
+    int lists ``input_ids``, ``segment_ids`` of the same length."""
+
+    tokens: List[str]
+    input_ids: List[int]
+    segment_ids: List[int]
+
+
+def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_length: int,
+                       uncased: bool = False) -> XLNetInputs:
+    """``A <sep> [B <sep>] <cls>`` pieces, ids and segments (0, 1, 2) of one line, unpadded.
+
+    Same truncation as the classifier (spec 5.4): a pair to ``max_seq_length - 3`` pieces
+    (popping from the longer side), a single text to its first ``max_seq_length - 2``.
+    """
+    pieces_a, pieces_b = encode_line(sp_model, text_a, text_b, uncased)
+    if pieces_b:
+        truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
+    elif len(pieces_a) > max_seq_length - 2:
+        pieces_a = pieces_a[:max_seq_length - 2]
+    return xlnet_inputs_from_pieces(sp_model, pieces_a, pieces_b)
+
+
+def encode_line(sp_model, text_a: str, text_b: Optional[str], uncased: bool = False):
+    """``(pieces_a, pieces_b or None)``: ``encode_pieces`` after ``preprocess_text``."""
+    pieces_a = encode_pieces(sp_model, preprocess_text(text_a, lower=uncased))
+    pieces_b = encode_pieces(sp_model, preprocess_text(text_b, lower=uncased)) if text_b else None
+    return pieces_a, pieces_b
+
+
+def xlnet_inputs_from_pieces(sp_model, pieces_a: List[str], pieces_b: Optional[List[str]]
+                             ) -> XLNetInputs:
+    """The ``A <sep> [B <sep>] <cls>`` layout of pieces that fit (no truncation here)."""
+    ids_a = [sp_model.PieceToId(p) for p in pieces_a]
+    tokens = list(pieces_a) + ["<sep>"]
+    input_ids = ids_a + [SEP_ID]
+    segment_ids = [SEG_ID_A] * len(tokens)
+    if pieces_b:
+        tokens += list(pieces_b) + ["<sep>"]
+        input_ids += [sp_model.PieceToId(p) for p in pieces_b] + [SEP_ID]
+        segment_ids += [SEG_ID_B] * (len(pieces_b) + 1)
+    tokens.append("<cls>")
+    input_ids.append(CLS_ID)
+    segment_ids.append(SEG_ID_CLS)
+    return XLNetInputs(tokens, input_ids, segment_ids)
+
+
+def featurize_windows(sp_model, example, max_seq_length: int, doc_stride: int, uncased: bool,
+                      input_file: str):
+    """One line as ``--doc_stride`` windows (bert_tf, issue 13): ``A_window <sep> <cls>``
+    each; the line's tokens are its pieces then ``<sep> <cls>`` (those two from the LAST
+    window, :func:`bert_tf.bert.tasks.feature_extraction.stitch_windows`). A pair that fits is
+    laid out as without windows.
+
+    Raises:
+      InputDataError: a pair longer than ``max_seq_length`` (names the file and line).
+    """
+    pieces_a, pieces_b = encode_line(sp_model, example.text_a, example.text_b, uncased)
+    if pieces_b:
+        length = len(pieces_a) + len(pieces_b) + 3
+        if length > max_seq_length:
+            raise InputDataError(
+                f"{input_file}:{example.unique_id + 1}: a pair ('a ||| b') of {length} pieces "
+                f"with <sep>/<cls>, longer than --max_seq_length={max_seq_length}: --doc_stride "
+                "windows one text per line (put text_a and text_b on lines of their own)")
+        return xlnet_inputs_from_pieces(sp_model, pieces_a, pieces_b)
+    spans = window_spans(len(pieces_a), max_seq_length - 2, doc_stride)
+    windows = [xlnet_inputs_from_pieces(sp_model, pieces_a[s.start:s.start + s.length], None)
+               for s in spans]
+    return LineWindows(list(pieces_a) + ["<sep>", "<cls>"], windows,
+                       lambda results: stitch_windows(results, spans, 0, 2))
+
+
+def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+    """Left-pads a batch to ``length``: ids 0, segments 4, ``input_mask`` 1 (padding).
+
+    Returns:
+      ``(input_ids int32 [B, length], segment_ids int32 [B, length], input_mask float32
+      [B, length])``.
+    """
+    batch = len(features)
+    ids = np.zeros((batch, length), np.int32)
+    segs = np.full((batch, length), SEG_ID_PAD, np.int32)
+    mask = np.ones((batch, length), np.float32)
+    for row, f in enumerate(features):
+        n = len(f.input_ids)
+        ids[row, length - n:] = f.input_ids
+        segs[row, length - n:] = f.segment_ids
+        mask[row, length - n:] = 0.0
+    return ids, segs, mask
+
+
+class XLNetFeatureExtractor:
+    """A restored :class:`XLNetModel` returning chosen layers for batches.
+
+    Args:
+      config: the model config; init_checkpoint: original checkpoint prefix;
+      layer_indexes: Python indexes into the n_layer layer outputs; clamp_len: run setting.
+
+    Raises:
+      CheckpointError: a BERT checkpoint, the other untie_r setting, shapes that do not fit,
+        or `model/transformer/*` variables missing.
+    """
+
+    def __init__(self, config: XLNetConfig, init_checkpoint: str, layer_indexes: List[int],
+                 clamp_len: int = -1):
+        self.layer_indexes = list(layer_indexes)
+        self.model = XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))
+        self.model({"input_ids": tf.zeros([1, 2], tf.int32),
+                    "segment_ids": tf.zeros([1, 2], tf.int32),
+                    "input_mask": tf.zeros([1, 2], tf.float32)})
+        report = checkpoint_map.load_xlnet_checkpoint(
+            checkpoint_map.xlnet_variable_map(self.model), init_checkpoint, require_all=True,
+            untie_r=config.untie_r)
+        logging.info("%s", report.summary())
+        # left-padded inputs: run as they are (no trimming)
+        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
+
+    def _layers(self, features, training=False):
+        out = self.model(features, training=training)
+        layers = out["all_layer_outputs"][1:]
+        # batch-major [B, len(layer_indexes), S, D] so the predictor can split rows
+        return {"layers": tf.stack([layers[i] for i in self.layer_indexes], axis=1),
+                "sequence_output": out["sequence_output"]}
+
+    def predict(self, input_ids: np.ndarray, segment_ids: np.ndarray, input_mask: np.ndarray):
+        """One batch through :class:`bert_tf.training.predict.BatchPredictor`.
+
+        Args: ``input_ids``, ``segment_ids`` int32 ``[B, S]``, ``input_mask`` float32
+        ``[B, S]`` (1 = padding, left).
+
+        Returns:
+          (layers float32 ``[B, len(layer_indexes), S, D]``, sequence_output ``[B, S, D]``).
+        """
+        out = self._predictor.predict_batch({"input_ids": input_ids, "segment_ids": segment_ids,
+                                             "input_mask": input_mask})
+        return out["layers"], out["sequence_output"]
+
+
+def _check_args(args: XLNetExtractFeaturesArgs) -> None:
+    check_tpu_flags(args)
+    for name in ("model_config_path", "spiece_model_file", "init_checkpoint"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required for XLNet feature extraction "
+                            "(--model_config_path, --spiece_model_file, --init_checkpoint)")
+    check_pooling_flags(args.pooling, args.normalize)
+    if args.batch_size <= 0:
+        raise FlagError(f"--batch_size={args.batch_size}: must be positive")
+    if args.max_seq_length < 3:
+        raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
+                        "(<sep> <sep> <cls>)")
+    if args.use_tpu:
+        raise FlagError("--use_tpu: XLNet feature extraction runs on one CPU/GPU device")
+    check_window_flags(args.doc_stride, None, args.max_seq_length, num_special=2)
+
+
+def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
+    """Runs XLNet feature extraction end to end; returns a summary dict.
+
+    Returns:
+      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
+      ``seconds``, ``tokens_per_second``, ``literal_symbol_lines``.
+
+    Raises:
+      FlagError, ConfigError, CheckpointError, InputDataError (naming the flag, file or
+      variable); nothing is written then.
+    """
+    _check_args(args)
+    if args.export_dir:
+        from bert_tf.run import serving
+        serving.check_export_dir(args.export_dir)
+    if not args.input_file:
+        args.input_file = defaults.EXAMPLE_INPUT
+    if not args.output_file:
+        args.output_file = DEFAULT_OUTPUT_FILE
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    sp = load_sp_model(args.spiece_model_file)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    layer_indexes = parse_layer_indexes(args.layers, config.n_layer)
+    extractor = XLNetFeatureExtractor(config, args.init_checkpoint, layer_indexes,
+                                      args.clamp_len)
+    symbols = LiteralSymbolReport(sp, args.input_file)
+
+    def check_example(ex):
+        symbols.check(f"line {ex.unique_id + 1}", "text_a", ex.text_a)
+        symbols.check(f"line {ex.unique_id + 1}", "text_b", ex.text_b)
+
+    def run_batch(batch):
+        length = bucket_length(max(len(f.input_ids) for f in batch), args.max_seq_length)
+        ids, segs, mask = pad_left(batch, length)
+        layers, seq = extractor.predict(ids, segs, mask)
+        # left padding: the real tokens are the last n positions (input_mask 0)
+        return [(layers[k, :, length - len(f.input_ids):], seq[k], mask[k] == 0)
+                for k, f in enumerate(batch)]
+
+    def featurize(ex):
+        if args.doc_stride is None:
+            return build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased)
+        return featurize_windows(sp, ex, args.max_seq_length, args.doc_stride, args.uncased,
+                                 args.input_file)
+
+    summary = write_feature_lines(
+        read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
+        args.output_file, args.batch_size, args.pooling,
+        cls_position="last", check_example=check_example, normalize=args.normalize,
+        resume_key=resume_key(args, {"--input_file": args.input_file,
+                                     "--spiece_model_file": args.spiece_model_file,
+                                     "--model_config_path": args.model_config_path,
+                                     "--init_checkpoint": args.init_checkpoint}))
+    if symbols.summary():
+        logging.warning("%s", symbols.summary())
+    summary["literal_symbol_lines"] = symbols.count
+    if args.export_dir:
+        summary["export_path"] = export_saved_model(extractor, args)
+    return summary
+
+
+def export_saved_model(extractor: XLNetFeatureExtractor, args: XLNetExtractFeaturesArgs) -> str:
+    """Writes ``--export_dir``'s raw-text SavedModel of the XLNet feature extractor (bert_tf).
+
+    As BERT's (:func:`bert_tf.bert.tasks.feature_extraction.export_saved_model`), with
+    ``XLNetTextPreprocessor`` (``--spiece_model_file``, ``--uncased``, ``--max_seq_length``):
+    ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[B]``: ``A <sep> B <sep> <cls>``),
+    ``serving_single`` (``A <sep> <cls>``), ``serving_ids`` (int32 ``input_ids``, float32
+    ``input_mask`` (1 = padding), int32 ``segment_ids`` ``[B, S]``, left padded). Outputs:
+    float32 ``layers [B, len(--layers), S, D]``, int32 ``input_mask [B, S]`` (1 at the real
+    tokens, the last ones of a row: the tokens the JSON lines hold) and, with ``--pooling``
+    other than ``none``, float32 ``embedding [B, D]`` (``cls``: the last real token, <cls>;
+    ``--normalize``: unit L2 norm).
+    Text signatures pad on the left to ``--max_seq_length`` and truncate as the classifier
+    (no ``--doc_stride`` windows).
+
+    Returns:
+      The version folder written.
+
+    Raises:
+      FlagError: ``export_dir`` cannot be created or written.
+    """
+    from bert_tf.run import serving
+    from bert_tf.bert.tasks.feature_extraction import l2_normalize_in_graph, pool_in_graph
+    from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
+
+    dtypes = {"input_ids": tf.int32, "input_mask": tf.float32, "segment_ids": tf.int32}
+
+    def serve(features):
+        out = extractor._layers(features, training=False)
+        real = tf.cast(tf.equal(features["input_mask"], 0.0), tf.int32)
+        result = {"layers": tf.cast(out["layers"], tf.float32), "input_mask": real}
+        if args.pooling != "none":
+            embedding = pool_in_graph(tf.cast(out["sequence_output"], tf.float32), real,
+                                      args.pooling, cls_position="last")
+            result["embedding"] = (l2_normalize_in_graph(embedding) if args.normalize
+                                   else embedding)
+        return result
+
+    preprocessor = XLNetTextPreprocessor(args.spiece_model_file, args.uncased,
+                                         args.max_seq_length)
+    return serving.write_saved_model(args.export_dir, [extractor.model, preprocessor],
+                                     serving.text_endpoints(preprocessor, serve, dtypes))
+
+
+def run_from_flags(flags_obj) -> Dict:
+    """XLNet extract_features from absl ``FLAGS``; prints where it wrote the output.
+
+    Raises:
+      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`), or
+        as :func:`extract_features`.
+    """
+    bert_flags.check_no_bert_only_flags(flags_obj, bert_flags.XLNET_EXTRACT_FEATURES)
+    summary = extract_features(bert_flags.args_from_flags(XLNetExtractFeaturesArgs, flags_obj))
+    print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
+          f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
+    if summary["embeddings_file"]:
+        print(f"wrote sentence embeddings to {summary['embeddings_file']}")
+    return summary

@@ -1,0 +1,89 @@
+"""``create_pretraining_data.py`` with XLNet's flags: the original XLNet ``data_utils.py``
+command line (spec ``xlnet.md`` 6), selected by ``--sp_path``.
+
+    python create_pretraining_data.py --use_tpu=False --bsz_per_host=32 \
+        --num_core_per_host=16 --seq_len=512 --reuse_len=256 --input_glob='data/*.txt' \
+        --save_dir=proc_data/example --num_passes=20 --bi_data=True \
+        --sp_path=spiece.model --mask_alpha=6 --mask_beta=1 --num_predict=85
+
+Writes ``<save_dir>/tfrecords/<split>-<task>-<pass>.bsz-....tfrecords``, the
+``record_info-...json`` beside it and ``<save_dir>/corpus_info.json`` (task 0), as the
+original. The work is :func:`bert_tf.xlnet.data.pretraining.create_data`.
+"""
+
+import random
+from typing import List
+
+from absl import logging
+
+from bert_tf import flags as bert_flags
+from bert_tf.xlnet.data.pretraining import create_data
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
+
+
+@bert_flags.args_class(bert_flags.XLNET_CREATE_PRETRAINING_DATA)
+class XLNetDataArgs:
+    """The data_utils.py flags (spec 6.1) plus bert_tf's ``num_passes`` and ``num_workers``;
+    defaults from :data:`bert_tf.flags.XLNET_CREATE_PRETRAINING_DATA`."""
+
+    sp_path: str
+    bsz_per_host: int
+    num_core_per_host: int
+    seq_len: int
+    reuse_len: int
+    uncased: bool
+    bi_data: bool
+    mask_alpha: int
+    mask_beta: int
+    use_eod: bool
+    from_raw_text: bool
+    num_predict: int
+    input_glob: str
+    save_dir: str
+    split: str
+    pass_id: int
+    num_task: int
+    task: int
+    use_tpu: bool
+    num_passes: int
+    random_seed: int
+    num_workers: int
+
+
+XLNET_DATA_FLAGS = tuple(f for f in XLNetDataArgs.__dataclass_fields__)
+
+
+def run(args: XLNetDataArgs, py_rng=None) -> List[dict]:
+    """Seeds Python's ``random`` with ``--random_seed`` (when given; the original never does)
+    and writes the records (:func:`bert_tf.xlnet.data.pretraining.create_data`).
+
+    Args:
+      py_rng: the random source of the A/B splits (default: Python's ``random`` module).
+
+    Returns:
+      the record_info dict of each pass.
+
+    Raises:
+      FlagError, ConfigError, InputDataError: one line naming the flag or file; nothing is
+        written (the files are atomic).
+    """
+    if py_rng is None:
+        py_rng = random
+        if args.random_seed is not None:
+            random.seed(args.random_seed)
+    sp_model = load_sp_model(args.sp_path)
+    infos = create_data(args, sp_model, py_rng)
+    for info in infos:
+        logging.info("wrote %d batches to %s", info["num_batch"], info["filenames"][0])
+    return infos
+
+
+def run_from_flags(flag_values) -> List[dict]:
+    """The XLNet path of ``create_pretraining_data.py``: refuses BERT-only flags, reads the
+    arguments and runs.
+
+    Raises:
+      FlagError: a BERT flag given (names the XLNet flag to use instead).
+    """
+    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_CREATE_PRETRAINING_DATA)
+    return run(bert_flags.args_from_flags(XLNetDataArgs, flag_values))

@@ -1,0 +1,869 @@
+"""XLNet SQuAD 2.0: preprocessing, fine-tuning and prediction (original XLNet ``run_squad.py``,
+spec ``xlnet.md`` 9).
+
+The XLNet path of the root ``run_squad.py``: it runs when ``--model_config_path`` or
+``--spiece_model_file`` is given, with XLNet's original flags::
+
+    python run_squad.py --do_prepro=True --train_file=train-v2.0.json \
+      --spiece_model_file=$LARGE/spiece.model --output_dir=proc_data/squad \
+      --uncased=False --max_seq_length=512
+    python run_squad.py --do_train=True --do_predict=True --train_file=train-v2.0.json \
+      --predict_file=dev-v2.0.json --init_checkpoint=$LARGE/xlnet_model.ckpt \
+      --model_config_path=$LARGE/xlnet_config.json --spiece_model_file=$LARGE/spiece.model \
+      --output_dir=proc_data/squad --model_dir=exp/squad --predict_dir=exp/squad/pred \
+      --max_seq_length=512 --train_batch_size=48 --train_steps=8000 --warmup_steps=1000
+
+What it writes, as the original:
+
+* ``--do_prepro``: the questions ``[proc_id::num_proc]`` of ``--train_file``, shuffled, as
+  ``<output_dir>/{spm}.{proc_id}.slen-{L}.qlen-{Q}.train.tf_record`` (spec 9.4), then stops;
+* ``--do_train``: trains on every ``{spm}.*.slen-{L}.qlen-{Q}.train.tf_record`` of
+  ``--output_dir`` with the loss of spec 9.5 and the original optimizer (TF1 Adam, layer-wise
+  learning-rate decay ``--lr_layer_decay_rate`` 0.75), writing ``model.ckpt-N`` in the original
+  layout to ``--model_dir`` (resumed from the newest one);
+* ``--do_predict``: ``<output_dir>/{spm}.slen-{L}.qlen-{Q}.eval.tf_record`` (reused unless
+  ``--overwrite_data``), then ``predictions.json``, ``nbest_predictions.json`` and
+  ``null_odds.json`` in ``--predict_dir`` and the threshold search (spec 9.6), logged as
+  ``Result | best_exact ... |``.
+
+Beyond the original (each said in the log when it applies):
+
+* the training shuffle is seeded (``--random_seed``; the original used Python's unseeded
+  global ``random``, so two prepro runs differed; the golden records were made with 20190701);
+* ``--do_train`` without cached training records builds them (all questions, seeded shuffle)
+  instead of failing on an empty file list (the original needs ``--do_prepro`` first);
+* ``--do_predict`` restores the newest checkpoint of ``--model_dir``, else
+  ``--init_checkpoint``, and refuses to run with neither (the original ignores
+  ``--init_checkpoint`` in predict mode and silently predicts with fresh random weights when
+  ``model_dir`` is empty);
+* the cached eval features are kept as ``{spm}.slen-{L}.qlen-{Q}.eval.features.jsonl.gz``
+  (JSON lines; the original pickled its ``__main__.InputFeatures`` to ``.eval.features.pkl``,
+  which only its own script can load) with the settings that made them; a cache of another
+  predict file, ``--doc_stride``, ``--uncased`` or SentencePiece model (none of which the
+  original's file name encodes; it reused the cache silently) is an error naming the
+  difference;
+* ``<predict_dir>/eval_results.json``: the original's ``Result`` keys (``best_exact``,
+  ``best_exact_thresh``, ``best_f1``, ``best_f1_thresh``, ``has_ans_exact``, ``has_ans_f1``)
+  plus, when the predict file has answers, the official SQuAD 2.0 metrics of
+  ``predictions.json`` with ``null_odds.json`` at the official script's default threshold 1.0
+  (``exact``, ``f1``, ``total``, ``HasAns_*``, ``NoAns_*``);
+* bad input fails before any file is written, with one line naming the flag, file, question or
+  variable: malformed JSON, several answers to a training question, a window too small for the
+  question or a stride larger than the window, ``--train_steps`` not above ``--warmup_steps``,
+  a BERT checkpoint, a predict question without answers and without ``is_impossible``;
+* every output is written atomically.
+"""
+
+import dataclasses
+import functools
+import glob
+import hashlib
+import json
+import os
+import random
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import checkpoint_io
+from bert_tf import flags as bert_flags
+from bert_tf.atomic_files import atomic_write_text, is_remote
+from bert_tf.file_streams import open_text
+from bert_tf.data import record_cache
+from bert_tf.data import squad_features_cache
+from bert_tf.data import squad_metrics
+from bert_tf.data.squad import check_squad_layout
+from bert_tf.xlnet.data import squad as data
+from bert_tf.xlnet.data import squad_postprocess as postprocess
+from bert_tf.data.tfrecord import decode_record
+from bert_tf.errors import CheckpointError, FlagError, InputDataError
+from bert_tf.run.checks import (require_input_file, require_one_mode,
+                                      require_positive_steps)
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
+from bert_tf.training import loop
+from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.precision import dtype_policy
+from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
+from bert_tf.xlnet.optimization import create_xlnet_optimizer
+from bert_tf.xlnet import checkpoint_map
+from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
+from bert_tf.xlnet.squad import XLNetSquad, qa_loss
+
+PREDICTIONS_FILE = "predictions.json"
+NBEST_FILE = "nbest_predictions.json"
+NULL_ODDS_FILE = "null_odds.json"
+EVAL_RESULTS_FILE = "eval_results.json"
+FEATURES_CACHE_SUFFIX = ".eval.features.jsonl.gz"
+# The official SQuAD 2.0 script's default --na-prob-thresh, for the official metrics.
+OFFICIAL_NA_PROB_THRESH = 1.0
+
+MODEL_INPUTS = ("input_ids", "segment_ids", "input_mask", "p_mask", "cls_index")
+RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
+               "cls_logits")
+
+
+@bert_flags.args_class(bert_flags.XLNET_RUN_SQUAD, bert_flags.XLNET_MODEL_FLAGS,
+                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
+class XLNetSquadArgs:
+    """The flags of XLNet's original ``run_squad.py`` (spec 9.1) with their defaults
+    (:data:`bert_tf.flags.XLNET_RUN_SQUAD`'s: the original's), plus ``random_seed``.
+    The model, machine and optimizer flags come from the shared groups of
+    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
+
+    # preprocessing
+    do_prepro: bool
+    num_proc: int
+    proc_id: int
+    # model
+    summary_type: str
+    # I/O
+    overwrite_data: bool
+    init_checkpoint: Optional[str]
+    init_global_vars: bool
+    output_dir: str
+    predict_dir: str
+    spiece_model_file: str
+    model_dir: str
+    train_file: str
+    predict_file: str
+    # data
+    max_seq_length: int
+    max_query_length: int
+    doc_stride: int
+    max_answer_length: int
+    uncased: bool
+    # training
+    do_train: bool
+    shuffle_buffer: int
+    lr_layer_decay_rate: float
+    random_seed: int
+    # prediction
+    do_predict: bool
+    predict_batch_size: int
+    n_best_size: int
+    start_n_top: int
+    end_n_top: int
+    target_eval_key: str
+
+
+XLNET_SQUAD_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetSquadArgs))
+
+
+def run_from_flags(flags_obj) -> Dict[str, Any]:
+    """The XLNet run_squad from absl ``FLAGS``: :func:`run` on the :class:`XLNetSquadArgs`
+    read by :func:`bert_tf.flags.args_from_flags`, after
+    :func:`bert_tf.flags.check_no_bert_only_flags`; prints what it wrote. Returns
+    :func:`run`'s dict."""
+    bert_flags.check_no_bert_only_flags(flags_obj, bert_flags.XLNET_RUN_SQUAD)
+    result = run(bert_flags.args_from_flags(XLNetSquadArgs, flags_obj))
+    if result["prepro_file"]:
+        print(f"wrote {result['num_train_features']} training features to "
+              f"{result['prepro_file']}")
+    if result["train"] is not None:
+        print(f"trained to global_step {result['train'].global_step}: "
+              f"{result['train'].checkpoint}")
+    if result["predictions_file"]:
+        print(f"predicted {result['num_predict_examples']} questions: "
+              f"{result['predictions_file']}")
+    if result["eval_results"]:
+        print("eval: " + ", ".join(f"{k} = {v}" for k, v in result["eval_results"].items()))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks (before anything is written)
+# ---------------------------------------------------------------------------------------------
+
+def check_window_flags(max_seq_length: int, doc_stride: int, max_query_length: int) -> None:
+    """The window sizes must leave room for the paragraph (bert_tf; the original loops forever
+    or skips pieces).
+
+    Raises:
+      FlagError: ``max_query_length < 1``; ``max_seq_length <= max_query_length + 3`` (no room
+        for a paragraph piece next to a question of ``max_query_length`` pieces, two ``<sep>``
+        and ``<cls>``); ``doc_stride < 1``; ``doc_stride`` larger than that paragraph window
+        (the pieces between two windows would never be seen).
+    """
+    if max_query_length < 1:
+        raise FlagError(f"--max_query_length={max_query_length} must be at least 1")
+    window = max_seq_length - max_query_length - 3
+    if window < 1:
+        raise FlagError(
+            f"--max_seq_length={max_seq_length} is too small for the question: it must be "
+            f"greater than --max_query_length={max_query_length} + 3 (two <sep> and <cls>), "
+            f"to leave room for the paragraph")
+    if doc_stride < 1:
+        raise FlagError(f"--doc_stride={doc_stride} must be at least 1")
+    if doc_stride > window:
+        raise FlagError(
+            f"--doc_stride={doc_stride} is larger than the paragraph window of {window} pieces "
+            f"(--max_seq_length={max_seq_length} - --max_query_length={max_query_length} - 3): "
+            f"the pieces between two windows would never be seen; pass --doc_stride <= {window}")
+
+
+def check_args(args: XLNetSquadArgs) -> None:
+    """Flag checks: the modes and the paths they need, positive sizes, the window sizes.
+
+    ``--do_prepro`` needs only ``--spiece_model_file``, ``--train_file`` and ``--output_dir``
+    (the original returns before its other checks).
+
+    Raises:
+      FlagError: naming the flag.
+    """
+    check_tpu_flags(args)
+    for name in ("spiece_model_file", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required by XLNet's run_squad")
+    check_window_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
+    if args.do_prepro:
+        if not args.train_file:
+            raise FlagError("--do_prepro needs --train_file")
+        if args.num_proc < 1 or not 0 <= args.proc_id < args.num_proc:
+            raise FlagError(f"--proc_id={args.proc_id} --num_proc={args.num_proc}: need "
+                            "num_proc >= 1 and 0 <= proc_id < num_proc")
+        return
+    require_one_mode(do_train=args.do_train, do_predict=args.do_predict)
+    if not args.model_config_path:
+        raise FlagError("--model_config_path is required by XLNet's run_squad")
+    if not args.model_dir:
+        raise FlagError("--model_dir is required by XLNet's run_squad (the fine-tuned "
+                        "checkpoints)")
+    if args.do_predict:
+        for name in ("predict_file", "predict_dir"):
+            if not getattr(args, name):
+                raise FlagError(f"--{name} is required with --do_predict")
+    positive = ["n_best_size", "start_n_top", "end_n_top", "max_answer_length",
+                "predict_batch_size", "train_batch_size", "iterations", "shuffle_buffer",
+                "num_core_per_host"]
+    require_positive_steps(args, positive)
+    if args.max_save < 0:
+        raise FlagError(f"--max_save={args.max_save}: must be >= 0 (0 keeps all)")
+    if args.do_predict:
+        require_input_file("predict_file", args.predict_file)
+
+
+def load_dataset(path: str) -> List[Dict[str, Any]]:
+    """The ``data`` list of a SQuAD JSON file.
+
+    Raises:
+      InputDataError: unreadable or malformed JSON, or another layout than SQuAD's (names the
+        file and the place).
+    """
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            input_json = json.load(f)
+    except (OSError, ValueError, tf.errors.OpError) as e:
+        raise InputDataError(f"{path}: not a SQuAD JSON file ({e})") from e
+    return check_squad_layout(input_json, path)
+
+
+def scoring_mode(dataset: Sequence[Dict[str, Any]], path: str) -> bool:
+    """Whether the predict file can be scored (SQuAD 2.0, spec 9.6): every question has an
+    ``answers`` list. A question with an empty ``answers`` list is unanswerable only when the
+    file says so with ``is_impossible``; without it, an unlabelled question and a question
+    without an answer cannot be told apart.
+
+    Returns:
+      True when every question has ``answers``; False when none (or not all) has them (no
+      scoring; the predictions are still written).
+
+    Raises:
+      InputDataError: a question with ``answers: []`` and no ``is_impossible`` (names the file
+        and the question).
+    """
+    labelled = total = 0
+    for article in dataset:
+        for paragraph in article.get("paragraphs", []):
+            for qa in paragraph.get("qas", []):
+                total += 1
+                answers = qa.get("answers")
+                if isinstance(answers, list):
+                    labelled += 1
+                    if not answers and "is_impossible" not in qa:
+                        raise InputDataError(
+                            f"{path}: question {qa.get('id', '?')} has no answers and no "
+                            "is_impossible: a SQuAD 2.0 file marks unanswerable questions "
+                            "with \"is_impossible\": true (or drop \"answers\" for an "
+                            "unlabelled file)")
+    if labelled and labelled != total:
+        logging.warning("%s: %d of %d questions have answers: no scoring", path, labelled, total)
+    return bool(total) and labelled == total
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+def read_train_examples(path: str, seed: int, proc_id: int = 0, num_proc: int = 1
+                        ) -> List[data.XLNetSquadExample]:
+    """The training questions ``[proc_id::num_proc]``, shuffled with ``random.Random(seed)``
+    (original ``preprocess``; it used the unseeded global ``random.shuffle``).
+
+    Raises:
+      InputDataError: see :func:`bert_tf.xlnet.data.squad.read_squad_examples`; no question.
+    """
+    examples = data.read_squad_examples(path, is_training=True)[proc_id::num_proc]
+    if not examples:
+        raise InputDataError(f"--train_file={path}: no training question (proc_id={proc_id}, "
+                             f"num_proc={num_proc})")
+    random.Random(seed).shuffle(examples)
+    return examples
+
+
+def _on_mismatch(example) -> None:
+    logging.info("MISMATCH DETECTED! question %s: its paragraph cannot be aligned to its "
+                 "SentencePiece pieces; skipped (as the original)", example.qas_id)
+
+
+def write_train_records(args: XLNetSquadArgs, sp, path: str, proc_id: int = 0,
+                        num_proc: int = 1) -> Tuple[int, int]:
+    """Reads, shuffles and converts the training questions and writes the train TFRecord
+    ``path`` atomically (original ``preprocess``, spec 9.4).
+
+    Returns:
+      ``(questions, features)``.
+    """
+    examples = read_train_examples(args.train_file, args.random_seed, proc_id, num_proc)
+    logging.info("Shuffled %d training questions with random.Random(--random_seed=%d) (the "
+                 "original: unseeded random.shuffle)", len(examples), args.random_seed)
+    counts = {"pos": 0, "neg": 0}
+
+    def counted(features):
+        for feature in features:
+            counts["neg" if feature.is_impossible else "pos"] += 1
+            yield feature
+
+    total = data.write_feature_records(counted(data.convert_examples_to_features(
+        examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
+        is_training=True, uncased=args.uncased, on_mismatch=_on_mismatch)), path, True)
+    logging.info("Total number of instances: %d = pos %d neg %d", total, counts["pos"],
+                 counts["neg"])
+    logging.info("Wrote %s", path)
+    record_cache.write_fingerprint(path, train_fingerprint(args, proc_id, num_proc))
+    return len(examples), total
+
+
+# The flags that shape the training records besides the two lengths of their file name.
+_TRAIN_RECORD_FLAGS = ("doc_stride", "uncased", "random_seed")
+
+
+def train_fingerprint(args: XLNetSquadArgs, proc_id: int = 0, num_proc: int = 1):
+    """What a training record file is made from (:mod:`bert_tf.data.record_cache`): the
+    ``--train_file`` and SentencePiece model (hashed) and the shaping flags."""
+    settings = {k: getattr(args, k) for k in _TRAIN_RECORD_FLAGS}
+    settings.update(max_seq_length=args.max_seq_length, max_query_length=args.max_query_length,
+                    proc_id=proc_id, num_proc=num_proc)
+    return record_cache.fingerprint(settings, files=[args.train_file, args.spiece_model_file])
+
+
+def _stale_train_records(path: str, args: XLNetSquadArgs) -> str:
+    """What differs between ``path``'s stored fingerprint and this run ("" when nothing or no
+    fingerprint is stored): the shaping flags, the SentencePiece model and, when given,
+    ``--train_file``."""
+    side = record_cache.fingerprint_path(path)
+    if not tf.io.gfile.exists(side):
+        return ""
+    try:
+        with tf.io.gfile.GFile(side, "r") as f:
+            stored = json.load(f)
+        settings, files = stored["settings"], stored["files"]
+    except (ValueError, KeyError, TypeError, OSError, tf.errors.OpError):
+        return "an unreadable fingerprint"
+    differ = [f"--{k} {settings.get(k)!r} -> {getattr(args, k)!r}" for k in _TRAIN_RECORD_FLAGS
+              if settings.get(k) != getattr(args, k)]
+    spm = os.path.basename(args.spiece_model_file)
+    if files.get(spm) != record_cache.file_sha256(args.spiece_model_file):
+        differ.append(f"{spm} changed")
+    if args.train_file:
+        name = os.path.basename(args.train_file)
+        if files.get(name) != record_cache.file_sha256(args.train_file):
+            differ.append(f"--train_file={args.train_file} is not the file they were made from")
+    return ", ".join(differ)
+
+
+def train_record_glob(args: XLNetSquadArgs) -> str:
+    """``<output_dir>/{spm}.*.slen-{L}.qlen-{Q}.train.tf_record`` (the original's glob)."""
+    return os.path.join(args.output_dir, f"{os.path.basename(args.spiece_model_file)}.*."
+                        f"slen-{args.max_seq_length}.qlen-{args.max_query_length}"
+                        ".train.tf_record")
+
+
+def _split_train_record(record):
+    features = {k: record[k] for k in MODEL_INPUTS + ("start_positions",)}
+    labels = {k: record[k] for k in ("start_positions", "end_positions", "is_impossible")}
+    return features, labels
+
+
+def train_dataset(files: Sequence[str], max_seq_length: int, batch_size: int,
+                  shuffle_buffer: int, seed: int) -> tf.data.Dataset:
+    """``(features, labels)`` batches of the training records (original ``input_fn_builder``,
+    spec 9.4): files shuffled (several files), records shuffled (``shuffle_buffer``, seeded),
+    repeated, batched with ``drop_remainder``.
+
+    features: ``input_ids``, ``segment_ids`` int32 ``[B, L]``, ``input_mask``, ``p_mask``
+    float32 ``[B, L]``, ``cls_index``, ``start_positions`` int32 ``[B]``; labels:
+    ``start_positions``, ``end_positions`` int32 ``[B]``, ``is_impossible`` float32 ``[B]``.
+    """
+    schema = data.record_schema(max_seq_length, is_training=True)
+    files = sorted(files)
+    d = tf.data.Dataset.from_tensor_slices(files)
+    if len(files) > 1:
+        d = d.shuffle(len(files), seed=seed)
+    d = d.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(files)))
+    d = d.map(lambda r: _split_train_record(decode_record(r, schema)))
+    return d.shuffle(shuffle_buffer, seed=seed).repeat().batch(batch_size, drop_remainder=True)
+
+
+def check_cached_train_records(files: Sequence[str], args: XLNetSquadArgs) -> List[str]:
+    """Checks the cached training files the run would train on; returns those to use.
+
+    The first record of each must be an XLNet SQuAD training record of ``--max_seq_length``
+    (bert_tf; the original failed deep in TF). Files written by bert_tf's ``--do_prepro`` carry
+    a fingerprint (:func:`train_fingerprint`): when one differs from this run (another
+    ``--doc_stride``, ``--uncased``, ``--random_seed``, SentencePiece model or ``--train_file``;
+    the original trained on them silently), they are removed and written again from
+    ``--train_file`` (one warning line; the returned list is then empty), or, without
+    ``--train_file``, refused.
+
+    Raises:
+      FlagError: names the file, what differs, and the flag to pass.
+    """
+    stale = {path: _stale_train_records(path, args) for path in files}
+    stale = {path: why for path, why in stale.items() if why}
+    if stale:
+        first, why = next(iter(stale.items()))
+        if not args.train_file:
+            raise FlagError(f"--output_dir: the cached {first} was written with other data or "
+                            f"flags ({why}); rerun --do_prepro with this run's flags, or give "
+                            f"--train_file to rewrite it")
+        logging.warning("the cached training records %s were written with other data or flags "
+                        "(%s): writing them again from --train_file=%s", ", ".join(files), why,
+                        args.train_file)
+        for path in files:
+            for name in (path, record_cache.fingerprint_path(path)):
+                if tf.io.gfile.exists(name):
+                    tf.io.gfile.remove(name)
+        return []
+    schema = data.record_schema(args.max_seq_length, is_training=True)
+    for path in files:
+        try:
+            for raw in tf.data.TFRecordDataset(path).take(1):
+                tf.io.parse_single_example(raw, schema)
+        except Exception as e:  # noqa: BLE001 - DataLossError, InvalidArgumentError
+            message = (getattr(e, "message", None) or str(e)).strip().splitlines()[0]
+            raise FlagError(f"--output_dir: the cached {path} is not an XLNet SQuAD training "
+                            f"TFRecord of --max_seq_length={args.max_seq_length} ({message}); "
+                            "delete it or rerun --do_prepro") from e
+    return list(files)
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with tf.io.gfile.GFile(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cache_settings(args: XLNetSquadArgs) -> Dict[str, Any]:
+    """What the eval features depend on (the header of the features cache)."""
+    return {"predict_file_sha256": _file_sha256(args.predict_file),
+            "spiece_model_sha256": _file_sha256(args.spiece_model_file),
+            "max_seq_length": args.max_seq_length, "max_query_length": args.max_query_length,
+            "doc_stride": args.doc_stride, "uncased": bool(args.uncased)}
+
+
+def eval_cache_paths(args: XLNetSquadArgs) -> Tuple[str, str]:
+    """``(eval tf_record, features cache)`` in ``--output_dir``."""
+    _, eval_name, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
+                                             args.max_seq_length, args.max_query_length)
+    return (os.path.join(args.output_dir, eval_name),
+            os.path.join(args.output_dir, eval_name[:-len(".eval.tf_record")]
+                         + FEATURES_CACHE_SUFFIX))
+
+
+def _glob(pattern: str) -> List[str]:
+    """Local: ``glob.glob`` (skips dot files, so no ``.tmp-`` file); remote: ``tf.io.gfile.glob``."""
+    return tf.io.gfile.glob(pattern) if is_remote(pattern) else glob.glob(pattern)
+
+
+def write_features_cache(path: str, settings: Dict[str, Any],
+                         features: Sequence[data.XLNetSquadFeatures]) -> None:
+    """Writes the eval features as gzip JSON lines (a ``settings`` header line, then one
+    feature per line), atomically
+    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
+    squad_features_cache.write_features_cache(path, settings, features)
+
+
+def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.XLNetSquadFeatures]]:
+    """``(settings, features)`` of :func:`write_features_cache`'s file.
+
+    Raises:
+      FlagError: unreadable (names the file).
+    """
+    try:
+        with open_text(path) as f:  # gunzipped; local or gs:// (tf.io.gfile)
+            return squad_features_cache.parse_features_cache(next(f), f,
+                                                             data.XLNetSquadFeatures)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration) as e:
+        raise FlagError(f"--output_dir: the cached {path} cannot be read ({e}); pass "
+                        "--overwrite_data=True to rewrite it") from e
+
+
+def _count_records(path: str) -> int:
+    return int(tf.data.TFRecordDataset(path).reduce(np.int64(0), lambda n, _: n + 1).numpy())
+
+
+def cached_eval_features(args: XLNetSquadArgs, settings: Dict[str, Any]
+                         ) -> Optional[List[data.XLNetSquadFeatures]]:
+    """The cached eval features when the run may reuse them, else None (write them).
+
+    Reused (the original's ``Loading eval features from ...``) when the eval TFRecord and the
+    features cache both exist and ``--overwrite_data`` is not set; beyond the original, the
+    cache must have been made with this run's settings (:func:`cache_settings`) and the
+    record count must match.
+
+    Raises:
+      FlagError: a cache that does not fit (names what differs; pass ``--overwrite_data``).
+    """
+    record_path, cache_path = eval_cache_paths(args)
+    if args.overwrite_data or not (tf.io.gfile.exists(record_path)
+                                   and tf.io.gfile.exists(cache_path)):
+        return None
+    cached_settings, features = read_features_cache(cache_path)
+    differ = [f"{k}: cached {cached_settings.get(k)!r}, this run {v!r}"
+              for k, v in settings.items() if cached_settings.get(k) != v]
+    if differ:
+        raise FlagError(f"--output_dir: the cached {record_path} was made for another run "
+                        f"({'; '.join(differ)}); the original would reuse it silently: pass "
+                        "--overwrite_data=True to rewrite it, or another --output_dir")
+    try:
+        count = _count_records(record_path)
+    except Exception as e:  # noqa: BLE001 - DataLossError
+        raise FlagError(f"--output_dir: the cached {record_path} cannot be read ({e}); pass "
+                        "--overwrite_data=True to rewrite it") from e
+    if count != len(features):
+        raise FlagError(f"--output_dir: the cached {record_path} holds {count} records but "
+                        f"{cache_path} {len(features)} features; pass --overwrite_data=True")
+    logging.info("Loading eval features from %s (and %s)", cache_path, record_path)
+    return features
+
+
+def eval_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
+    """The eval records in file order, batched (last batch kept): ``unique_ids`` int32
+    ``[B]`` and the model inputs of :data:`MODEL_INPUTS`."""
+    schema = data.record_schema(max_seq_length, is_training=False)
+    return tf.data.TFRecordDataset(path).map(lambda r: decode_record(r, schema)).batch(
+        batch_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model
+# ---------------------------------------------------------------------------------------------
+
+def build_squad_model(config: XLNetConfig, args: XLNetSquadArgs, is_training: bool
+                      ) -> XLNetSquad:
+    """An :class:`XLNetSquad` with the fine-tuning run config of ``args``, built on a
+    ``[1, max_seq_length]`` dummy batch. Call under the strategy scope.
+
+    ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
+    (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's TPU
+    path, float32 variables (checkpoints keep the original's float32 dtypes), float32 outputs
+    and loss."""
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+        model = XLNetSquad(config, create_run_config(is_training, True, args),
+                           start_n_top=args.start_n_top, end_n_top=args.end_n_top)
+    s = args.max_seq_length
+    model({"input_ids": tf.zeros([1, s], tf.int32), "segment_ids": tf.zeros([1, s], tf.int32),
+           "input_mask": tf.zeros([1, s], tf.float32), "p_mask": tf.zeros([1, s], tf.float32),
+           "cls_index": tf.zeros([1], tf.int32)}, training=False)
+    return model
+
+
+def predict_raw_results(model: XLNetSquad, record_path: str, args: XLNetSquadArgs,
+                        total: Optional[int] = None) -> List[postprocess.XLNetRawResult]:
+    """Runs the beam heads over the eval TFRecord (Estimator.predict), one
+    :class:`~bert_tf.xlnet.data.squad_postprocess.XLNetRawResult` per record in file order,
+    values as Python floats of the float32 outputs (the original's ``float(x)``)."""
+    predictor = BatchPredictor(model, RESULT_KEYS, input_keys=MODEL_INPUTS)
+    results = []
+    batches = numpy_batches(eval_dataset(record_path, args.max_seq_length,
+                                         args.predict_batch_size))
+    for batch, out in predictor.predict(batches, total=total):
+        for i, unique_id in enumerate(batch["unique_ids"]):
+            results.append(postprocess.XLNetRawResult(
+                unique_id=int(unique_id),
+                start_top_log_probs=[float(x) for x in out["start_top_log_probs"][i].flat],
+                start_top_index=[int(x) for x in out["start_top_index"][i].flat],
+                end_top_log_probs=[float(x) for x in out["end_top_log_probs"][i].flat],
+                end_top_index=[int(x) for x in out["end_top_index"][i].flat],
+                cls_logits=float(out["cls_logits"][i])))
+    return results
+
+
+def evaluate_predictions(dataset: Sequence[Dict[str, Any]],
+                         preds) -> Dict[str, float]:
+    """The original's ``Result`` (threshold search, spec 9.6) followed by the official SQuAD
+    2.0 metrics of ``predictions.json`` with ``null_odds.json`` at the official default
+    threshold (:data:`OFFICIAL_NA_PROB_THRESH`): ``exact``, ``f1``, ``total``, ``HasAns_*``,
+    ``NoAns_*`` (percentages; ``has_ans_*`` are fractions, as the original)."""
+    result = postprocess.evaluate(dataset, preds)
+    official = squad_metrics.evaluate_v2(dataset, preds.predictions, preds.null_odds,
+                                         na_prob_thresh=OFFICIAL_NA_PROB_THRESH)
+    for key, value in official.items():
+        result.setdefault(key, value)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+def _make_dirs(*folders: str) -> None:
+    for folder in folders:
+        try:
+            tf.io.gfile.makedirs(folder)
+        except Exception as e:  # noqa: BLE001
+            raise FlagError(f"cannot create {folder}: {e}") from e
+
+
+@dataclasses.dataclass
+class _Run:
+    """What the steps of :func:`run` share: the flags, model files, model and what was read."""
+
+    args: XLNetSquadArgs
+    sp: Any
+    config: XLNetConfig
+    init_checkpoint: Optional[str]
+    strategy: tf.distribute.Strategy
+    model: XLNetSquad
+    name_map: Any
+    load_fn: Any
+    existing: List[str] = dataclasses.field(default_factory=list)
+    train_files: List[str] = dataclasses.field(default_factory=list)
+    eval_examples: Optional[List[data.XLNetSquadExample]] = None
+    dataset: Optional[List[Dict[str, Any]]] = None
+    scorable: bool = False
+
+
+def _empty_result() -> Dict[str, Any]:
+    return {"prepro_file": None, "num_train_features": 0, "train": None, "weights_from": None,
+            "num_predict_examples": 0, "num_predict_features": 0, "predictions_file": None,
+            "nbest_file": None, "null_odds_file": None, "eval_results": None,
+            "eval_results_file": None}
+
+
+def _prepro(args: XLNetSquadArgs, sp, result: Dict[str, Any]) -> None:
+    """``--do_prepro``: the train TFRecord of ``--proc_id`` (returns before the model flags
+    matter, as the original)."""
+    train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
+                                              args.max_seq_length, args.max_query_length,
+                                              args.proc_id)
+    path = os.path.join(args.output_dir, train_name)
+    _, result["num_train_features"] = write_train_records(args, sp, path, args.proc_id,
+                                                          args.num_proc)
+    result["prepro_file"] = path
+
+
+def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
+    """Config, SentencePiece model against it, ``--init_checkpoint``, strategy and the model
+    (training heads with ``--do_train``), checked; no file written."""
+    config = XLNetConfig.from_json_file(args.model_config_path)
+    check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
+    init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
+    strategy = strategy or strategy_from_flags(args)
+    with strategy.scope():
+        model = build_squad_model(config, args, is_training=args.do_train)
+    return _Run(args=args, sp=sp, config=config, init_checkpoint=init_checkpoint,
+                strategy=strategy, model=model,
+                name_map=checkpoint_map.xlnet_variable_map(model),
+                load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                          untie_r=config.untie_r))
+
+
+def _check_inputs(r: _Run) -> None:
+    """Checks every input before any file is written (the checkpoints against the model, the
+    cached training records or ``--train_file``, the predict file), then creates the output
+    folders.
+
+    Raises:
+      CheckpointError, FlagError, InputDataError: naming the checkpoint, flag or file.
+    """
+    args = r.args
+    r.existing = (checkpoint_io.existing_checkpoints(args.model_dir)
+                  if tf.io.gfile.isdir(args.model_dir) else [])
+    if r.existing:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.existing[-1], r.config.untie_r,
+                                             require_all=True)
+    elif r.init_checkpoint:
+        checkpoint_map.check_checkpoint_fits(r.name_map, r.init_checkpoint, r.config.untie_r)
+    elif args.do_predict and not args.do_train:
+        raise CheckpointError(
+            f"--model_dir={args.model_dir} holds no checkpoint and no --init_checkpoint is "
+            "given: nothing to predict with (the original silently predicts with fresh random "
+            "weights here)")
+    if args.do_train:
+        r.train_files = check_cached_train_records(sorted(_glob(train_record_glob(args))),
+                                                   args)
+        if not r.train_files and not args.train_file:
+            raise FlagError(f"no cached training records {train_record_glob(args)}: run "
+                            "--do_prepro first or give --train_file")
+        elif not r.train_files:
+            read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
+    if args.do_predict:
+        r.dataset = load_dataset(args.predict_file)
+        r.scorable = scoring_mode(r.dataset, args.predict_file)
+        r.eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
+        if not r.eval_examples:
+            raise InputDataError(f"--predict_file={args.predict_file}: no question")
+    _make_dirs(args.output_dir, args.model_dir, *([args.predict_dir] if args.do_predict else []))
+
+
+def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:
+    """``--do_train``: the cached training records, else writes them from ``--train_file``
+    (the original needs ``--do_prepro`` first), then trains (:func:`_train`)."""
+    args = r.args
+    if not r.train_files:
+        train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
+                                                  args.max_seq_length, args.max_query_length, 0)
+        path = os.path.join(args.output_dir, train_name)
+        logging.info("No cached training records %s (the original needs --do_prepro "
+                     "first): writing %s from --train_file=%s now",
+                     train_record_glob(args), path, args.train_file)
+        _, result["num_train_features"] = write_train_records(args, r.sp, path)
+        r.train_files = [path]
+    logging.info("Training on %s", ", ".join(r.train_files))
+    result["train"] = _train(r.model, r.name_map, r.load_fn, r.init_checkpoint, r.existing,
+                             r.train_files, args, r.strategy)
+
+
+def _eval_features(r: _Run) -> List[data.XLNetSquadFeatures]:
+    """The eval features: the cache of ``--output_dir`` when it fits, else converted and
+    written (eval TFRecord and features cache)."""
+    args = r.args
+    record_path, cache_path = eval_cache_paths(args)
+    settings = cache_settings(args)
+    features = cached_eval_features(args, settings)
+    if features is None:
+        features = list(data.convert_examples_to_features(
+            r.eval_examples, r.sp, args.max_seq_length, args.doc_stride, args.max_query_length,
+            is_training=False, uncased=args.uncased, on_mismatch=_on_mismatch))
+        data.write_feature_records(features, record_path, is_training=False)
+        write_features_cache(cache_path, settings, features)
+        logging.info("Wrote %d eval features to %s (and %s)", len(features), record_path,
+                     cache_path)
+    logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))
+    logging.info("Num of eval samples: %d", len(r.eval_examples))
+    return features
+
+
+def _predict(r: _Run, result: Dict[str, Any]) -> None:
+    """``--do_predict``: restores (newest checkpoint of ``--model_dir``, else
+    ``--init_checkpoint``), runs the beam heads, writes the three prediction files and, when
+    the predict file has answers, ``eval_results.json``."""
+    args = r.args
+    model, name_map = r.model, r.name_map
+    if args.do_train:
+        with r.strategy.scope():
+            model = build_squad_model(r.config, args, is_training=False)
+        name_map = checkpoint_map.xlnet_variable_map(model)
+    if not r.existing and not args.do_train:
+        logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
+                     "(the original ignores --init_checkpoint here and predicts with fresh "
+                     "random weights)", args.model_dir, r.init_checkpoint)
+    restored = restore_for_inference(name_map, args.model_dir, r.init_checkpoint,
+                                     load_fn=r.load_fn)
+    result["weights_from"] = restored.prefix
+
+    features = _eval_features(r)
+    results = predict_raw_results(model, eval_cache_paths(args)[0], args, total=len(features))
+    preds = postprocess.compute_predictions(r.eval_examples, features, results,
+                                            args.n_best_size, args.max_answer_length,
+                                            args.start_n_top, args.end_n_top)
+    paths = [os.path.join(args.predict_dir, name)
+             for name in (PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE)]
+    postprocess.write_predictions(preds, *paths)
+    result.update(num_predict_examples=len(r.eval_examples), num_predict_features=len(features),
+                  predictions_file=paths[0], nbest_file=paths[1], null_odds_file=paths[2])
+    if r.scorable:
+        metrics = evaluate_predictions(r.dataset, preds)
+        logging.info("Result | %s", "".join(f"{k} {v} | " for k, v in metrics.items()))
+        eval_path = os.path.join(args.predict_dir, EVAL_RESULTS_FILE)
+        atomic_write_text(eval_path, json.dumps(metrics, indent=4) + "\n")
+        result.update(eval_results=metrics, eval_results_file=eval_path)
+    else:
+        logging.info("%s has no gold answers: no %s", args.predict_file, EVAL_RESULTS_FILE)
+
+
+def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
+        ) -> Dict[str, Any]:
+    """Runs XLNet's run_squad: prepro, or train and/or predict (module docstring).
+
+    Returns:
+      dict with ``prepro_file`` (or None), ``num_train_features``, ``train`` (a
+      :class:`bert_tf.training.loop.TrainResult` or None), ``weights_from`` (the checkpoint
+      predicted with), ``num_predict_examples``, ``num_predict_features``,
+      ``predictions_file``, ``nbest_file``, ``null_odds_file`` (or None), ``eval_results``
+      (dict or None), ``eval_results_file`` (or None).
+
+    Raises:
+      FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, question
+      or variable; raised before anything is written when the cause is in the flags, the
+      input files, the config, the SentencePiece model or the checkpoints.
+    """
+    check_args(args)
+    result = _empty_result()
+    sp = load_sp_model(args.spiece_model_file)
+    if args.do_prepro:
+        _prepro(args, sp, result)
+        return result
+    r = _prepare(args, sp, strategy)
+    _check_inputs(r)
+    if args.do_train:
+        _train_on_records(r, result)
+    if args.do_predict:
+        _predict(r, result)
+    return result
+
+
+def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, args, strategy):
+    if init_checkpoint and not existing:
+        report = load_fn(name_map, init_checkpoint)
+        logging.info("Warm start from %s: %s", init_checkpoint, report.summary())
+    elif init_checkpoint:
+        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints (training "
+                     "resumes)", init_checkpoint, args.model_dir)
+    # else: loop.train says it trains from scratch (one warning line for every task)
+    with strategy.scope():
+        optimizer, _ = create_xlnet_optimizer(
+            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
+            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
+            args.lr_layer_decay_rate, variable_names=name_map)
+    replicas = strategy.num_replicas_in_sync
+    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+    dataset = train_dataset(train_files, args.max_seq_length, batch, args.shuffle_buffer,
+                            args.random_seed)
+    steps_per_loop = args.iterations if args.save_steps is None else min(args.iterations,
+                                                                         args.save_steps)
+
+    def loss_fn(m, features, labels):
+        out = m(features, training=True)
+        return qa_loss(out, labels["start_positions"], labels["end_positions"],
+                       labels["is_impossible"])
+
+    try:
+        return loop.train(
+            model, loss_fn, dataset, name_map, loop.TrainConfig(
+                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
+                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
+                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
+                warm_started=bool(init_checkpoint)),
+            strategy=strategy, optimizer=optimizer)
+    except tf.errors.DataLossError as e:
+        first_line = (e.message or str(e)).strip().splitlines()[0]
+        raise InputDataError(f"{', '.join(train_files)}: a training record file is truncated "
+                             f"or corrupt ({first_line}); recreate it (--do_prepro or "
+                             "--overwrite_data)") from e

@@ -1,0 +1,69 @@
+"""The vectorized round(x, 6) + json.dumps writer against Python's own round + json.dumps."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from bert_tf.run.rounded_json import rounded_json_rows
+
+
+def _python_rows(values):
+    """What the original writes: json.dumps of [round(float(x), 6) ...], brackets removed."""
+    return [json.dumps([round(float(x), 6) for x in row])[1:-1] for row in values]
+
+
+ADVERSARIAL = [
+    0.0, -0.0, 1e-7, -1e-7, 4.9e-7, 5e-7, -5e-7, 5.000001e-7, 1.5e-6, 2.5e-6,  # ties / tiny
+    0.0078125, -0.0078125, 0.0234375, 1.0078125, 0.5, -0.5, 0.1234565, 0.1234575,  # m/128 ties
+    1e-6, 9.9e-5, 9.99999e-5, 1e-4, -1e-4, 0.00010049999, 0.000123, 1.2e-5, 1e-5,  # sci / fixed edge
+    1.0, -1.0, 10.0, 123456.789, 999999.9999995, 1e8, 123456789.5, 999999999.0,  # integer parts
+    1e9, -1e9, 1e10, 1.5e15, 1e16, 1e17, 3.4028234663852886e38, -3.4028234663852886e38,  # large
+    9999.999999, 9999.9999996, -9999.9999996, 9999.4999995, 10000.0, 1e-30, 1e-45, -1e-38, float("inf"), float("-inf"), float("nan"),  # extremes
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_adversarial_values_match_python_exactly(dtype):
+    with np.errstate(over="ignore"):
+        values = np.array(ADVERSARIAL, dtype=dtype).reshape(-1, 1)
+    rows = values.reshape(1, -1)
+    assert rounded_json_rows(values) == _python_rows(values)
+    assert rounded_json_rows(rows) == _python_rows(rows)
+
+
+def test_hand_worked_texts():
+    got = rounded_json_rows(np.array([[0.0078125, -1e-7, 5e-6, 1e-4, 2.0, 1e9, float("nan")]],
+                                     np.float32))
+    # half to even at the 7th decimal; -0.0 keeps its sign; < 1e-4 is scientific; NaN as JSON
+    assert got == ["0.007812, -0.0, 5e-06, 0.0001, 2.0, 1000000000.0, NaN"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ties_and_their_neighbours_at_every_scale(dtype):
+    rng = np.random.RandomState(0)
+    k = rng.randint(-10 ** 9, 10 ** 9, 3000)
+    ties = ((k + 0.5) / 1e6).astype(dtype)
+    values = np.concatenate([ties, np.nextafter(ties, dtype(np.inf)),
+                             np.nextafter(ties, dtype(-np.inf))]).reshape(-1, 90)
+    assert rounded_json_rows(values) == _python_rows(values)
+
+
+def test_random_values_of_every_magnitude():
+    rng = np.random.RandomState(1)
+    scale = rng.choice([1e-8, 1e-6, 1e-5, 1e-4, 1e-2, 1.0, 1e3, 1e8, 1e10], (200, 64))
+    values = (rng.randn(200, 64) * scale).astype(np.float32)
+    assert rounded_json_rows(values) == _python_rows(values)
+
+
+def test_real_activations_of_the_golden_minilm_run(golden_dir):
+    # all 16 x 128 x 384 last-layer values of the original's MiniLM run
+    outputs = np.load(os.path.join(golden_dir, "bert", "minilm", "outputs.npz"))
+    values = outputs["sequence_output"].reshape(-1, 384)
+    assert rounded_json_rows(values) == _python_rows(values)
+
+
+def test_shape_errors_and_empty_input():
+    assert rounded_json_rows(np.zeros((0, 3), np.float32)) == []
+    with pytest.raises(ValueError, match="2-D"):
+        rounded_json_rows(np.zeros(3, np.float32))

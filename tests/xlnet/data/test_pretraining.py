@@ -1,0 +1,265 @@
+"""XLNet pretraining records (original data_utils.py create_data) against the golden run of the
+original code (tests/golden/xlnet/pretraining_data, README section E), plus hand-worked cases
+of the algorithm's pieces (spec xlnet.md 6.3-6.5)."""
+
+import os
+import random
+import shutil
+import types
+
+import numpy as np
+import pytest
+
+from bert_tf.xlnet.data import pretraining as xp
+from bert_tf.errors import FlagError, InputDataError
+from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
+
+GOLDEN_RECORDS = "train-0-0.bsz-4.seqlen-128.reuse-64.bi.alpha-6.beta-1.fnp-21.tfrecords"
+GOLDEN_INFO = "record_info-train-0-0.bsz-4.seqlen-128.reuse-64.bi.alpha-6.beta-1.fnp-21.json"
+
+
+@pytest.fixture(scope="module")
+def golden(golden_dir):
+    return os.path.join(golden_dir, "xlnet", "pretraining_data")
+
+
+@pytest.fixture(scope="module")
+def sp_model(golden_dir):
+    return load_sp_model(os.path.join(golden_dir, "xlnet", "spiece.model"))
+
+
+def golden_args(**overrides):
+    """The flags of the golden run (README section E)."""
+    args = dict(use_tpu=False, bsz_per_host=4, num_core_per_host=1, seq_len=128, reuse_len=64,
+                uncased=False, bi_data=True, mask_alpha=6, mask_beta=1, use_eod=True,
+                from_raw_text=True, num_predict=21, input_glob="sotu_pretrain.txt",
+                sp_path="spiece.model", save_dir="pretraining_data", split="train", pass_id=0,
+                num_task=1, task=0, num_passes=1, num_workers=1)
+    args.update(overrides)
+    return types.SimpleNamespace(**args)
+
+
+@pytest.fixture
+def golden_workdir(tmp_path, monkeypatch, golden, golden_dir):
+    """A folder holding the golden input and spiece.model, as the original was run."""
+    shutil.copy(os.path.join(golden, "sotu_pretrain.txt"), tmp_path)
+    shutil.copy(os.path.join(golden_dir, "xlnet", "spiece.model"), tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def decoded(path):
+    from bert_tf.data.tfrecord import read_examples
+    return list(read_examples(path))
+
+
+def test_token_stream_equals_golden(golden, sp_model):
+    with open(os.path.join(golden, "sotu_pretrain.txt"), encoding="utf-8") as f:
+        ids, sent_ids, _ = xp.encode_corpus_file(f, sp_model, uncased=False)
+    want = np.load(os.path.join(golden, "token_stream.npz"))
+    np.testing.assert_array_equal(ids, want["input_data"])
+    np.testing.assert_array_equal(sent_ids, want["sent_ids"])
+
+
+def test_records_equal_the_original(golden_workdir, golden, sp_model):
+    """Every record, in order, and the two JSON files byte for byte. (The TFRecord bytes
+    themselves differ: protobuf serializes the feature map in an implementation-defined
+    order.)"""
+    infos = xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    assert infos == [{"filenames": [f"pretraining_data/tfrecords/{GOLDEN_RECORDS}"],
+                      "num_batch": 116}]
+    ours = golden_workdir / "pretraining_data"
+    for rel in ("corpus_info.json", f"tfrecords/{GOLDEN_INFO}"):
+        assert (ours / rel).read_bytes() == open(os.path.join(golden, rel), "rb").read(), rel
+    records = decoded(str(ours / "tfrecords" / GOLDEN_RECORDS))
+    want = np.load(os.path.join(golden, "decoded_tfrecords.npz"))
+    assert len(records) == 464
+    for key in ("input", "target", "seg_id", "is_masked"):
+        np.testing.assert_array_equal(np.array([r[key] for r in records]), want[key])
+    np.testing.assert_array_equal([r["label"][0] for r in records], want["label"])
+
+
+def test_worker_processes_give_the_same_records(golden_workdir, golden, sp_model):
+    xp.create_data(golden_args(num_workers=2), sp_model, random.Random(20190619))
+    records = decoded(str(golden_workdir / "pretraining_data" / "tfrecords" / GOLDEN_RECORDS))
+    want = np.load(os.path.join(golden, "decoded_tfrecords.npz"))
+    for key in ("input", "target", "seg_id", "is_masked"):
+        np.testing.assert_array_equal(np.array([r[key] for r in records]), want[key])
+
+
+def test_ids_input_gives_the_same_records(golden_workdir, golden, sp_model):
+    """from_raw_text=False: the golden token stream written as id lines (one sentence a line,
+    blank lines for <eod>) gives the golden records too."""
+    stream = np.load(os.path.join(golden, "token_stream.npz"))
+    ids, sent_ids = stream["input_data"], stream["sent_ids"]
+    lines, start = [], 0
+    for end in range(1, len(ids) + 1):
+        if end == len(ids) or sent_ids[end] != sent_ids[start]:
+            sentence = ids[start:end].tolist()
+            if sentence[-1] == 7:  # <eod> is glued to its document's last sentence
+                if sentence[:-1]:
+                    lines.append(" ".join(map(str, sentence[:-1])))
+                lines.append("")
+            else:
+                lines.append(" ".join(map(str, sentence)))
+            start = end
+    (golden_workdir / "ids.txt").write_text("\n".join(lines) + "\n")
+    xp.create_data(golden_args(from_raw_text=False, input_glob="ids.txt"), sp_model,
+                   random.Random(20190619))
+    records = decoded(str(golden_workdir / "pretraining_data" / "tfrecords" / GOLDEN_RECORDS))
+    want = np.load(os.path.join(golden, "decoded_tfrecords.npz"))
+    np.testing.assert_array_equal(np.array([r["input"] for r in records]), want["input"])
+    np.testing.assert_array_equal(np.array([r["is_masked"] for r in records]), want["is_masked"])
+
+
+def test_format_filename_spec_example():
+    assert xp.format_filename("record_info-train-0-0", 32, 512, True, "json", mask_alpha=6,
+                              mask_beta=1, reuse_len=256, fixed_num_predict=85) == (
+        "record_info-train-0-0.bsz-32.seqlen-512.reuse-256.bi.alpha-6.beta-1.fnp-85.json")
+    assert xp.format_filename("dev-1-2", 8, 128, False, "tfrecords", uncased=True) == (
+        "dev-1-2.bsz-8.seqlen-128.uncased.uni.alpha-5.beta-1.tfrecords")
+
+
+def test_encode_corpus_file_sentence_ids_and_eod(sp_model):
+    """Spec 6.3 by hand: ids alternate per line; a blank line's <eod> keeps the last id."""
+    ids, sent_ids, n = xp.encode_corpus_file(["1 2\n", "3\n", "\n", "4 5\n"], sp_model,
+                                             uncased=False, from_raw_text=False)
+    assert ids.tolist() == [1, 2, 3, 7, 4, 5]
+    assert sent_ids.tolist() == [True, True, False, False, True, True]
+    assert n == 4
+    ids, _, _ = xp.encode_corpus_file(["1\n", "\n", "2\n"], sp_model, uncased=False,
+                                      from_raw_text=False, use_eod=False)
+    assert ids.tolist() == [1, 2]
+    with pytest.raises(InputDataError, match="ids.txt:2"):
+        xp.encode_corpus_file(["1\n", "a b\n"], sp_model, False, from_raw_text=False,
+                              path="ids.txt")
+
+
+def test_stream_rows_bi_data_by_hand():
+    """[0..11] in 4 rows with bi_data, one core: 2 forward chunks of 6, then them reversed."""
+    ids = np.arange(13)
+    rows, sents = xp.stream_rows(ids, ids % 2 == 0, 4, 1, True)
+    assert rows.tolist() == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11],
+                             [5, 4, 3, 2, 1, 0], [11, 10, 9, 8, 7, 6]]
+    assert sents[2].tolist() == [False, True, False, True, False, True]
+    assert xp.stream_rows(ids, ids > 0, 3, 1, False)[0].tolist() == [
+        [0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+
+
+class Scripted:
+    """A random source that returns scripted values and records the calls."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+        self.calls = []
+
+    def _next(self, name, *args):
+        self.calls.append((name,) + args)
+        return self.values.pop(0)
+
+    def random(self):
+        return self._next("random")
+
+    def choice(self, seq, p=None):
+        return self._next("choice", tuple(seq) if not isinstance(seq, int) else seq)
+
+    def randint(self, *args):
+        return self._next("randint", *args)
+
+
+def test_sample_mask_quirk_spans_are_n_pieces():
+    """The span is n pieces from a word start even inside a word (spec 6.5 quirk):
+    pieces ▁a b c ▁d e; n=2, ctx 12, l_ctx 0 -> [0, 2) although the word ▁a b c is 3 long;
+    then r_ctx=12 moves past the end, leaving 1 to fill: randint -> 4."""
+    pieces = ["\u2581a", "b", "c", "\u2581d", "e"]
+    rng = Scripted(2, 0, 4)
+    starts = [xp.is_start_piece(p) for p in pieces]
+    mask = xp.sample_mask(starts, rng, mask_alpha=6, mask_beta=1, goal_num_predict=3)
+    assert mask.tolist() == [True, True, False, False, True]
+    assert [c[0] for c in rng.calls] == ["choice", "choice", "randint"]
+    assert rng.calls[1] == ("choice", 12)
+    # reverse: sampled on ▁? order flipped: e ▁d c b ▁a -> first start piece is ▁d (index 1)
+    rng = Scripted(1, 0)
+    mask = xp.sample_mask(starts, rng, mask_alpha=6, mask_beta=1, reverse=True,
+                          goal_num_predict=1)
+    assert mask.tolist() == [False, False, False, True, False]
+
+
+def test_sample_mask_span_reaching_the_end_stops_spans():
+    """n=3 from the start piece at 3 of 5 pieces reaches the end: no span, 2 random picks."""
+    starts = [xp.is_start_piece(p) for p in ["a", "b", "c", "\u2581d", "e"]]
+    assert starts == [False, False, False, True, False]
+    rng = Scripted(3, 0, 0, 0, 1)
+    mask = xp.sample_mask(starts, rng, mask_alpha=1, mask_beta=1, goal_num_predict=2)
+    assert mask.tolist() == [True, True, False, False, False]
+    assert [c[0] for c in rng.calls] == ["choice", "choice", "randint", "randint", "randint"]
+
+
+def test_split_a_and_b_by_hand():
+    """Sentences [0,3) [3,5) [5,8) [8,12); begin 0, tot_len 6: cut points 3 and 5, end 8.
+    random 0.7 (>= 0.5) -> label 1, choice -> 3: A = [0,3), B = [3,8) trimmed to 6 tokens:
+    B longer -> drop B's last token -> B = [3,6)... until len(A)+len(B) = 6."""
+    data = np.arange(100, 112)
+    sent = np.array([0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1], dtype=bool)
+    rng = Scripted(0.7, 3)
+    a, b, label, a_tgt, b_tgt = xp.split_a_and_b(data, sent, 0, 6, rng)
+    assert label == 1
+    assert a.tolist() == [100, 101, 102] and b.tolist() == [103, 104, 105]
+    assert a_tgt.tolist() == [101, 102, 103] and b_tgt.tolist() == [103, 104, 105, 106]
+    assert rng.calls == [("random",), ("choice", (3, 5))]
+    # label 0: random 0.2, choice 5 -> A = [0,5), b_len = 1, randint(0, 10) -> 9: B = [9,10)
+    # grown to its sentence [8, 11) (not past len - 1 = 11); 5 + 3 > 6, A longer: A -> [0,4),
+    # then [0,3) (3 + 3 = 6).
+    rng = Scripted(0.2, 5, 9)
+    a, b, label, _, b_tgt = xp.split_a_and_b(data, sent, 0, 6, rng)
+    assert label == 0 and a.tolist() == [100, 101, 102] and b.tolist() == [108, 109, 110]
+    assert b_tgt.tolist() == [108, 109, 110, 111]
+    assert rng.calls[2] == ("randint", 0, 10)
+    assert xp.split_a_and_b(data, sent, 6, 6, Scripted()) is None  # 6 + 6 >= 12
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (dict(reuse_len=200), "--reuse_len=200"),
+    (dict(num_predict=140), "--num_predict=140 cannot be masked"),
+    (dict(bsz_per_host=5), r"--bsz_per_host \(5\) to be a multiple of 2"),
+    (dict(use_tpu=True, num_core_per_host=3), "multiple of --num_core_per_host=3"),
+    (dict(task=1), "--task=1"),
+    (dict(input_glob="nothing-*.txt"), "matches no file"),
+])
+def test_bad_flags_are_one_line_and_write_nothing(golden_workdir, sp_model, overrides, message):
+    with pytest.raises(FlagError, match=message):
+        xp.create_data(golden_args(**overrides), sp_model, random.Random(0))
+    assert not (golden_workdir / "pretraining_data" / "tfrecords").exists() or not os.listdir(
+        golden_workdir / "pretraining_data" / "tfrecords")
+
+
+def test_corpus_too_small_for_one_batch(golden_workdir, sp_model):
+    (golden_workdir / "small.txt").write_text("One short line.\n")
+    with pytest.raises(InputDataError, match="give no batch of 4 rows"):
+        xp.create_data(golden_args(input_glob="small.txt"), sp_model, random.Random(0))
+    assert os.listdir(golden_workdir / "pretraining_data" / "tfrecords") == []
+
+
+def test_spiece_without_the_special_symbols(tmp_path):
+    import sentencepiece as spm
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"word{i} other{i % 7} text" for i in range(300)))
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(tmp_path / "plain"),
+                                   vocab_size=30, minloglevel=2)
+    sp = load_sp_model(str(tmp_path / "plain.model"))
+    with pytest.raises(FlagError, match="<cls> is not id 3"):
+        xp.check_special_symbols(sp, "plain.model")
+
+
+def test_num_passes_write_each_pass(golden_workdir, golden, sp_model):
+    """bert_tf's --num_passes: pass k is the original's --pass_id=k run (numpy seed k) with
+    Python's random carried on."""
+    infos = xp.create_data(golden_args(num_passes=2), sp_model, random.Random(20190619))
+    assert [i["filenames"][0].split("/")[-1].split(".")[0] for i in infos] == [
+        "train-0-0", "train-0-1"]
+    first = decoded(str(golden_workdir / "pretraining_data" / "tfrecords" / GOLDEN_RECORDS))
+    want = np.load(os.path.join(golden, "decoded_tfrecords.npz"))
+    np.testing.assert_array_equal(np.array([r["is_masked"] for r in first]), want["is_masked"])
+    second = decoded(infos[1]["filenames"][0])
+    assert infos[1]["num_batch"] == 116 and len(second) == 464
+    assert any(r["is_masked"] != w.tolist() for r, w in zip(second, want["is_masked"]))
