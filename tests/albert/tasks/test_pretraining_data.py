@@ -17,7 +17,8 @@ from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
 from bert_tf.albert.tasks.pretraining_data import AlbertDataArgs
 from bert_tf.xlnet.tasks.pretraining_data import XLNET_DATA_FLAGS
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 # The original's flags.DEFINE_* defaults, read off google-research/albert@b772393.
 ORIGINAL_DEFAULTS = {

@@ -19,7 +19,8 @@ from bert_tf.training import metrics
 from bert_tf.training.eval_results import format_eval_results
 from tests.training.event_files import read_scalars
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataErr
 from bert_tf.bert.tasks import feature_extraction
 from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 
 def _args(ckpt_dir, input_file, output_file, **kw):

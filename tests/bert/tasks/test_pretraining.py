@@ -30,7 +30,8 @@ from bert_tf.bert.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingA
 from bert_tf import checkpoint_io
 from bert_tf.training.eval_results import format_eval_results
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 LOSS_ATOL = 1e-5
 BATCHES = ["b0", "b1", "b2", "b3"]
 

@@ -21,7 +21,8 @@ from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.bert.tasks import squad as task
 from bert_tf import checkpoint_io
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 GOLDEN_SETTINGS = dict(max_seq_length=128, doc_stride=64, max_query_length=32, n_best_size=20,
                        max_answer_length=30)
 NUM_QUESTIONS = {"v1.1": 203, "v2.0": 214}  # golden README section F

@@ -12,7 +12,8 @@ import pytest
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, extract_features
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 
 @pytest.fixture(scope="module")

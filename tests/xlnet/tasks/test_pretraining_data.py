@@ -10,7 +10,8 @@ import numpy as np
 
 from bert_tf.data.tfrecord import read_examples
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 RECORDS = "train-0-0.bsz-4.seqlen-128.reuse-64.bi.alpha-6.beta-1.fnp-21.tfrecords"
 
 # The golden command line (README section E) plus --random_seed for Python's random.

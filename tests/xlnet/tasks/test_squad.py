@@ -20,7 +20,8 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.xlnet.tasks import squad as xsq
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 EVAL_RECORD = "spiece.model.slen-192.qlen-64.eval.tf_record"
 TRAIN_RECORD = "spiece.model.0.slen-192.qlen-64.train.tf_record"
 ORIGINAL_KEYS = ("best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh",
