@@ -34,8 +34,8 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord
-from bert_tf.data.pretraining import (MaskedLmInstance, check_settings, iter_sequence_pairs,
-                                      masked_token)
+from bert_tf.data.pretraining import check_settings
+from bert_tf.data.pretraining_instances import MaskedLmInstance, iter_sequence_pairs, masked_token
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.albert import tokenization as albert_tokenization
@@ -216,8 +216,8 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
     """All instances of one document in one pass (original ALBERT
     ``create_instances_from_document``).
 
-    BERT's pairs (:func:`bert_tf.data.pretraining.iter_sequence_pairs`, ``bert.md`` 5.4: target
-    length, chunks, random ``a_end``, truncation), except the label: a one-segment chunk always
+    BERT's pairs (:func:`bert_tf.data.pretraining_instances.iter_sequence_pairs`, ``bert.md``
+    5.4: target length, chunks, random ``a_end``, truncation), except the label: a one-segment chunk always
     takes B from a random document (label 1, unused segments put back); else with ``random_next_sentence`` B is random with probability 0.5 (BERT's
     NSP), and without it A and B are **swapped** with probability 0.5 (label 1, SOP). Each
     ``rng.random()`` is drawn only where the original's short-circuit draws it.
