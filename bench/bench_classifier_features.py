@@ -33,6 +33,7 @@ import tensorflow_text  # noqa: E402,F401
 
 from bench_tokenizer import default_vocab, lscpu_model  # noqa: E402
 from bert_tf.data import classifier  # noqa: E402
+from bert_tf.data import classifier_processors  # noqa: E402
 from bert_tf.tokenization import wordpiece  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
@@ -42,7 +43,7 @@ RESULTS = os.path.join(REPO, "bench", "results", "classifier_features.json")
 def examples_of(tasks):
     out = []
     for task in tasks:
-        processor = classifier.get_processor(task)
+        processor = classifier_processors.get_processor(task)
         for getter in ("get_train_examples", "get_dev_examples", "get_test_examples")[
                 :1 if task == "MRPC" and len(tasks) == 1 else 3]:
             out.extend(getattr(processor, getter)(os.path.join(DATA, task)))

@@ -42,6 +42,7 @@ from bert_tf import defaults  # noqa: E402
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import classifier as data  # noqa: E402
 from bert_tf.data import classifier_records  # noqa: E402
+from bert_tf.data.classifier_processors import MrpcProcessor  # noqa: E402
 from bert_tf.data.tfrecord import read_examples  # noqa: E402
 from bert_tf.bert.tasks import classifier  # noqa: E402
 from bert_tf.bert.classifier import BertClassifier, classifier_loss  # noqa: E402
@@ -206,7 +207,7 @@ def main(argv=None):
 
     work = tempfile.mkdtemp(prefix="bench_clf_data_")
     train_file = os.path.join(work, "train.tf_record")
-    examples = data.MrpcProcessor().get_train_examples(args.data_dir)
+    examples = MrpcProcessor().get_train_examples(args.data_dir)
     data.file_based_convert_examples_to_features(examples, ["0", "1"], args.max_seq_length,
                                                  tokenizer, train_file)
     records = list(read_examples(train_file))

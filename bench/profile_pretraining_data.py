@@ -39,6 +39,7 @@ from absl import logging  # noqa: E402
 
 import bench_pretraining_data  # noqa: E402
 from bert_tf.data import pretraining, pretraining_corpus, tfrecord_bytes  # noqa: E402
+from bert_tf.data import pretraining_instances, pretraining_output  # noqa: E402
 
 T = time.process_time
 
@@ -99,17 +100,18 @@ def main():
     # The string-level instances of the same run (same draws), for the serialization levers.
     rng.setstate(state)
     vocab_words = list(tokenizer.vocab.keys())
-    instances = list(pretraining.iter_training_instances(docs, vocab_words, rng, **{
+    instances = list(pretraining_instances.iter_training_instances(docs, vocab_words, rng, **{
         k: flags[k] for k in ("max_seq_length", "dupe_factor", "short_seq_prob",
                               "masked_lm_prob", "max_predictions_per_seq")}))
-    builder = pretraining.RecordBuilder(max(tokenizer.vocab.values()), 128, 20)
+    builder = pretraining_output.RecordBuilder(max(tokenizer.vocab.values()), 128, 20)
     cand_lists = [[i for i, t in enumerate(inst.tokens) if t not in ("[CLS]", "[SEP]")]
                   for inst in instances]
     bit_lengths = [m.bit_length() for m in range(130)]
 
     def old_serialize():
         for inst in instances:
-            pretraining.instance_to_example(inst, tokenizer.vocab, 128, 20).SerializeToString()
+            pretraining_output.instance_to_example(inst, tokenizer.vocab, 128,
+                                                   20).SerializeToString()
 
     def new_serialize():
         for inst in instances:
@@ -137,9 +139,10 @@ def main():
 
     def old_loop():
         rng.setstate(state)
-        for inst in pretraining.iter_training_instances(docs, vocab_words, rng, **{
+        for inst in pretraining_instances.iter_training_instances(docs, vocab_words, rng, **{
                 k: flags[k] for k in flags}):
-            pretraining.instance_to_example(inst, tokenizer.vocab, 128, 20).SerializeToString()
+            pretraining_output.instance_to_example(inst, tokenizer.vocab, 128,
+                                                   20).SerializeToString()
 
     def new_loop():
         rng.setstate(state)

@@ -129,6 +129,87 @@ def split_context(paragraph_text: str) -> Tuple[List[str], List[int]]:
     return doc_tokens, char_to_word_offset
 
 
+def load_squad_json(input_file: str):
+    """The parsed JSON of a SQuAD file (gzip-compressed if it ends in ``.gz``; gs:// too).
+
+    Raises:
+      InputDataError: the file is missing, unreadable or not JSON (names the file, and the line
+        and column of a JSON error).
+    """
+    try:
+        with open_text(input_file) as reader:  # gs:// too, as the original's tf.gfile.Open
+            input_json = json.load(reader)
+    except FileNotFoundError as e:
+        raise InputDataError(f"{input_file}: SQuAD file not found") from e
+    except json.JSONDecodeError as e:
+        raise InputDataError(
+            f"{input_file}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    except (UnicodeDecodeError, OSError, EOFError) as e:
+        raise InputDataError(f"{input_file}: cannot read the file ({e})") from e
+    return input_json
+
+
+def read_training_answer(qa: Mapping, where: str, input_file: str, paragraph_text: str,
+                         doc_tokens: Sequence[str], char_to_word_offset: Sequence[int],
+                         version_2_with_negative: bool
+                         ) -> Optional[Tuple[str, int, int, bool]]:
+    """The answer of one training question (the ``is_training`` branch of the original
+    ``read_squad_examples``).
+
+    Args:
+      qa: the question's JSON object; where: its position, for errors.
+      paragraph_text, doc_tokens, char_to_word_offset: its context and
+        :func:`split_context` of it.
+
+    Returns:
+      ``(orig_answer_text, start_position, end_position, is_impossible)`` (word positions;
+      ``("", -1, -1, True)`` for an impossible question), or None when the whitespace-normalised
+      answer text is not found in the words it spans (logged "Could not find answer": the
+      question is dropped, as the original).
+
+    Raises:
+      InputDataError: a key is missing, the question does not have exactly one answer, the
+        answer is empty or its offset lies outside the context.
+    """
+    is_impossible = False
+    if version_2_with_negative:
+        is_impossible = _require(qa, "is_impossible", bool, input_file, where)
+    answers = _require(qa, "answers", list, input_file, where)
+    if len(answers) != 1 and not is_impossible:
+        raise InputDataError(
+            f"{input_file}: {where}: for training, each question should have "
+            f"exactly 1 answer, found {len(answers)}")
+    if not is_impossible:
+        answer = answers[0]
+        orig_answer_text = _require(answer, "text", str, input_file,
+                                    f"{where}.answers[0]")
+        answer_offset = _require(answer, "answer_start", int, input_file,
+                                 f"{where}.answers[0]")
+        answer_length = len(orig_answer_text)
+        if answer_length == 0:
+            raise InputDataError(f"{input_file}: {where}: the answer text is empty")
+        if answer_offset < 0 or answer_offset + answer_length > len(paragraph_text):
+            raise InputDataError(
+                f"{input_file}: {where}: answer_start {answer_offset} + length "
+                f"{answer_length} lies outside the context of "
+                f"{len(paragraph_text)} characters")
+        start_position = char_to_word_offset[answer_offset]
+        end_position = char_to_word_offset[answer_offset + answer_length - 1]
+        # Only keep answers whose text can be recovered from the document words
+        # (skips odd Unicode or misaligned offsets, as the original).
+        actual_text = " ".join(doc_tokens[start_position:(end_position + 1)])
+        cleaned_answer_text = " ".join(whitespace_tokenize(orig_answer_text))
+        if actual_text.find(cleaned_answer_text) == -1:
+            logging.warning("Could not find answer: '%s' vs. '%s'",
+                            actual_text, cleaned_answer_text)
+            return None
+    else:
+        start_position = -1
+        end_position = -1
+        orig_answer_text = ""
+    return orig_answer_text, start_position, end_position, is_impossible
+
+
 def read_squad_examples(input_file: str, is_training: bool,
                         version_2_with_negative: bool = False) -> List[SquadExample]:
     """Reads a SQuAD JSON file into :class:`SquadExample` s (original ``read_squad_examples``).
@@ -150,17 +231,7 @@ def read_squad_examples(input_file: str, is_training: bool,
         does not have exactly one answer, an answer is empty or its offset lies outside the
         context (names the file, the qas id and its position).
     """
-    try:
-        with open_text(input_file) as reader:  # gs:// too, as the original's tf.gfile.Open
-            input_json = json.load(reader)
-    except FileNotFoundError as e:
-        raise InputDataError(f"{input_file}: SQuAD file not found") from e
-    except json.JSONDecodeError as e:
-        raise InputDataError(
-            f"{input_file}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
-    except (UnicodeDecodeError, OSError, EOFError) as e:
-        raise InputDataError(f"{input_file}: cannot read the file ({e})") from e
-
+    input_json = load_squad_json(input_file)
     input_data = _require(input_json, "data", list, input_file, "the top level")
     examples: List[SquadExample] = []
     num_questions = 0
@@ -189,42 +260,13 @@ def read_squad_examples(input_file: str, is_training: bool,
                 orig_answer_text = None
                 is_impossible = False
                 if is_training:
-                    if version_2_with_negative:
-                        is_impossible = _require(qa, "is_impossible", bool, input_file, where)
-                    answers = _require(qa, "answers", list, input_file, where)
-                    if len(answers) != 1 and not is_impossible:
-                        raise InputDataError(
-                            f"{input_file}: {where}: for training, each question should have "
-                            f"exactly 1 answer, found {len(answers)}")
-                    if not is_impossible:
-                        answer = answers[0]
-                        orig_answer_text = _require(answer, "text", str, input_file,
-                                                    f"{where}.answers[0]")
-                        answer_offset = _require(answer, "answer_start", int, input_file,
-                                                 f"{where}.answers[0]")
-                        answer_length = len(orig_answer_text)
-                        if answer_length == 0:
-                            raise InputDataError(f"{input_file}: {where}: the answer text is empty")
-                        if answer_offset < 0 or answer_offset + answer_length > len(paragraph_text):
-                            raise InputDataError(
-                                f"{input_file}: {where}: answer_start {answer_offset} + length "
-                                f"{answer_length} lies outside the context of "
-                                f"{len(paragraph_text)} characters")
-                        start_position = char_to_word_offset[answer_offset]
-                        end_position = char_to_word_offset[answer_offset + answer_length - 1]
-                        # Only keep answers whose text can be recovered from the document words
-                        # (skips odd Unicode or misaligned offsets, as the original).
-                        actual_text = " ".join(doc_tokens[start_position:(end_position + 1)])
-                        cleaned_answer_text = " ".join(whitespace_tokenize(orig_answer_text))
-                        if actual_text.find(cleaned_answer_text) == -1:
-                            logging.warning("Could not find answer: '%s' vs. '%s'",
-                                            actual_text, cleaned_answer_text)
-                            num_skipped += 1
-                            continue
-                    else:
-                        start_position = -1
-                        end_position = -1
-                        orig_answer_text = ""
+                    answer = read_training_answer(qa, where, input_file, paragraph_text,
+                                                  doc_tokens, char_to_word_offset,
+                                                  version_2_with_negative)
+                    if answer is None:
+                        num_skipped += 1
+                        continue
+                    orig_answer_text, start_position, end_position, is_impossible = answer
 
                 examples.append(SquadExample(
                     qas_id=qas_id,
@@ -368,6 +410,121 @@ def make_doc_spans(num_doc_tokens: int, max_tokens_for_doc: int, doc_stride: int
     return doc_spans
 
 
+def tokenize_document(doc_tokens: Sequence[str], tokenizer
+                      ) -> Tuple[List[str], List[int], List[int]]:
+    """The word pieces of a context's words (the first loop of the original
+    ``convert_examples_to_features``).
+
+    Returns:
+      ``(all_doc_tokens, tok_to_orig_index, orig_to_tok_index)``: the pieces, the word of each
+      piece, and the first piece of each word (lists of int).
+    """
+    tok_to_orig_index = []
+    orig_to_tok_index = []
+    all_doc_tokens = []
+    for i, token in enumerate(doc_tokens):
+        orig_to_tok_index.append(len(all_doc_tokens))
+        for sub_token in tokenizer.tokenize(token):
+            tok_to_orig_index.append(i)
+            all_doc_tokens.append(sub_token)
+    return all_doc_tokens, tok_to_orig_index, orig_to_tok_index
+
+
+def answer_piece_span(example: SquadExample, all_doc_tokens: Sequence[str],
+                      orig_to_tok_index: Sequence[int], tokenizer, is_training: bool
+                      ) -> Tuple[Optional[int], Optional[int]]:
+    """The answer's first and last piece in the context (original
+    ``convert_examples_to_features``): ``(None, None)`` outside training, ``(-1, -1)`` for an
+    impossible question, else the word span mapped onto pieces and tightened by
+    :func:`_improve_answer_span`.
+
+    Raises:
+      InputDataError: a training example lacks its answer positions.
+    """
+    tok_start_position = None
+    tok_end_position = None
+    if is_training and example.is_impossible:
+        tok_start_position = -1
+        tok_end_position = -1
+    if is_training and not example.is_impossible:
+        if example.start_position is None or example.end_position is None:
+            raise InputDataError(f"question {example.qas_id}: a training example needs "
+                                 "start_position and end_position (read it with is_training=True)")
+        tok_start_position = orig_to_tok_index[example.start_position]
+        if example.end_position < len(example.doc_tokens) - 1:
+            tok_end_position = orig_to_tok_index[example.end_position + 1] - 1
+        else:
+            tok_end_position = len(all_doc_tokens) - 1
+        tok_start_position, tok_end_position = _improve_answer_span(
+            all_doc_tokens, tok_start_position, tok_end_position, tokenizer,
+            example.orig_answer_text)
+    return tok_start_position, tok_end_position
+
+
+def window_tokens(query_tokens: Sequence[str], all_doc_tokens: Sequence[str],
+                  tok_to_orig_index: Sequence[int], doc_spans: Sequence[DocSpan],
+                  doc_span_index: int
+                  ) -> Tuple[List[str], List[int], Dict[int, int], Dict[int, bool]]:
+    """``[CLS] question [SEP] window [SEP]`` of one window (original
+    ``convert_examples_to_features``).
+
+    Returns:
+      ``(tokens, segment_ids, token_to_orig_map, token_is_max_context)``: the pieces, their
+      segment ids (0 up to the first [SEP], 1 after), and for each window position (its index in
+      ``tokens``) its context word and whether this window is its max-context window
+      (:func:`check_is_max_context`). Not padded.
+    """
+    doc_span = doc_spans[doc_span_index]
+    tokens = ["[CLS]"]
+    segment_ids = [0]
+    token_to_orig_map = {}
+    token_is_max_context = {}
+    for token in query_tokens:
+        tokens.append(token)
+        segment_ids.append(0)
+    tokens.append("[SEP]")
+    segment_ids.append(0)
+
+    for i in range(doc_span.length):
+        split_token_index = doc_span.start + i
+        token_to_orig_map[len(tokens)] = tok_to_orig_index[split_token_index]
+        token_is_max_context[len(tokens)] = check_is_max_context(
+            doc_spans, doc_span_index, split_token_index)
+        tokens.append(all_doc_tokens[split_token_index])
+        segment_ids.append(1)
+    tokens.append("[SEP]")
+    segment_ids.append(1)
+    return tokens, segment_ids, token_to_orig_map, token_is_max_context
+
+
+def window_answer_positions(example: SquadExample, doc_span: DocSpan,
+                            tok_start_position: Optional[int], tok_end_position: Optional[int],
+                            num_query_tokens: int, is_training: bool
+                            ) -> Tuple[Optional[int], Optional[int]]:
+    """The ``start_position``/``end_position`` labels of one window (original
+    ``convert_examples_to_features``): None outside training; the answer's positions in the
+    window's ``tokens`` when it lies fully inside the window, else 0/0 ([CLS]); 0/0 for an
+    impossible question."""
+    start_position = None
+    end_position = None
+    if is_training and not example.is_impossible:
+        # An answer not fully inside this window is labelled with [CLS] (0/0): the
+        # window is kept, in v1.1 too.
+        doc_start = doc_span.start
+        doc_end = doc_span.start + doc_span.length - 1
+        if tok_start_position >= doc_start and tok_end_position <= doc_end:
+            doc_offset = num_query_tokens + 2
+            start_position = tok_start_position - doc_start + doc_offset
+            end_position = tok_end_position - doc_start + doc_offset
+        else:
+            start_position = 0
+            end_position = 0
+    if is_training and example.is_impossible:
+        start_position = 0
+        end_position = 0
+    return start_position, end_position
+
+
 def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer, max_seq_length: int,
                                  doc_stride: int, max_query_length: int, is_training: bool,
                                  output_fn: Callable[[InputFeatures], None]) -> int:
@@ -397,57 +554,18 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer, ma
         if len(query_tokens) > max_query_length:
             query_tokens = query_tokens[0:max_query_length]
 
-        tok_to_orig_index = []
-        orig_to_tok_index = []
-        all_doc_tokens = []
-        for i, token in enumerate(example.doc_tokens):
-            orig_to_tok_index.append(len(all_doc_tokens))
-            for sub_token in tokenizer.tokenize(token):
-                tok_to_orig_index.append(i)
-                all_doc_tokens.append(sub_token)
-
-        tok_start_position = None
-        tok_end_position = None
-        if is_training and example.is_impossible:
-            tok_start_position = -1
-            tok_end_position = -1
-        if is_training and not example.is_impossible:
-            if example.start_position is None or example.end_position is None:
-                raise InputDataError(f"question {example.qas_id}: a training example needs "
-                                     "start_position and end_position (read it with is_training=True)")
-            tok_start_position = orig_to_tok_index[example.start_position]
-            if example.end_position < len(example.doc_tokens) - 1:
-                tok_end_position = orig_to_tok_index[example.end_position + 1] - 1
-            else:
-                tok_end_position = len(all_doc_tokens) - 1
-            tok_start_position, tok_end_position = _improve_answer_span(
-                all_doc_tokens, tok_start_position, tok_end_position, tokenizer,
-                example.orig_answer_text)
+        all_doc_tokens, tok_to_orig_index, orig_to_tok_index = tokenize_document(
+            example.doc_tokens, tokenizer)
+        tok_start_position, tok_end_position = answer_piece_span(
+            example, all_doc_tokens, orig_to_tok_index, tokenizer, is_training)
 
         # [CLS], [SEP] and [SEP] take 3 positions.
         max_tokens_for_doc = max_seq_length - len(query_tokens) - 3
         doc_spans = make_doc_spans(len(all_doc_tokens), max_tokens_for_doc, doc_stride)
 
         for doc_span_index, doc_span in enumerate(doc_spans):
-            tokens = ["[CLS]"]
-            segment_ids = [0]
-            token_to_orig_map = {}
-            token_is_max_context = {}
-            for token in query_tokens:
-                tokens.append(token)
-                segment_ids.append(0)
-            tokens.append("[SEP]")
-            segment_ids.append(0)
-
-            for i in range(doc_span.length):
-                split_token_index = doc_span.start + i
-                token_to_orig_map[len(tokens)] = tok_to_orig_index[split_token_index]
-                token_is_max_context[len(tokens)] = check_is_max_context(
-                    doc_spans, doc_span_index, split_token_index)
-                tokens.append(all_doc_tokens[split_token_index])
-                segment_ids.append(1)
-            tokens.append("[SEP]")
-            segment_ids.append(1)
+            tokens, segment_ids, token_to_orig_map, token_is_max_context = window_tokens(
+                query_tokens, all_doc_tokens, tok_to_orig_index, doc_spans, doc_span_index)
 
             input_ids = tokenizer.convert_tokens_to_ids(tokens)
             input_mask = [1] * len(input_ids)
@@ -456,23 +574,9 @@ def convert_examples_to_features(examples: Sequence[SquadExample], tokenizer, ma
             input_mask += [0] * padding
             segment_ids += [0] * padding
 
-            start_position = None
-            end_position = None
-            if is_training and not example.is_impossible:
-                # An answer not fully inside this window is labelled with [CLS] (0/0): the
-                # window is kept, in v1.1 too.
-                doc_start = doc_span.start
-                doc_end = doc_span.start + doc_span.length - 1
-                if tok_start_position >= doc_start and tok_end_position <= doc_end:
-                    doc_offset = len(query_tokens) + 2
-                    start_position = tok_start_position - doc_start + doc_offset
-                    end_position = tok_end_position - doc_start + doc_offset
-                else:
-                    start_position = 0
-                    end_position = 0
-            if is_training and example.is_impossible:
-                start_position = 0
-                end_position = 0
+            start_position, end_position = window_answer_positions(
+                example, doc_span, tok_start_position, tok_end_position, len(query_tokens),
+                is_training)
 
             if example_index < 20:
                 _log_feature(unique_id, example_index, doc_span_index, tokens, token_to_orig_map,

@@ -12,7 +12,7 @@ signature, with the flags it read passed explicitly) also writes the files.
 import collections
 import json
 import math
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from absl import logging
 
@@ -144,6 +144,161 @@ def _as_floats(logits) -> List[float]:
     return [float(x) for x in logits]
 
 
+class _NullScore(NamedTuple):
+    """v2: the null answer of an example, from the window with the lowest
+    ``start_logits[0] + end_logits[0]`` (``score``; 1000000 and zeros while none is seen)."""
+    score: float
+    feature_index: int
+    start_logit: float
+    end_logit: float
+
+
+def _feature_spans(feature_index: int, feature, result: RawResult, n_best_size: int,
+                   max_answer_length: int) -> List[_PrelimPrediction]:
+    """The candidate spans of one window: the top ``n_best_size`` start and end logits, paired
+    where the span is inside the document part, max-context at its start, ``start <= end`` and
+    at most ``max_answer_length`` pieces long (original ``write_predictions``, spec 9.5)."""
+    start_indexes = _get_best_indexes(result.start_logits, n_best_size)
+    end_indexes = _get_best_indexes(result.end_logits, n_best_size)
+    prelim_predictions = []
+    num_tokens = len(feature.tokens)
+    for start_index in start_indexes:
+        for end_index in end_indexes:
+            # Drop spans in the question, in padding, or not max-context at the start.
+            if start_index >= num_tokens or end_index >= num_tokens:
+                continue
+            if start_index not in feature.token_to_orig_map:
+                continue
+            if end_index not in feature.token_to_orig_map:
+                continue
+            if not feature.token_is_max_context.get(start_index, False):
+                continue
+            if end_index < start_index:
+                continue
+            if end_index - start_index + 1 > max_answer_length:
+                continue
+            prelim_predictions.append(_PrelimPrediction(
+                feature_index=feature_index, start_index=start_index,
+                end_index=end_index, start_logit=result.start_logits[start_index],
+                end_logit=result.end_logits[end_index]))
+    return prelim_predictions
+
+
+def _prelim_predictions(example, features: Sequence, unique_id_to_result: Mapping,
+                        n_best_size: int, max_answer_length: int,
+                        version_2_with_negative: bool
+                        ) -> Tuple[List[_PrelimPrediction], _NullScore]:
+    """The candidate spans of one example over its windows (:func:`_feature_spans`), with the
+    v2 null answer added, sorted by summed logit (highest first); and the :class:`_NullScore`.
+
+    Raises:
+      InputDataError: a window has no result.
+    """
+    prelim_predictions = []
+    # v2: the null score of the example is the minimum over its windows.
+    score_null = 1000000
+    min_null_feature_index = 0
+    null_start_logit = 0
+    null_end_logit = 0
+    for feature_index, feature in enumerate(features):
+        if feature.unique_id not in unique_id_to_result:
+            raise InputDataError(f"no model result for feature unique_id {feature.unique_id} "
+                                 f"(question {example.qas_id})")
+        result = unique_id_to_result[feature.unique_id]
+        if version_2_with_negative:
+            feature_null_score = result.start_logits[0] + result.end_logits[0]
+            if feature_null_score < score_null:
+                score_null = feature_null_score
+                min_null_feature_index = feature_index
+                null_start_logit = result.start_logits[0]
+                null_end_logit = result.end_logits[0]
+        prelim_predictions.extend(_feature_spans(feature_index, feature, result, n_best_size,
+                                                 max_answer_length))
+
+    if version_2_with_negative:
+        prelim_predictions.append(_PrelimPrediction(
+            feature_index=min_null_feature_index, start_index=0, end_index=0,
+            start_logit=null_start_logit, end_logit=null_end_logit))
+    prelim_predictions = sorted(prelim_predictions,
+                                key=lambda x: (x.start_logit + x.end_logit), reverse=True)
+    return prelim_predictions, _NullScore(score_null, min_null_feature_index, null_start_logit,
+                                          null_end_logit)
+
+
+def _span_text(example, feature, pred: _PrelimPrediction, do_lower_case: bool,
+               verbose_logging: bool) -> str:
+    """The answer text of a non-null span: its pieces de-tokenized and mapped back onto the
+    original words by :func:`get_final_text`."""
+    tok_tokens = feature.tokens[pred.start_index:(pred.end_index + 1)]
+    orig_doc_start = feature.token_to_orig_map[pred.start_index]
+    orig_doc_end = feature.token_to_orig_map[pred.end_index]
+    orig_tokens = example.doc_tokens[orig_doc_start:(orig_doc_end + 1)]
+    tok_text = " ".join(tok_tokens)
+    # De-tokenize WordPieces.
+    tok_text = tok_text.replace(" ##", "")
+    tok_text = tok_text.replace("##", "")
+    tok_text = " ".join(tok_text.strip().split())
+    orig_text = " ".join(orig_tokens)
+    return get_final_text(tok_text, orig_text, do_lower_case, verbose_logging)
+
+
+def _nbest_predictions(example, features: Sequence,
+                       prelim_predictions: Sequence[_PrelimPrediction], null: _NullScore,
+                       n_best_size: int, do_lower_case: bool, verbose_logging: bool,
+                       version_2_with_negative: bool) -> List[_NbestPrediction]:
+    """The n-best list of one example: the sorted candidates with distinct texts, at most
+    ``n_best_size`` of them; v2 always adds the null answer (so it can be one longer); an empty
+    list gets ``"empty"`` (0.0, 0.0)."""
+    seen_predictions = {}
+    nbest = []
+    for pred in prelim_predictions:
+        if len(nbest) >= n_best_size:
+            break
+        feature = features[pred.feature_index]
+        if pred.start_index > 0:  # a non-null prediction
+            final_text = _span_text(example, feature, pred, do_lower_case, verbose_logging)
+            if final_text in seen_predictions:
+                continue
+            seen_predictions[final_text] = True
+        else:
+            final_text = ""
+            seen_predictions[final_text] = True
+        nbest.append(_NbestPrediction(text=final_text, start_logit=pred.start_logit,
+                                      end_logit=pred.end_logit))
+
+    # v2: the null answer is always in the list (it can make it n_best_size + 1 long).
+    if version_2_with_negative and "" not in seen_predictions:
+        nbest.append(_NbestPrediction(text="", start_logit=null.start_logit,
+                                      end_logit=null.end_logit))
+    # Rare: no valid span at all; a nonce entry avoids failing.
+    if not nbest:
+        nbest.append(_NbestPrediction(text="empty", start_logit=0.0, end_logit=0.0))
+    return nbest
+
+
+def _nbest_json(nbest: Sequence[_NbestPrediction]
+                ) -> Tuple[List[collections.OrderedDict], Optional[_NbestPrediction]]:
+    """The n-best list as OrderedDicts ``text, probability, start_logit, end_logit``
+    (probability: the softmax of the summed logits), and its best non-null entry (or None)."""
+    total_scores = []
+    best_non_null_entry = None
+    for entry in nbest:
+        total_scores.append(entry.start_logit + entry.end_logit)
+        if best_non_null_entry is None and entry.text:
+            best_non_null_entry = entry
+    probs = compute_softmax(total_scores)
+
+    nbest_json = []
+    for i, entry in enumerate(nbest):
+        output = collections.OrderedDict()
+        output["text"] = entry.text
+        output["probability"] = probs[i]
+        output["start_logit"] = entry.start_logit
+        output["end_logit"] = entry.end_logit
+        nbest_json.append(output)
+    return nbest_json, best_non_null_entry
+
+
 def compute_predictions(all_examples: Sequence, all_features: Sequence,
                         all_results: Sequence[RawResult], n_best_size: int,
                         max_answer_length: int, do_lower_case: bool,
@@ -193,115 +348,21 @@ def compute_predictions(all_examples: Sequence, all_features: Sequence,
 
     for example_index, example in enumerate(all_examples):
         features = example_index_to_features[example_index]
-
-        prelim_predictions = []
-        # v2: the null score of the example is the minimum over its windows.
-        score_null = 1000000
-        min_null_feature_index = 0
-        null_start_logit = 0
-        null_end_logit = 0
-        for feature_index, feature in enumerate(features):
-            if feature.unique_id not in unique_id_to_result:
-                raise InputDataError(f"no model result for feature unique_id {feature.unique_id} "
-                                     f"(question {example.qas_id})")
-            result = unique_id_to_result[feature.unique_id]
-            start_indexes = _get_best_indexes(result.start_logits, n_best_size)
-            end_indexes = _get_best_indexes(result.end_logits, n_best_size)
-            if version_2_with_negative:
-                feature_null_score = result.start_logits[0] + result.end_logits[0]
-                if feature_null_score < score_null:
-                    score_null = feature_null_score
-                    min_null_feature_index = feature_index
-                    null_start_logit = result.start_logits[0]
-                    null_end_logit = result.end_logits[0]
-            num_tokens = len(feature.tokens)
-            for start_index in start_indexes:
-                for end_index in end_indexes:
-                    # Drop spans in the question, in padding, or not max-context at the start.
-                    if start_index >= num_tokens or end_index >= num_tokens:
-                        continue
-                    if start_index not in feature.token_to_orig_map:
-                        continue
-                    if end_index not in feature.token_to_orig_map:
-                        continue
-                    if not feature.token_is_max_context.get(start_index, False):
-                        continue
-                    if end_index < start_index:
-                        continue
-                    if end_index - start_index + 1 > max_answer_length:
-                        continue
-                    prelim_predictions.append(_PrelimPrediction(
-                        feature_index=feature_index, start_index=start_index,
-                        end_index=end_index, start_logit=result.start_logits[start_index],
-                        end_logit=result.end_logits[end_index]))
-
-        if version_2_with_negative:
-            prelim_predictions.append(_PrelimPrediction(
-                feature_index=min_null_feature_index, start_index=0, end_index=0,
-                start_logit=null_start_logit, end_logit=null_end_logit))
-        prelim_predictions = sorted(prelim_predictions,
-                                    key=lambda x: (x.start_logit + x.end_logit), reverse=True)
-
-        seen_predictions = {}
-        nbest = []
-        for pred in prelim_predictions:
-            if len(nbest) >= n_best_size:
-                break
-            feature = features[pred.feature_index]
-            if pred.start_index > 0:  # a non-null prediction
-                tok_tokens = feature.tokens[pred.start_index:(pred.end_index + 1)]
-                orig_doc_start = feature.token_to_orig_map[pred.start_index]
-                orig_doc_end = feature.token_to_orig_map[pred.end_index]
-                orig_tokens = example.doc_tokens[orig_doc_start:(orig_doc_end + 1)]
-                tok_text = " ".join(tok_tokens)
-                # De-tokenize WordPieces.
-                tok_text = tok_text.replace(" ##", "")
-                tok_text = tok_text.replace("##", "")
-                tok_text = " ".join(tok_text.strip().split())
-                orig_text = " ".join(orig_tokens)
-                final_text = get_final_text(tok_text, orig_text, do_lower_case, verbose_logging)
-                if final_text in seen_predictions:
-                    continue
-                seen_predictions[final_text] = True
-            else:
-                final_text = ""
-                seen_predictions[final_text] = True
-            nbest.append(_NbestPrediction(text=final_text, start_logit=pred.start_logit,
-                                          end_logit=pred.end_logit))
-
-        # v2: the null answer is always in the list (it can make it n_best_size + 1 long).
-        if version_2_with_negative and "" not in seen_predictions:
-            nbest.append(_NbestPrediction(text="", start_logit=null_start_logit,
-                                          end_logit=null_end_logit))
-        # Rare: no valid span at all; a nonce entry avoids failing.
-        if not nbest:
-            nbest.append(_NbestPrediction(text="empty", start_logit=0.0, end_logit=0.0))
-
-        total_scores = []
-        best_non_null_entry = None
-        for entry in nbest:
-            total_scores.append(entry.start_logit + entry.end_logit)
-            if best_non_null_entry is None and entry.text:
-                best_non_null_entry = entry
-        probs = compute_softmax(total_scores)
-
-        nbest_json = []
-        for i, entry in enumerate(nbest):
-            output = collections.OrderedDict()
-            output["text"] = entry.text
-            output["probability"] = probs[i]
-            output["start_logit"] = entry.start_logit
-            output["end_logit"] = entry.end_logit
-            nbest_json.append(output)
+        prelim_predictions, null = _prelim_predictions(
+            example, features, unique_id_to_result, n_best_size, max_answer_length,
+            version_2_with_negative)
+        nbest = _nbest_predictions(example, features, prelim_predictions, null, n_best_size,
+                                   do_lower_case, verbose_logging, version_2_with_negative)
+        nbest_json, best_non_null_entry = _nbest_json(nbest)
 
         if not version_2_with_negative:
             all_predictions[example.qas_id] = nbest_json[0]["text"]
         else:
             if best_non_null_entry is None:
-                score_diff = score_null
+                score_diff = null.score
                 best_text = ""
             else:
-                score_diff = (score_null - best_non_null_entry.start_logit
+                score_diff = (null.score - best_non_null_entry.start_logit
                               - best_non_null_entry.end_logit)
                 best_text = best_non_null_entry.text
             scores_diff_json[example.qas_id] = score_diff

@@ -8,7 +8,8 @@ Two pieces, each equal byte for byte to what TensorFlow writes:
   value = field 2) -> ``Feature.float_list`` (field 2) / ``Feature.int64_list`` (field 3) ->
   ``value`` (field 1, packed: varints, or 4-byte little-endian floats). A protobuf map has no
   defined order on the wire; the entries are written in the order given (the caller passes
-  the order its reference writer used, see ``bert_tf.data.pretraining.ORIGINAL_WIRE_ORDER``);
+  the order its reference writer used, see
+  ``bert_tf.data.pretraining_output.ORIGINAL_WIRE_ORDER``);
 * TFRecord framing (``tensorflow/core/lib/io/record_writer.cc``): ``uint64 length``,
   ``uint32 masked_crc32c(length)``, the data, ``uint32 masked_crc32c(data)``, little-endian,
   where ``masked(c) = ((c >> 15) | (c << 17)) + 0xa282ead8`` mod 2**32 and CRC-32C is the

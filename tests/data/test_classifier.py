@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from bert_tf.data import classifier, tfrecord
+from bert_tf.data import classifier, classifier_processors, tfrecord
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.wordpiece import FullTokenizer
 
@@ -43,7 +43,7 @@ def test_golden_flags(golden):
     ("train", "get_train_examples", 40), ("eval", "get_dev_examples", 24),
     ("predict", "get_test_examples", 40)])
 def test_mrpc_feature_files_equal_golden(golden, tokenizer, tmp_path, split, getter, count):
-    processor = classifier.get_processor("MRPC")
+    processor = classifier_processors.get_processor("MRPC")
     examples = getattr(processor, getter)(os.path.join(golden, "MRPC"))
     assert len(examples) == count
     out = str(tmp_path / f"{split}.tf_record")
@@ -59,7 +59,7 @@ def test_mrpc_feature_files_equal_golden(golden, tokenizer, tmp_path, split, get
 def test_mrpc_train_equals_decoded_golden(golden, tokenizer, tmp_path):
     with gzip.open(os.path.join(golden, "train.tf_record.decoded.jsonl.gz"), "rt") as f:
         decoded = [json.loads(line) for line in f]
-    processor = classifier.MrpcProcessor()
+    processor = classifier_processors.MrpcProcessor()
     out = str(tmp_path / "train.tf_record")
     classifier.file_based_convert_examples_to_features(
         processor.get_train_examples(os.path.join(golden, "MRPC")), ["0", "1"], 128, tokenizer,
@@ -68,7 +68,7 @@ def test_mrpc_train_equals_decoded_golden(golden, tokenizer, tmp_path):
 
 
 def test_mrpc_examples_fields(golden):
-    processor = classifier.MrpcProcessor()
+    processor = classifier_processors.MrpcProcessor()
     train = processor.get_train_examples(os.path.join(golden, "MRPC"))
     assert train[0].guid == "train-1" and train[0].label == "1"
     assert train[0].text_a.startswith("Amrozi accused his brother")
@@ -111,7 +111,7 @@ def test_truncate_seq_pair_ties_pop_b():
 
 
 def test_tpu_padding_examples(golden, tokenizer, tmp_path):
-    processor = classifier.MrpcProcessor()
+    processor = classifier_processors.MrpcProcessor()
     dev = processor.get_dev_examples(os.path.join(golden, "MRPC"))
     padded, actual = classifier.add_tpu_padding(dev, 7)
     assert actual == 24 and len(padded) == 28
@@ -128,7 +128,7 @@ def test_tpu_padding_examples(golden, tokenizer, tmp_path):
 
 
 def test_stsb_regression_real_data(shared_data_dir, tokenizer, tmp_path):
-    processor = classifier.get_processor("STS-B")
+    processor = classifier_processors.get_processor("STS-B")
     assert processor.is_regression and processor.get_labels() is None
     assert processor.num_labels == 1
     data_dir = os.path.join(shared_data_dir, "STS-B")
@@ -160,14 +160,14 @@ MRPC_HEADER = b"Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
 def test_too_few_columns(tmp_path):
     _write(tmp_path, "train.tsv", MRPC_HEADER + b"1\t1\t2\ta\tb\n0\t3\t4\tonly a\n")
     with pytest.raises(InputDataError, match=r"train\.tsv line 3: 4 tab-separated"):
-        classifier.MrpcProcessor().get_train_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path))
 
 
 def test_unknown_label(tmp_path):
     _write(tmp_path, "dev.tsv", MRPC_HEADER + b"1\t1\t2\ta\tb\n2\t3\t4\tc\td\n")
     with pytest.raises(InputDataError, match=r"dev\.tsv line 3: unknown label '2'; valid "
                                              r"labels: '0', '1'"):
-        classifier.MrpcProcessor().get_dev_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_dev_examples(str(tmp_path))
 
 
 def test_unknown_label_at_conversion(small_tokenizer):
@@ -179,27 +179,28 @@ def test_unknown_label_at_conversion(small_tokenizer):
 def test_empty_and_header_only_files(tmp_path):
     _write(tmp_path, "train.tsv", b"")
     with pytest.raises(InputDataError, match=r"train\.tsv is empty"):
-        classifier.MrpcProcessor().get_train_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path))
     _write(tmp_path, "dev.tsv", MRPC_HEADER)
     with pytest.raises(InputDataError, match=r"dev\.tsv has no data rows"):
-        classifier.MrpcProcessor().get_dev_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_dev_examples(str(tmp_path))
 
 
 def test_missing_file(tmp_path):
     with pytest.raises(InputDataError, match=r"test\.tsv"):
-        classifier.MrpcProcessor().get_test_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_test_examples(str(tmp_path))
 
 
 def test_non_utf8(tmp_path):
     _write(tmp_path, "train.tsv", MRPC_HEADER + b"1\t1\t2\tcaf\xe9\tb\n")
     with pytest.raises(InputDataError, match=r"train\.tsv line 2: not valid UTF-8"):
-        classifier.MrpcProcessor().get_train_examples(str(tmp_path))
+        classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path))
 
 
 def test_unknown_task():
     with pytest.raises(FlagError, match=r"'glue'.*cola, mnli, mrpc, xnli, sst-2.*sts-b"):
-        classifier.get_processor("glue")
-    assert isinstance(classifier.get_processor("CoLA"), classifier.ColaProcessor)
+        classifier_processors.get_processor("glue")
+    assert isinstance(classifier_processors.get_processor("CoLA"),
+                      classifier_processors.ColaProcessor)
 
 
 def test_stsb_bad_score(tmp_path):
@@ -207,19 +208,20 @@ def test_stsb_bad_score(tmp_path):
               b"sentence2\tscore\n")
     _write(tmp_path, "dev.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\thigh\n")
     with pytest.raises(InputDataError, match=r"dev\.tsv line 2: label 'high' is not a number"):
-        classifier.StsbProcessor().get_dev_examples(str(tmp_path))
+        classifier_processors.StsbProcessor().get_dev_examples(str(tmp_path))
 
 
 def test_read_tsv_no_quoting(tmp_path):
     path = _write(tmp_path, "x.tsv", b'a\t"b\tc"\td\r\n\xef\xbb\xbfe\n')
-    assert classifier.DataProcessor._read_tsv(path) == [["a", '"b', 'c"', "d"], ["\ufeffe"]]
+    assert classifier_processors.DataProcessor._read_tsv(path) == [["a", '"b', 'c"', "d"],
+                                                                   ["\ufeffe"]]
 
 
 def test_cola_headers(tmp_path):
     _write(tmp_path, "train.tsv", b"gj04\t1\t\tOur friends won't buy this analysis.\n"
            b"gj04\t0\t*\tThey drank the pub.\n")
     _write(tmp_path, "test.tsv", b"index\tsentence\n0\tBill whistled past the house.\n")
-    p = classifier.ColaProcessor()
+    p = classifier_processors.ColaProcessor()
     train = p.get_train_examples(str(tmp_path))
     assert [(e.guid, e.text_a, e.label) for e in train] == [
         ("train-0", "Our friends won't buy this analysis.", "1"),
@@ -236,7 +238,7 @@ def test_xnli_columns(tmp_path):
            b"en\tneutral\n"  # other languages are skipped before their columns are needed
            b"zh\tentailment\tx\tx\tx\tx\tA\tB\n")
     _write(tmp_path, "xnli.dev.tsv", dev)
-    p = classifier.get_processor("xnli")
+    p = classifier_processors.get_processor("xnli")
     (train,) = p.get_train_examples(str(tmp_path))
     assert (train.guid, train.text_a, train.label) == ("train-1", "\u4f60\u597d", "contradiction")
     (d,) = p.get_dev_examples(str(tmp_path))
@@ -249,7 +251,7 @@ def test_mnli_columns(tmp_path):
     header = "\t".join(f"c{i}" for i in range(12)).encode() + b"\n"
     row = b"7\t0\t0\t0\t0\t0\t0\t0\tprem\thyp\tneutral\tentailment\n"
     _write(tmp_path, "train.tsv", header + row)
-    (ex,) = classifier.MnliProcessor().get_train_examples(str(tmp_path))
+    (ex,) = classifier_processors.MnliProcessor().get_train_examples(str(tmp_path))
     assert (ex.guid, ex.text_a, ex.text_b, ex.label) == ("train-7", "prem", "hyp", "entailment")
 
 
@@ -262,7 +264,7 @@ def test_stsb_score_outside_0_5_is_kept_with_a_warning(tmp_path, caplog):
     path = _write(tmp_path, "dev.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\t3.2\n"
                                                 b"1\tg\tf\ty\t1\tn\tn\ta\tb\t7.5\n")
     with caplog.at_level(logging.WARNING):
-        bert = classifier.StsbProcessor().get_dev_examples(str(tmp_path))
+        bert = classifier_processors.StsbProcessor().get_dev_examples(str(tmp_path))
         xlnet = xlnet_classifier.StsbProcessor().get_dev_examples(str(tmp_path))
     assert [e.label for e in bert] == [3.2, 7.5] and [e.label for e in xlnet] == [3.2, 7.5]
     said = [r.getMessage() for r in caplog.records if "outside" in r.getMessage()]
@@ -291,5 +293,5 @@ def test_missing_file_is_named_once_with_the_reason(tmp_path):
     # It read "cannot read data file X: X; No such file or directory" (TF's message repeats X).
     path = os.path.join(str(tmp_path / "nodir"), "train.tsv")
     with pytest.raises(InputDataError) as e:
-        classifier.MrpcProcessor().get_train_examples(str(tmp_path / "nodir"))
+        classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path / "nodir"))
     assert str(e.value) == f"cannot read data file {path} (No such file or directory)"

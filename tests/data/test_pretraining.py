@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from bert_tf.data import pretraining, pretraining_corpus, tfrecord
+from bert_tf.data import (pretraining, pretraining_corpus, pretraining_instances,
+                          pretraining_output, tfrecord)
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.tokenization.wordpiece import FullTokenizer
 
@@ -68,7 +69,7 @@ def test_golden_runs_record_for_record(golden, uncased_vocab_file, tmp_path, nam
 def test_original_api_reproduces_golden(golden, tokenizer, tmp_path):
     folder, decoded = golden
     rng = random.Random(12345)
-    instances = pretraining.create_training_instances(
+    instances = pretraining_instances.create_training_instances(
         [os.path.join(folder, "sample_text.txt")], tokenizer, max_seq_length=128, dupe_factor=2,
         short_seq_prob=0.1, masked_lm_prob=0.15, max_predictions_per_seq=20, rng=rng,
         do_whole_word_mask=True)
@@ -78,7 +79,7 @@ def test_original_api_reproduces_golden(golden, tokenizer, tmp_path):
     assert tokenizer.convert_tokens_to_ids(instances[0].tokens) == first["input_ids"][:n]
     assert instances[0].is_random_next == bool(first["next_sentence_labels"][0])
     out = str(tmp_path / "api.tfrecord")
-    pretraining.write_instance_to_example_files(instances, tokenizer, 128, 20, [out])
+    pretraining_output.write_instance_to_example_files(instances, tokenizer, 128, 20, [out])
     assert list(tfrecord.read_examples(out)) == decoded["tf_examples_wwm"]
 
 
@@ -248,7 +249,7 @@ class ScriptedRng:
 def test_truncate_seq_pair_hand_worked():
     a, b = list("abcde"), list("xyz")
     rng = ScriptedRng(randoms=[0.1, 0.9, 0.2])
-    pretraining.truncate_seq_pair(a, b, 5, rng)
+    pretraining_instances.truncate_seq_pair(a, b, 5, rng)
     # 8 > 5: a longer, 0.1 < 0.5 -> drop a's first; 7: a (4) longer, 0.9 -> drop a's last;
     # 6: tie 3/3 -> b, 0.2 -> drop b's first.
     assert a == list("bcd") and b == list("yz")
@@ -274,7 +275,7 @@ def test_truncate_seq_pair_equals_the_original_loop(seed):
     slow_a, slow_b, slow_rng = list(a), list(b), random.Random(seed + 99)
     _truncate_one_token_at_a_time(slow_a, slow_b, max_num_tokens, slow_rng)
     rng = random.Random(seed + 99)
-    pretraining.truncate_seq_pair(a, b, max_num_tokens, rng)
+    pretraining_instances.truncate_seq_pair(a, b, max_num_tokens, rng)
     assert (a, b) == (slow_a, slow_b)
     assert rng.random() == slow_rng.random()  # as many draws
 
@@ -285,7 +286,7 @@ def test_truncate_seq_pair_is_linear_in_the_length():
     import time
     a, b = list(range(400_000)), list(range(5))
     start = time.process_time()
-    pretraining.truncate_seq_pair(a, b, 125, random.Random(3))
+    pretraining_instances.truncate_seq_pair(a, b, 125, random.Random(3))
     assert time.process_time() - start < 3.0
     assert len(a) + len(b) == 125 and len(b) == 5
     # kept tokens are a contiguous run of the original list
@@ -298,7 +299,7 @@ def test_masking_hand_worked_whole_word():
     # candidates (WWM): [1,2,3], [4], [6] ("##x" after [SEP] joins "is"), [7] -> [[1,2,3],[4,6],[7]]
     # num_to_predict = min(20, max(1, round(9 * 0.5))) = round(4.5) = 4 (half to even).
     rng = ScriptedRng(randoms=[0.5, 0.85, 0.3, 0.9, 0.7, 0.1], randints=[2])
-    out, positions, labels = pretraining.create_masked_lm_predictions(
+    out, positions, labels = pretraining_instances.create_masked_lm_predictions(
         tokens, 0.5, 20, vocab_words, rng, do_whole_word_mask=True)
     # [1,2,3]: 0.5 -> [MASK]; 0.85 then 0.3 -> keep "##am"; 0.9 then 0.7 -> vocab_words[2].
     # [4,6]: 3 + 2 > 4 -> skipped. [7]: 0.1 -> [MASK]. 4 predictions.
@@ -311,7 +312,8 @@ def test_masking_hand_worked_whole_word():
 def test_masking_count_rounds_half_to_even():
     tokens = ["[CLS]"] + ["w"] * 28 + ["[SEP]"]  # len 30, 30 * 0.15 = 4.5 -> 4 in Python 3
     rng = ScriptedRng(randoms=[0.0] * 10)
-    _, positions, _ = pretraining.create_masked_lm_predictions(tokens, 0.15, 20, ["w"], rng)
+    _, positions, _ = pretraining_instances.create_masked_lm_predictions(tokens, 0.15, 20, ["w"],
+                                                                         rng)
     assert positions == [1, 2, 3, 4]
 
 
@@ -362,10 +364,10 @@ def test_golden_runs_byte_for_byte(golden, uncased_vocab_file, tmp_path, name, n
 def test_original_api_writes_the_golden_bytes(golden, tokenizer, tmp_path):
     folder, _ = golden
     rng = random.Random(12345)
-    instances = pretraining.create_training_instances(
+    instances = pretraining_instances.create_training_instances(
         [os.path.join(folder, "sample_text.txt")], tokenizer, 128, 5, 0.1, 0.15, 20, rng)
     out = tmp_path / "out.tfrecord"
-    pretraining.write_instance_to_example_files(instances, tokenizer, 128, 20, [str(out)])
+    pretraining_output.write_instance_to_example_files(instances, tokenizer, 128, 20, [str(out)])
     with open(os.path.join(folder, "tf_examples.tfrecord"), "rb") as f:
         assert out.read_bytes() == f.read()
 
@@ -373,16 +375,16 @@ def test_original_api_writes_the_golden_bytes(golden, tokenizer, tmp_path):
 def test_record_builder_parses_to_instance_to_example(tokenizer):
     # The bytes decode to the same message instance_to_example builds (tf.train.Example).
     import tensorflow as tf
-    inst = pretraining.TrainingInstance(
+    inst = pretraining_instances.TrainingInstance(
         tokens=["[CLS]", "the", "[MASK]", "[SEP]", "dog", "[SEP]"],
         segment_ids=[0, 0, 0, 0, 1, 1], masked_lm_positions=[2], masked_lm_labels=["cat"],
         is_random_next=True)
-    builder = pretraining.RecordBuilder(max(tokenizer.vocab.values()), 8, 3)
+    builder = pretraining_output.RecordBuilder(max(tokenizer.vocab.values()), 8, 3)
     data = builder.from_instance(inst, tokenizer.vocab)
-    assert tf.train.Example.FromString(data) == pretraining.instance_to_example(
+    assert tf.train.Example.FromString(data) == pretraining_output.instance_to_example(
         inst, tokenizer.vocab, 8, 3)
     with pytest.raises(ValueError, match="max_seq_length 5"):
-        pretraining.RecordBuilder(30521, 5, 3).from_instance(inst, tokenizer.vocab)
+        pretraining_output.RecordBuilder(30521, 5, 3).from_instance(inst, tokenizer.vocab)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 8, 9, 64, 65, 126, 127, 128, 129, 500])

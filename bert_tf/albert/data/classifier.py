@@ -17,7 +17,7 @@ Tasks: ``cola``, ``mnli``, ``mismnli`` (MNLI mismatched), ``mrpc``, ``rte``, ``s
 import os
 from typing import Dict, List, Optional
 
-from bert_tf.data import classifier as bert_data
+from bert_tf.data import classifier_processors as bert_data
 from bert_tf.errors import FlagError
 from bert_tf.albert.tokenization import preprocess_text
 

@@ -26,7 +26,7 @@ this script are per-shard files). Pure Python + numpy; TensorFlow only for the r
 import collections
 import contextlib
 import random
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -34,9 +34,9 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord
-from bert_tf.data.pretraining import (MaskedLmInstance, check_settings, iter_sequence_pairs,
-                                      masked_token)
+from bert_tf.data.pretraining import check_settings
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
+from bert_tf.data.pretraining_instances import MaskedLmInstance, iter_sequence_pairs, masked_token
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.albert import tokenization as albert_tokenization
 
@@ -86,38 +86,15 @@ def is_start_piece_bert(piece: str) -> bool:
     return not piece.startswith("##")
 
 
-def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
-                                 max_predictions_per_seq: int, vocab_words: Sequence[str],
-                                 rng: random.Random, np_rng: np.random.RandomState,
-                                 ngram: int = 3, favor_shorter_ngram: bool = True,
-                                 do_whole_word_mask: bool = True, do_permutation: bool = False,
-                                 is_start_piece: Callable[[str], bool] = is_start_piece_bert
-                                 ) -> Tuple[List[str], List[int], List[str], List[int]]:
-    """N-gram masking (original ALBERT ``create_masked_lm_predictions``), same draws.
-
-    1. Candidates: every position but [CLS]/[SEP]; with ``do_whole_word_mask`` a piece that
-       is not a word start joins the previous candidate. ``token_boundary`` marks [CLS]/[SEP]
-       and the word-start pieces that open a candidate.
-    2. ``masked_lm_prob == 0``: nothing masked, no draw.
-    3. ``num_to_predict = min(max_predictions_per_seq, max(1, round(len(tokens) * prob)))``.
-    4. For each candidate k, its ``ngram`` slices ``cand[k:k+1] .. cand[k:k+ngram]`` (shorter
-       near the end; always ``ngram`` of them: surprise 4). ``rng.shuffle`` them; for each
-       until enough: ``n = np_rng.choice(1..ngram, p ∝ 1/n)`` (reversed without
-       ``favor_shorter_ngram``), shorten n while the slice overshoots, skip it if it still
-       overshoots or touches a covered position, else mask each of its positions: 80%
-       ``[MASK]``, 10% kept, 10% ``vocab_words[randint]``. (The original's "skip covered
-       pieces" loop at the top does nothing and is left out.)
-    5. ``rng.shuffle`` the slices again (always). With ``do_permutation`` a second set of
-       slices is chosen the same way and its tokens permuted (``rng.shuffle``).
-
-    Args:
-      tokens: ``[CLS] A [SEP] B [SEP]`` token strings.
-      vocab_words: ``list(tokenizer.vocab.keys())``.
-      rng: the Python RNG; np_rng: the numpy RNG of the n-gram lengths.
-      is_start_piece: :func:`is_start_piece_bert` (WordPiece) or :func:`is_start_piece_sp`.
+def masking_candidates(tokens: Sequence[str], do_whole_word_mask: bool,
+                       is_start_piece: Callable[[str], bool]) -> Tuple[List[List[int]], List[int]]:
+    """Step 1 of :func:`create_masked_lm_predictions`: the candidates and ``token_boundary``.
 
     Returns:
-      ``(output_tokens, masked_lm_positions, masked_lm_labels, token_boundary)``.
+      ``(cand_indexes, token_boundary)``: lists of positions (every position but [CLS]/[SEP];
+      with ``do_whole_word_mask`` a piece that is not a word start joins the previous
+      candidate), and 1 at [CLS]/[SEP] and at the word-start pieces that open a candidate, else
+      0 (list of int, ``len(tokens)``).
     """
     cand_indexes = []
     token_boundary = [0] * len(tokens)
@@ -131,36 +108,142 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
             cand_indexes.append([i])
             if is_start_piece(token):
                 token_boundary[i] = 1
+    return cand_indexes, token_boundary
 
+
+class NgramLengths(NamedTuple):
+    """The n-gram lengths of ALBERT's masking and their probabilities.
+
+    Attributes:
+      ngrams: int64 [ngram], ``1 .. ngram``.
+      pvals: float64 [ngram], proportional to ``1/n`` and summing to 1 (reversed without
+        ``favor_shorter_ngram``).
+    """
+    ngrams: np.ndarray
+    pvals: np.ndarray
+
+
+def ngram_lengths(ngram: int, favor_shorter_ngram: bool = True) -> NgramLengths:
+    """The :class:`NgramLengths` of ``ngram`` (original ALBERT ``create_masked_lm_predictions``)."""
+    ngrams = np.arange(1, ngram + 1, dtype=np.int64)
+    pvals = 1. / np.arange(1, ngram + 1)
+    pvals /= pvals.sum(keepdims=True)
+    if not favor_shorter_ngram:
+        pvals = pvals[::-1]
+    return NgramLengths(ngrams, pvals)
+
+
+def pick_ngram(cand_index_set: Sequence[List[List[int]]], taken: int, num_to_predict: int,
+               lengths: NgramLengths, np_rng: np.random.RandomState) -> Optional[List[int]]:
+    """The flattened slice to use (or None), drawing its length from np_rng.
+
+    ``n = np_rng.choice(1..k, p)`` over the ``k`` slices of one candidate (``p`` the first
+    ``k`` of ``lengths.pvals``, renormalised), then n is shortened while the slice would take
+    more than ``num_to_predict - taken`` positions; None when even the shortest does.
+
+    Args:
+      cand_index_set: the slices ``cand[k:k+1] .. cand[k:k+ngram]`` of one candidate.
+      taken: how many positions are already chosen.
+    """
+    ngrams, pvals = lengths
+    k = len(cand_index_set)
+    n = np_rng.choice(ngrams[:k], p=pvals[:k] / pvals[:k].sum(keepdims=True))
+    index_set = sum(cand_index_set[n - 1], [])
+    n -= 1
+    while taken + len(index_set) > num_to_predict:
+        if n == 0:
+            break
+        index_set = sum(cand_index_set[n - 1], [])
+        n -= 1
+    if taken + len(index_set) > num_to_predict:
+        return None
+    return index_set
+
+
+def permute_ngrams(ngram_indexes: Sequence, output_tokens: List[str], covered_indexes: set,
+                   num_to_predict: int, pick: Callable, rng: random.Random
+                   ) -> List[MaskedLmInstance]:
+    """Step 5 with ``do_permutation`` (original ALBERT): a second set of slices, chosen as the
+    masked ones (``pick``, skipping covered positions), has its tokens permuted
+    (``rng.shuffle``) in ``output_tokens`` (changed in place).
+
+    Returns:
+      the :class:`MaskedLmInstance` s of the permuted positions (the tokens before the
+      permutation), in position order.
+    """
+    masked_lms = []
+    select_indexes = set()
+    for cand_index_set in ngram_indexes:
+        if len(select_indexes) >= num_to_predict:
+            break
+        if not cand_index_set:
+            continue
+        index_set = pick(cand_index_set, len(select_indexes))
+        if index_set is None or any(index in covered_indexes or index in select_indexes
+                                    for index in index_set):
+            continue
+        select_indexes.update(index_set)
+    assert len(select_indexes) <= num_to_predict
+    select_indexes = sorted(select_indexes)
+    permute_indexes = list(select_indexes)
+    rng.shuffle(permute_indexes)
+    orig_token = list(output_tokens)
+    for src_i, tgt_i in zip(select_indexes, permute_indexes):
+        output_tokens[src_i] = orig_token[tgt_i]
+        masked_lms.append(MaskedLmInstance(index=src_i, label=orig_token[src_i]))
+    return masked_lms
+
+
+def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
+                                 max_predictions_per_seq: int, vocab_words: Sequence[str],
+                                 rng: random.Random, np_rng: np.random.RandomState,
+                                 ngram: int = 3, favor_shorter_ngram: bool = True,
+                                 do_whole_word_mask: bool = True, do_permutation: bool = False,
+                                 is_start_piece: Callable[[str], bool] = is_start_piece_bert
+                                 ) -> Tuple[List[str], List[int], List[str], List[int]]:
+    """N-gram masking (original ALBERT ``create_masked_lm_predictions``), same draws.
+
+    1. Candidates (:func:`masking_candidates`): every position but [CLS]/[SEP]; with
+       ``do_whole_word_mask`` a piece that is not a word start joins the previous candidate.
+       ``token_boundary`` marks [CLS]/[SEP] and the word-start pieces that open a candidate.
+    2. ``masked_lm_prob == 0``: nothing masked, no draw.
+    3. ``num_to_predict = min(max_predictions_per_seq, max(1, round(len(tokens) * prob)))``.
+    4. For each candidate k, its ``ngram`` slices ``cand[k:k+1] .. cand[k:k+ngram]`` (shorter
+       near the end; always ``ngram`` of them: surprise 4). ``rng.shuffle`` them; for each
+       until enough: ``n = np_rng.choice(1..ngram, p ∝ 1/n)`` (reversed without
+       ``favor_shorter_ngram``; :func:`ngram_lengths`), shorten n while the slice overshoots
+       (:func:`pick_ngram`), skip it if it still overshoots or touches a covered position,
+       else mask each of its positions: 80%
+       ``[MASK]``, 10% kept, 10% ``vocab_words[randint]``. (The original's "skip covered
+       pieces" loop at the top does nothing and is left out.)
+    5. ``rng.shuffle`` the slices again (always). With ``do_permutation`` a second set of
+       slices is chosen the same way and its tokens permuted (``rng.shuffle``;
+       :func:`permute_ngrams`).
+
+    Args:
+      tokens: ``[CLS] A [SEP] B [SEP]`` token strings.
+      vocab_words: ``list(tokenizer.vocab.keys())``.
+      rng: the Python RNG; np_rng: the numpy RNG of the n-gram lengths.
+      is_start_piece: :func:`is_start_piece_bert` (WordPiece) or :func:`is_start_piece_sp`.
+
+    Returns:
+      ``(output_tokens, masked_lm_positions, masked_lm_labels, token_boundary)``.
+    """
+    cand_indexes, token_boundary = masking_candidates(tokens, do_whole_word_mask,
+                                                      is_start_piece)
     output_tokens = list(tokens)
     if masked_lm_prob == 0:
         return output_tokens, [], [], token_boundary
 
     num_to_predict = min(max_predictions_per_seq,
                          max(1, int(round(len(tokens) * masked_lm_prob))))
-    ngrams = np.arange(1, ngram + 1, dtype=np.int64)
-    pvals = 1. / np.arange(1, ngram + 1)
-    pvals /= pvals.sum(keepdims=True)
-    if not favor_shorter_ngram:
-        pvals = pvals[::-1]
-    ngram_indexes = [[cand_indexes[idx:idx + n] for n in ngrams]
+    lengths = ngram_lengths(ngram, favor_shorter_ngram)
+    ngram_indexes = [[cand_indexes[idx:idx + n] for n in lengths.ngrams]
                      for idx in range(len(cand_indexes))]
     rng.shuffle(ngram_indexes)
 
     def pick(cand_index_set, taken: int):
-        """The flattened slice to use (or None), drawing its length from np_rng."""
-        k = len(cand_index_set)
-        n = np_rng.choice(ngrams[:k], p=pvals[:k] / pvals[:k].sum(keepdims=True))
-        index_set = sum(cand_index_set[n - 1], [])
-        n -= 1
-        while taken + len(index_set) > num_to_predict:
-            if n == 0:
-                break
-            index_set = sum(cand_index_set[n - 1], [])
-            n -= 1
-        if taken + len(index_set) > num_to_predict:
-            return None
-        return index_set
+        return pick_ngram(cand_index_set, taken, num_to_predict, lengths, np_rng)
 
     masked_lms = []
     covered_indexes = set()
@@ -181,25 +264,8 @@ def create_masked_lm_predictions(tokens: Sequence[str], masked_lm_prob: float,
     rng.shuffle(ngram_indexes)
 
     if do_permutation:
-        select_indexes = set()
-        for cand_index_set in ngram_indexes:
-            if len(select_indexes) >= num_to_predict:
-                break
-            if not cand_index_set:
-                continue
-            index_set = pick(cand_index_set, len(select_indexes))
-            if index_set is None or any(index in covered_indexes or index in select_indexes
-                                        for index in index_set):
-                continue
-            select_indexes.update(index_set)
-        assert len(select_indexes) <= num_to_predict
-        select_indexes = sorted(select_indexes)
-        permute_indexes = list(select_indexes)
-        rng.shuffle(permute_indexes)
-        orig_token = list(output_tokens)
-        for src_i, tgt_i in zip(select_indexes, permute_indexes):
-            output_tokens[src_i] = orig_token[tgt_i]
-            masked_lms.append(MaskedLmInstance(index=src_i, label=orig_token[src_i]))
+        masked_lms.extend(permute_ngrams(ngram_indexes, output_tokens, covered_indexes,
+                                         num_to_predict, pick, rng))
 
     masked_lms = sorted(masked_lms, key=lambda x: x.index)
     return (output_tokens, [p.index for p in masked_lms], [p.label for p in masked_lms],
@@ -216,10 +282,11 @@ def create_instances_from_document(all_documents: Sequence, document_index: int,
     """All instances of one document in one pass (original ALBERT
     ``create_instances_from_document``).
 
-    BERT's pairs (:func:`bert_tf.data.pretraining.iter_sequence_pairs`, ``bert.md`` 5.4: target
-    length, chunks, random ``a_end``, truncation), except the label: a one-segment chunk always
-    takes B from a random document (label 1, unused segments put back); else with ``random_next_sentence`` B is random with probability 0.5 (BERT's
-    NSP), and without it A and B are **swapped** with probability 0.5 (label 1, SOP). Each
+    BERT's pairs (:func:`bert_tf.data.pretraining_instances.iter_sequence_pairs`, ``bert.md``
+    5.4: target length, chunks, random ``a_end``, truncation), except the label: a one-segment
+    chunk always takes B from a random document (label 1, unused segments put back); else with
+    ``random_next_sentence`` B is random with probability 0.5 (BERT's NSP), and without it A
+    and B are **swapped** with probability 0.5 (label 1, SOP). Each
     ``rng.random()`` is drawn only where the original's short-circuit draws it.
 
     Args:

@@ -74,6 +74,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
 from bert_tf.data import classifier as data
+from bert_tf.data.classifier_processors import DataProcessor, get_processor
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
 from bert_tf.errors import ConfigError, FlagError
@@ -210,7 +211,7 @@ def check_flags(args: ClassifierArgs):
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)
-    processor = data.get_processor(args.task_name)
+    processor = get_processor(args.task_name)
     tokenizer = run_checks.load_tokenizer(args.vocab_file, args.do_lower_case,
                                           args.init_checkpoint)
     if len(tokenizer.vocab) > config.vocab_size:
@@ -290,7 +291,7 @@ def format_test_results(probabilities: np.ndarray) -> str:
 # Model, weights, export
 # ---------------------------------------------------------------------------------------------
 
-def build_model(config: BertConfig, processor: data.DataProcessor, strategy,
+def build_model(config: BertConfig, processor: DataProcessor, strategy,
                 use_one_hot_embeddings: bool = False, dtype: str = "float32") -> BertClassifier:
     """A built :class:`BertClassifier` for the task, its variables created under ``strategy``
     (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`)."""
@@ -352,7 +353,8 @@ def read_task_examples(processor, args) -> Dict[str, list]:
     """Reads every data file the run needs, before any training (bad rows fail early).
 
     Args:
-      processor: a GLUE processor (BERT's or ALBERT's, ``bert_tf.data.classifier`` API);
+      processor: a GLUE processor (BERT's or ALBERT's, ``bert_tf.data.classifier_processors``
+        API);
       args: the flags (``do_train``, ``do_eval``, ``do_predict``, ``data_dir``, ``task_name``).
 
     Returns:

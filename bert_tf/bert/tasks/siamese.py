@@ -33,7 +33,7 @@ from absl import logging
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.siamese import (STS_SCORE_SCALE, BertSiamese, cosine_regression_loss,
                                   softmax_loss)
-from bert_tf.data import classifier as data
+from bert_tf.data import classifier_processors as data
 from bert_tf.bert.data.siamese_pairs import (LENGTH_MULTIPLE, PairArrays, pair_arrays, side_batches,
                                         train_dataset_fn)
 from bert_tf.errors import FlagError

@@ -34,7 +34,7 @@ takes int32 ``input_ids``, ``input_mask``, ``segment_ids`` ``[batch, seq]`` (fea
 caller) and returns the float32 ``start_logits``, ``end_logits`` ``[batch, seq]``.
 """
 
-from typing import Dict
+from typing import Dict, NamedTuple
 
 import tensorflow as tf
 
@@ -79,7 +79,41 @@ class SquadAnswerer(tf.Module):
     def answer(self, question: tf.Tensor, context: tf.Tensor) -> Dict[str, tf.Tensor]:
         """``question``, ``context`` tf.string ``[B]`` -> dict ``answer_text`` tf.string ``[B]``,
         ``answer_score``, ``null_score`` float32 ``[B]`` (see the module docstring)."""
-        pre, S = self.preprocessor, self.seq
+        pre = self.preprocessor
+        words, doc, tok_to_orig = self._doc_pieces(context)
+        query = pre.word_piece_ids(question)[:, :self.max_query]             # [B, (Q)]
+        win = self._windows(query, doc)
+        input_ids, input_mask, segment_ids = self._window_features(win, query, doc)
+        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
+                          "segment_ids": segment_ids}, training=False)
+        start_logits = tf.cast(out["start_logits"], tf.float32)
+        end_logits = tf.cast(out["end_logits"], tf.float32)
+        is_max = self._max_context(win)
+        span = self._best_span(win, start_logits, end_logits, is_max, question)
+        has, best, answer_score = span.has, span.best, span.answer_score
+
+        null = tf.cast(start_logits[:, 0], tf.float64) + tf.cast(end_logits[:, 0], tf.float64)
+        null_score = tf.math.unsorted_segment_min(null, win.win_b, span.batch_size)
+        null_score = tf.where(win.n_win > 0, null_score, 1000000.0)  # the original's initial value
+
+        final = self._span_text(words, doc, tok_to_orig, win, span)
+        if self.v2:
+            has_non_null = has
+            if self.n_best_flag == 1:  # the null entry alone fills the n-best list
+                has_non_null = has & ~(null_score > best)
+            diff = tf.where(has_non_null, null_score - answer_score, null_score)
+            text = tf.where(has_non_null & ~(diff > self.threshold), final, "")
+        else:
+            text = tf.where(has, final, "empty")
+            null_score = tf.zeros_like(null_score)
+        return {"answer_text": text, "answer_score": tf.cast(answer_score, tf.float32),
+                "null_score": tf.cast(null_score, tf.float32)}
+
+    def _doc_pieces(self, context: tf.Tensor):
+        """Steps 1-2: the context's words tf.string ``[B, (W)]`` (split on the SQuAD reader's
+        whitespace), their pieces int ``[B, (T)]`` (``all_doc_tokens``) and the word of each
+        piece int32 ``[B, (T)]`` (``tok_to_orig_index``)."""
+        pre = self.preprocessor
         words = tf.strings.split(tf.strings.regex_replace(context, _SQUAD_WHITESPACE, " "), " ")
         words = tf.ragged.boolean_mask(words, words != "")                   # [B, (W)]
         pieces = pre.word_piece_ids_of_words(words)                          # [B, (W), (P)]
@@ -88,7 +122,11 @@ class SquadAnswerer(tf.Module):
         local_word = global_word - tf.gather(pieces.row_splits,
                                              tf.gather(pieces.value_rowids(), global_word))
         tok_to_orig = doc.with_flat_values(tf.cast(local_word, tf.int32))   # [B, (T)]
-        query = pre.word_piece_ids(question)[:, :self.max_query]             # [B, (Q)]
+        return words, doc, tok_to_orig
+
+    def _windows(self, query: tf.RaggedTensor, doc: tf.RaggedTensor) -> "_Windows":
+        """Step 2, ``make_doc_spans`` of every question at once: the :class:`_Windows`."""
+        S = self.seq
         q_len = tf.cast(query.row_lengths(), tf.int32)
         t_len = tf.cast(doc.row_lengths(), tf.int32)
         max_doc = S - q_len - 3                                              # [B]
@@ -104,33 +142,42 @@ class SquadAnswerer(tf.Module):
         doc_off = pos - wq - 2                                               # doc index in window
         in_doc = (doc_off >= 0) & (doc_off < win_len[:, None])               # [N, S]
         doc_index = tf.clip_by_value(win_start[:, None] + doc_off, 0, tf.int32.max)
+        return _Windows(t_len, max_doc, n_win, win_b, win_k, win_start, win_len, wq, pos,
+                        in_doc, doc_index)
+
+    def _window_features(self, win: "_Windows", query: tf.RaggedTensor, doc: tf.RaggedTensor):
+        """Step 2, each window packed as ``[CLS] query [SEP] window [SEP]``: int32
+        ``input_ids``, ``input_mask``, ``segment_ids`` ``[N, max_seq_length]``."""
+        pre = self.preprocessor
+        pos, wq, win_b = win.pos, win.wq, win.win_b
         doc_dense = doc.to_tensor(0)
         doc_dense = tf.pad(doc_dense, [[0, 0], [0, 1]])  # at least one column
         last_col = tf.shape(doc_dense)[1] - 1
-        doc_ids = tf.gather(tf.gather(doc_dense, win_b), tf.minimum(doc_index, last_col),
+        doc_ids = tf.gather(tf.gather(doc_dense, win_b), tf.minimum(win.doc_index, last_col),
                             batch_dims=1)
         query_dense = tf.pad(query.to_tensor(0), [[0, 0], [0, 1]])
         q_ids = tf.gather(tf.gather(query_dense, win_b),
                           tf.clip_by_value(pos - 1 + 0 * wq, 0, tf.shape(query_dense)[1] - 1),
                           batch_dims=1)
-        length = wq + 3 + win_len[:, None]
+        length = wq + 3 + win.win_len[:, None]
         is_sep = (pos == wq + 1) | (pos == length - 1)
         input_ids = tf.where(pos == 0, pre.cls_id, tf.where(is_sep, pre.sep_id, tf.where(
-            (pos >= 1) & (pos <= wq), q_ids, tf.where(in_doc, doc_ids, 0))))
+            (pos >= 1) & (pos <= wq), q_ids, tf.where(win.in_doc, doc_ids, 0))))
         input_mask = tf.cast(pos < length, tf.int32)
         segment_ids = tf.cast((pos >= wq + 2) & (pos < length), tf.int32)
-        out = self.model({"input_ids": input_ids, "input_mask": input_mask,
-                          "segment_ids": segment_ids}, training=False)
-        start_logits = tf.cast(out["start_logits"], tf.float32)
-        end_logits = tf.cast(out["end_logits"], tf.float32)
+        return input_ids, input_mask, segment_ids
 
+    def _max_context(self, win: "_Windows") -> tf.Tensor:
+        """Step 2, ``_check_is_max_context`` of each window position against the question's
+        windows (float64 scores as Python's; the first max): bool ``[N, S]``."""
+        win_b, doc_index = win.win_b, win.doc_index
         # _check_is_max_context of each window position against the question's windows.
-        k_max = tf.maximum(tf.reduce_max(tf.concat([n_win, [0]], 0)), 1)
+        k_max = tf.maximum(tf.reduce_max(tf.concat([win.n_win, [0]], 0)), 1)
         k_range = tf.range(k_max)
-        other_valid = k_range[None, :] < tf.gather(n_win, win_b)[:, None]    # [N, K]
+        other_valid = k_range[None, :] < tf.gather(win.n_win, win_b)[:, None]  # [N, K]
         o_start = k_range[None, :] * self.stride
-        o_len = tf.minimum(tf.gather(t_len, win_b)[:, None] - o_start,
-                           tf.gather(max_doc, win_b)[:, None])               # [N, K]
+        o_len = tf.minimum(tf.gather(win.t_len, win_b)[:, None] - o_start,
+                           tf.gather(win.max_doc, win_b)[:, None])           # [N, K]
         p = doc_index[:, :, None]                                            # [N, S, 1]
         o_start3, o_len3 = o_start[:, None, :], o_len[:, None, :]
         o_end3 = o_start3 + o_len3 - 1
@@ -139,8 +186,14 @@ class SquadAnswerer(tf.Module):
                  + 0.01 * tf.cast(o_len3, tf.float64))
         score = tf.where(holds, score, tf.constant(-1e300, tf.float64))
         best_k = tf.argmax(score, axis=-1, output_type=tf.int32)             # first max
-        is_max = in_doc & (best_k == win_k[:, None])                          # [N, S]
+        return win.in_doc & (best_k == win.win_k[:, None])                   # [N, S]
 
+    def _best_span(self, win: "_Windows", start_logits: tf.Tensor, end_logits: tf.Tensor,
+                   is_max: tf.Tensor, question: tf.Tensor) -> "_BestSpan":
+        """Step 4, ``write_predictions``' candidates: the top ``n_best_size`` starts x ends
+        of each window, the valid pairs, and the best one of each question (the
+        :class:`_BestSpan`)."""
+        in_doc, win_b = win.in_doc, win.win_b
         # Candidates: top n_best starts x top n_best ends per window.
         k = self.n_best
         s_val, s_idx = tf.math.top_k(start_logits, k)                         # [N, k]
@@ -166,15 +219,19 @@ class SquadAnswerer(tf.Module):
         b_s = tf.gather(tf.reshape(s_idx, [-1]), b_win * k + (first % (k * k)) // k)
         b_e = tf.gather(tf.reshape(e_idx, [-1]), b_win * k + first % k)
         answer_score = tf.where(has, best, 0.0)
+        return _BestSpan(B, has, best, b_win, b_s, b_e, answer_score)
 
-        null = tf.cast(start_logits[:, 0], tf.float64) + tf.cast(end_logits[:, 0], tf.float64)
-        null_score = tf.math.unsorted_segment_min(null, win_b, B)
-        null_score = tf.where(n_win > 0, null_score, 1000000.0)  # the original's initial value
-
+    def _span_text(self, words, doc, tok_to_orig, win: "_Windows", span: "_BestSpan"
+                   ) -> tf.Tensor:
+        """Step 5, the answer text of each question's best span: its words joined by " "
+        trimmed by ``get_final_text`` (:func:`_final_text`), tf.string ``[B]`` (a dummy where
+        no span is valid)."""
+        pre = self.preprocessor
+        has, b_win, b_s, b_e = span.has, span.b_win, span.b_s, span.b_e
         # The span's doc pieces and words (a dummy span where none is valid).
-        safe_win = tf.minimum(b_win, tf.maximum(tf.size(win_b) - 1, 0))
-        b_start = tf.where(has, tf.gather(win_start, safe_win) + b_s
-                           - tf.gather(wq[:, 0], safe_win) - 2, 0)
+        safe_win = tf.minimum(b_win, tf.maximum(tf.size(win.win_b) - 1, 0))
+        b_start = tf.where(has, tf.gather(win.win_start, safe_win) + b_s
+                           - tf.gather(win.wq[:, 0], safe_win) - 2, 0)
         b_end = tf.where(has, b_start + b_e - b_s, -1)  # an empty span where none is valid
         tok_dense = tf.pad(tok_to_orig.to_tensor(0), [[0, 0], [0, 1]])
         orig_start = tf.gather(tok_dense, b_start[:, None], batch_dims=1)[:, 0]
@@ -193,20 +250,52 @@ class SquadAnswerer(tf.Module):
             tf.ragged.boolean_mask(*(lambda s: (s, s != ""))(tf.strings.split(tok_text, " "))),
             axis=1, separator=" ")
         basic = tf.strings.reduce_join(pre.basic_tokens(orig_text), axis=1, separator=" ")
-        final = tf.map_fn(lambda x: _final_text(x[0], x[1], x[2]),
-                          (tok_text, orig_text, basic), fn_output_signature=tf.string)
+        return tf.map_fn(lambda x: _final_text(x[0], x[1], x[2]),
+                         (tok_text, orig_text, basic), fn_output_signature=tf.string)
 
-        if self.v2:
-            has_non_null = has
-            if self.n_best_flag == 1:  # the null entry alone fills the n-best list
-                has_non_null = has & ~(null_score > best)
-            diff = tf.where(has_non_null, null_score - answer_score, null_score)
-            text = tf.where(has_non_null & ~(diff > self.threshold), final, "")
-        else:
-            text = tf.where(has, final, "empty")
-            null_score = tf.zeros_like(null_score)
-        return {"answer_text": text, "answer_score": tf.cast(answer_score, tf.float32),
-                "null_score": tf.cast(null_score, tf.float32)}
+
+class _Windows(NamedTuple):
+    """The windows of every question of a batch (``make_doc_spans`` in TF ops; ``N`` windows,
+    ``S = max_seq_length``).
+
+    Attributes:
+      t_len, max_doc, n_win: int32 ``[B]``: pieces of each context, window length, windows.
+      win_b, win_k, win_start, win_len: int32 ``[N]``: each window's question, its index among
+        that question's windows, its first doc piece and its length.
+      wq: int32 ``[N, 1]``: the question length of each window.
+      pos: int32 ``[1, S]``: the positions of a window.
+      in_doc: bool ``[N, S]``: the positions in the window's document part.
+      doc_index: int32 ``[N, S]``: the doc piece at each position (clipped, 0 outside).
+    """
+    t_len: tf.Tensor
+    max_doc: tf.Tensor
+    n_win: tf.Tensor
+    win_b: tf.Tensor
+    win_k: tf.Tensor
+    win_start: tf.Tensor
+    win_len: tf.Tensor
+    wq: tf.Tensor
+    pos: tf.Tensor
+    in_doc: tf.Tensor
+    doc_index: tf.Tensor
+
+
+class _BestSpan(NamedTuple):
+    """The best valid span of each question (``[B]`` each).
+
+    Attributes:
+      batch_size: int32 scalar ``B``.
+      has: bool, whether the question has a valid span; best: float64, its summed logits
+        (-inf when none); answer_score: float64, ``best`` or 0 when none.
+      b_win, b_s, b_e: int32, its window (index into ``N``) and start/end positions there.
+    """
+    batch_size: tf.Tensor
+    has: tf.Tensor
+    best: tf.Tensor
+    b_win: tf.Tensor
+    b_s: tf.Tensor
+    b_e: tf.Tensor
+    answer_score: tf.Tensor
 
 
 @_NO_AUTOGRAPH

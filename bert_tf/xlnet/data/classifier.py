@@ -6,8 +6,8 @@ The data half of the original XLNet `run_classifier.py` and `classifier_utils.py
 * processors of the original (``mnli_matched``, ``mnli_mismatched``, ``sts-b``, ``imdb``,
   ``yelp5``) with the original columns, guids (``<set>-<row index>``) and file names; every
   other task name falls back to the GLUE processors of the BERT path
-  (:data:`bert_tf.data.classifier.PROCESSORS`: cola, mnli, mrpc, xnli, sst-2, qnli, qqp,
-  rte, wnli);
+  (:data:`bert_tf.data.classifier_processors.PROCESSORS`: cola, mnli, mrpc, xnli, sst-2, qnli,
+  qqp, rte, wnli);
 * :func:`convert_single_example` in the XLNet layout: ``A <sep> [B <sep>] <cls>``, the
   separator in the segment of its sentence, `<cls>` in segment 2, **left** padding with id 0,
   ``input_mask`` 1 and segment 4 (1 = padding, the XLNet polarity);
@@ -33,9 +33,10 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import classifier as bert_classifier
+from bert_tf.data import classifier_processors as bert_processors
 from bert_tf.data import tfrecord
-from bert_tf.data.classifier import (DataProcessor, InputExample, InputFeatures,
-                                     PaddingInputExample)
+from bert_tf.data.classifier import InputExample, InputFeatures, PaddingInputExample
+from bert_tf.data.classifier_processors import DataProcessor
 from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.windows import split_into_windows
 from bert_tf.errors import FlagError, InputDataError
@@ -173,7 +174,7 @@ class StsbProcessor(XLNetGlueProcessor):
         except ValueError:
             raise InputDataError(f"{path} line {line}: score {value!r} is not a number "
                                  "(STS-B labels are floats)") from None
-        bert_classifier.warn_stsb_score_outside_range(score, path, line)
+        bert_processors.warn_stsb_score_outside_range(score, path, line)
         return score
 
 
@@ -281,7 +282,7 @@ XLNET_PROCESSORS: Dict[str, Type[DataProcessor]] = {
 
 def task_names() -> List[str]:
     """Every task name the XLNet path accepts: the original five, then the BERT path's."""
-    return list(XLNET_PROCESSORS) + [n for n in bert_classifier.PROCESSORS
+    return list(XLNET_PROCESSORS) + [n for n in bert_processors.PROCESSORS
                                      if n not in XLNET_PROCESSORS]
 
 
@@ -297,8 +298,8 @@ def get_processor(task_name: str) -> DataProcessor:
     name = (task_name or "").lower()
     if name in XLNET_PROCESSORS:
         return XLNET_PROCESSORS[name]()
-    if name in bert_classifier.PROCESSORS:
-        return bert_classifier.PROCESSORS[name]()
+    if name in bert_processors.PROCESSORS:
+        return bert_processors.PROCESSORS[name]()
     raise FlagError(f"Task not found: {task_name!r} (--task_name); valid tasks: "
                     f"{', '.join(task_names())}")
 

@@ -104,7 +104,7 @@ def test_stsb_short_real_run(minilm_checkpoint_dir, shared_data_dir, tmp_path):
     # variables as extract_features --pooling=mean computes them (another code path).
     from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
     import json
-    from bert_tf.data.classifier import StsbProcessor
+    from bert_tf.data.classifier_processors import StsbProcessor
     dev = StsbProcessor().get_dev_examples(str(data))
     lines = tmp_path / "lines.txt"
     lines.write_text("".join(f"{ex.text_a}\n{ex.text_b}\n" for ex in dev), encoding="utf-8")

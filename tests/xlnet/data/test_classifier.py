@@ -8,7 +8,8 @@ import pytest
 
 from bert_tf.data import tfrecord
 from bert_tf.xlnet.data import classifier as xc
-from bert_tf.data.classifier import InputExample, MrpcProcessor, PaddingInputExample
+from bert_tf.data.classifier import InputExample, PaddingInputExample
+from bert_tf.data.classifier_processors import MrpcProcessor
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 
