@@ -24,16 +24,14 @@ is the same with ALBERT's defaults registered.
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertDataArgs
+from bert_tf.bert.tasks.args import PretrainingDataArgs
 from bert_tf.errors import FlagError
+from bert_tf.xlnet.tasks.args import XLNetDataArgs
 
-BERT_FLAGS = ("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
-              "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
-              "masked_lm_prob", "short_seq_prob", "num_workers")
-bert_flags.define_profiles((bert_flags.CREATE_PRETRAINING_DATA, BERT_FLAGS),
-                           (bert_flags.XLNET_CREATE_PRETRAINING_DATA,
-                            bert_flags.ARGS_FLAGS["XLNetDataArgs"]),
-                           (bert_flags.ALBERT_CREATE_PRETRAINING_DATA,
-                            bert_flags.ARGS_FLAGS["AlbertDataArgs"]))
+# BERT's flags, then XLNet's data_utils.py flags, then ALBERT's, each from its argument class
+# (TensorFlow-free; the task modules are imported in main).
+bert_flags.define_args(PretrainingDataArgs, XLNetDataArgs, AlbertDataArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -22,13 +22,14 @@ gc.set_threshold(100_000, 50, 100)
 from absl import logging  # noqa: E402
 
 from bert_tf import flags as bert_flags  # noqa: E402
+from bert_tf.bert.tasks.args import ExtractFeaturesArgs  # noqa: E402
+from bert_tf.xlnet.tasks.args import XLNetExtractFeaturesArgs  # noqa: E402
 
-# BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...): a shared flag is
-# registered with BERT's default and help; XLNet's meaning is added to the help.
+# BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...), each from its
+# task's argument class: a shared flag is registered with BERT's default and help; XLNet's
+# meaning is added to the help.
 # The task modules (TensorFlow) are imported in main, after the flags are parsed.
-bert_flags.define_profiles(
-    (bert_flags.EXTRACT_FEATURES, bert_flags.ARGS_FLAGS["ExtractFeaturesArgs"]),
-    (bert_flags.XLNET_EXTRACT_FEATURES, bert_flags.ARGS_FLAGS["XLNetExtractFeaturesArgs"]))
+bert_flags.define_args(ExtractFeaturesArgs, XLNetExtractFeaturesArgs)
 FLAGS = bert_flags.FLAGS
 
 

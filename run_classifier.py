@@ -29,16 +29,17 @@ import os
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertClassifierArgs
+from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.errors import FlagError
+from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
 
-# BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1): a shared flag is
-# registered with BERT's default; the XLNet path reads XLNet's unless the flag is given.
+# BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1), then ALBERT's, each
+# from its task's argument class: a shared flag is registered with BERT's default; the XLNet
+# and ALBERT paths read their own unless the flag is given.
 # The task modules (TensorFlow) are imported in main, after the flags are parsed: --help
-# answers without them.
-bert_flags.define_profiles(
-    (bert_flags.RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["ClassifierArgs"]),
-    (bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["XLNetClassifierArgs"]),
-    (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.ARGS_FLAGS["AlbertClassifierArgs"]))
+# answers without them (the argument classes are TensorFlow-free).
+bert_flags.define_args(ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs)
 FLAGS = bert_flags.FLAGS
 
 

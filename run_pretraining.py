@@ -24,19 +24,14 @@ ALBERT's create_pretraining_data: see bert_tf/albert/tasks/pretraining.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertPretrainingArgs
+from bert_tf.bert.tasks.args import PretrainingArgs
 from bert_tf.errors import FlagError
+from bert_tf.xlnet.tasks.args import XLNetPretrainingArgs
 
-BERT_FLAGS = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
-              "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
-              "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
-              "num_warmup_steps", "save_checkpoints_steps", "iterations_per_loop",
-              "max_eval_steps", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
-              "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
-bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_PRETRAINING,
-                            bert_flags.ARGS_FLAGS["XLNetPretrainingArgs"]),
-                           (bert_flags.ALBERT_RUN_PRETRAINING,
-                            bert_flags.ARGS_FLAGS["AlbertPretrainingArgs"]))
+# BERT's flags, then XLNet's train.py flags, then ALBERT's, each from its task's argument
+# class (TensorFlow-free; the task modules are imported in main).
+bert_flags.define_args(PretrainingArgs, XLNetPretrainingArgs, AlbertPretrainingArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -17,9 +17,10 @@ original's. See bert_tf/xlnet/tasks/race.py.
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.xlnet.tasks.args import XLNetRaceArgs
 
 # bert_tf.xlnet.tasks.race (TensorFlow) is imported in main, after the flags are parsed.
-bert_flags.define(*bert_flags.ARGS_FLAGS["XLNetRaceArgs"], profile=bert_flags.XLNET_RUN_RACE)
+bert_flags.define_args(XLNetRaceArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -26,22 +26,15 @@ defaults for the flags not given: see bert_tf/albert/tasks/squad.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertSquadArgs
+from bert_tf.bert.tasks.args import SquadArgs
+from bert_tf.xlnet.tasks.args import XLNetSquadArgs
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
-# (spec xlnet.md 9.1): a shared flag is registered with BERT's default; the XLNet path reads
-# XLNet's unless the flag is given.
-BERT_FLAGS = ("bert_config_file", "vocab_file", "output_dir", "train_file", "predict_file",
-              "init_checkpoint", "do_lower_case", "max_seq_length", "doc_stride",
-              "max_query_length", "do_train", "do_predict", "train_batch_size",
-              "predict_batch_size", "learning_rate", "num_train_epochs", "warmup_proportion",
-              "save_checkpoints_steps", "iterations_per_loop", "n_best_size",
-              "max_answer_length", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
-              "num_tpu_cores", "verbose_logging", "version_2_with_negative",
-              "null_score_diff_threshold", "use_xla", "dtype", "gradient_accumulation_steps",
-              "export_dir")
-bert_flags.define_profiles((bert_flags.RUN_SQUAD, BERT_FLAGS),
-                           (bert_flags.XLNET_RUN_SQUAD, bert_flags.ARGS_FLAGS["XLNetSquadArgs"]),
-                           (bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.ARGS_FLAGS["AlbertSquadArgs"]))
+# (spec xlnet.md 9.1), then ALBERT's, each from its task's argument class: a shared flag is
+# registered with BERT's default; the XLNet and ALBERT paths read their own unless the flag is
+# given.
+bert_flags.define_args(SquadArgs, XLNetSquadArgs, AlbertSquadArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -118,8 +118,7 @@ def main(argv=None):
 def _default_args(fe, bert_flags):
     """ExtractFeaturesArgs with the script's defaults (absl flags parsed from no arguments)."""
     from absl import flags
-    bert_flags.define_profiles(
-        (bert_flags.EXTRACT_FEATURES, bert_flags.ARGS_FLAGS["ExtractFeaturesArgs"]))
+    bert_flags.define_args(fe.ExtractFeaturesArgs)
     flags.FLAGS(["profile"])
     return bert_flags.args_from_flags(fe.ExtractFeaturesArgs, flags.FLAGS)
 

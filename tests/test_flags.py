@@ -1,5 +1,6 @@
 """The one flag vocabulary: each task's argument dataclass has the same defaults as the flags
-its root script defines (bert_tf/flags.py FLAG_SPECS plus the script's original overrides);
+its root script defines (bert_tf/flags/vocabulary.py FLAG_SPECS plus the script's original
+overrides) and is the one list of them (the entry points define their flags from its fields);
 the BERT and XLNet profiles and the one reader from flags to arguments."""
 import ast
 import dataclasses
@@ -14,12 +15,15 @@ from absl import flags as absl_flags
 from bert_tf import flags as bert_flags
 from bert_tf.errors import FlagError
 from bert_tf.flags import FLAG_SPECS
-from bert_tf.bert.tasks.classifier import ClassifierArgs
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs
-from bert_tf.bert.tasks.pretraining import PretrainingArgs
-from bert_tf.bert.tasks.squad import SquadArgs
-from bert_tf.xlnet.tasks.classifier import XLNetClassifierArgs
-from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs
+from bert_tf.flags import process as flags_process
+from bert_tf.albert.tasks.args import (ALBERT_SQUAD_V1_FLAGS, ALBERT_SQUAD_V2_FLAGS,
+                                       AlbertClassifierArgs, AlbertDataArgs,
+                                       AlbertPretrainingArgs, AlbertSquadArgs)
+from bert_tf.bert.tasks.args import (ClassifierArgs, ExtractFeaturesArgs, PretrainingArgs,
+                                     PretrainingDataArgs, SquadArgs)
+from bert_tf.xlnet.tasks.args import (XLNetClassifierArgs, XLNetDataArgs,
+                                      XLNetExtractFeaturesArgs, XLNetPretrainingArgs,
+                                      XLNetRaceArgs, XLNetSquadArgs)
 
 # the original scripts' own defaults where they differ from the vocabulary's (spec 9.1);
 # --doc_stride of run_classifier.py / extract_features.py: unset = the original's truncation
@@ -245,29 +249,74 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
                                             bert_flags.XLNET_EXTRACT_FEATURES)
 
 
-def _define_call_names(script):
-    """The flag names and profile of the script's BERT ``define`` call, or of the first part
-    of its ``define_profiles`` call (``(bert_flags.PROFILE, NAMES)``, NAMES a module tuple)."""
-    with open(os.path.join(REPO, script), encoding="utf-8") as f:
+# Each entry point and the argument classes it defines its flags from (the first class gives a
+# shared flag its registered default); ALBERT's SQuAD modules each define a part of
+# AlbertSquadArgs' fields.
+ENTRY_POINT_ARGS = [
+    ("run_classifier.py", (ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs)),
+    ("run_squad.py", (SquadArgs, XLNetSquadArgs, AlbertSquadArgs)),
+    ("run_pretraining.py", (PretrainingArgs, XLNetPretrainingArgs, AlbertPretrainingArgs)),
+    ("create_pretraining_data.py", (PretrainingDataArgs, XLNetDataArgs, AlbertDataArgs)),
+    ("extract_features.py", (ExtractFeaturesArgs, XLNetExtractFeaturesArgs)),
+    ("run_race.py", (XLNetRaceArgs,)),
+    ("-m bert_tf.albert.run_classifier", (AlbertClassifierArgs,)),
+    ("-m bert_tf.albert.create_pretraining_data", (AlbertDataArgs,)),
+    ("-m bert_tf.albert.run_pretraining", (AlbertPretrainingArgs,)),
+    ("-m bert_tf.albert.run_squad_v1", ALBERT_SQUAD_V1_FLAGS),
+    ("-m bert_tf.albert.run_squad_v2", ALBERT_SQUAD_V2_FLAGS),
+]
+
+
+def _entry_point_file(script):
+    if script.startswith("-m "):
+        return os.path.join(REPO, *script.split()[1].split(".")) + ".py"
+    return os.path.join(REPO, script)
+
+
+@pytest.mark.parametrize("script,defined", ENTRY_POINT_ARGS, ids=[s for s, _ in ENTRY_POINT_ARGS])
+def test_entry_points_define_exactly_their_argument_classes_fields(script, defined):
+    """issue 23 item 4: a task's argument class is the one list of its flags; the entry point
+    defines them from its fields (no tuple of names beside it), and nothing else."""
+    names = ([n for cls in defined for n in bert_flags.field_names(cls)]
+             if isinstance(defined[0], type) else list(defined))
+    with open(_entry_point_file(script), encoding="utf-8") as f:
         tree = ast.parse(f.read())
-    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
-                and getattr(n.func, "attr", "") in ("define", "define_profiles"))
-    if call.func.attr == "define":
-        return [a.value for a in call.args], {k.arg: k.value.attr for k in call.keywords}
-    profile, names = call.args[0].elts
-    assigned = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Name)}
-    return [e.value for e in assigned[names.id].elts], {"profile": profile.attr}
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name)
+                and n.id in ("BERT_FLAGS", "ARGS_FLAGS")]
+    if isinstance(defined[0], type):
+        call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                    and getattr(n.func, "attr", "") == "define_args")
+        assert [a.id for a in call.args] == [cls.__name__ for cls in defined]
+    target = script.split() if script.startswith("-m") else [os.path.join(REPO, script)]
+    proc = subprocess.run([sys.executable, *target, "--helpfull"], capture_output=True,
+                          text=True, timeout=120, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    section = proc.stdout.split(f"{_entry_point_file(script)}:", 1)[1].split("\n\n", 1)[0]
+    listed = [line.split(":", 1)[0].strip().removeprefix("--").removeprefix("[no]")
+              for line in section.splitlines() if line.startswith("  --")]
+    assert sorted(listed) == sorted(set(names))
 
 
-@pytest.mark.parametrize("script,args_class,profile", [
-    ("run_squad.py", SquadArgs, "RUN_SQUAD"), ("run_pretraining.py", PretrainingArgs,
-                                              "RUN_PRETRAINING")])
-def test_root_scripts_define_their_args_fields_with_their_profile(script, args_class, profile):
-    names, keywords = _define_call_names(script)
-    assert sorted(names) == sorted(args_class.__dataclass_fields__)
-    assert keywords == {"profile": profile}
-    assert getattr(bert_flags, profile) is args_class.flag_profile
+def test_define_args_defines_each_class_with_its_profile():
+    fv = absl_flags.FlagValues()
+    bert_flags.define_args(ClassifierArgs, XLNetClassifierArgs, flag_values=fv)
+    assert set(fv) == set(ClassifierArgs.__dataclass_fields__) | set(
+        XLNetClassifierArgs.__dataclass_fields__)
+    assert fv["learning_rate"].default == 5e-5  # the first class's (BERT's) default
+    assert "XLNet: default 1e-05 unless the flag is given" in fv["learning_rate"].help
+    fv(["prog"])
+    assert bert_flags.args_from_flags(XLNetClassifierArgs, fv) == XLNetClassifierArgs()
+    assert bert_flags.args_from_flags(ClassifierArgs, fv) == ClassifierArgs()
+
+
+def test_argument_modules_need_no_tensorflow():
+    code = ("import sys\n"
+            "import bert_tf.bert.tasks.args, bert_tf.xlnet.tasks.args, bert_tf.albert.tasks.args\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('tensorflow', 'keras')))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 0 and proc.stdout == "[]\n", proc.stderr[-2000:]
 
 
 @pytest.mark.parametrize("script,defaults", [
@@ -378,24 +427,6 @@ def test_empty_output_folders_a_failed_run_created_are_removed(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "old"]
 
 
-@pytest.mark.parametrize("name", sorted(bert_flags.ARGS_FLAGS))
-def test_args_flags_are_each_argument_classes_fields_in_order(name):
-    # the root scripts define their flags from ARGS_FLAGS without importing the task modules
-    import importlib
-    modules = {"ClassifierArgs": "bert.tasks.classifier",
-               "XLNetClassifierArgs": "xlnet.tasks.classifier",
-               "AlbertClassifierArgs": "albert.tasks.classifier",
-               "ExtractFeaturesArgs": "bert.tasks.feature_extraction",
-               "XLNetExtractFeaturesArgs": "xlnet.tasks.feature_extraction",
-               "XLNetSquadArgs": "xlnet.tasks.squad", "XLNetPretrainingArgs": "xlnet.tasks.pretraining",
-               "AlbertPretrainingArgs": "albert.tasks.pretraining",
-               "XLNetDataArgs": "xlnet.tasks.pretraining_data",
-               "AlbertDataArgs": "albert.tasks.pretraining_data", "XLNetRaceArgs": "xlnet.tasks.race",
-               "AlbertSquadArgs": "albert.tasks.squad"}
-    cls = getattr(importlib.import_module(f"bert_tf.{modules[name]}"), name)
-    assert bert_flags.ARGS_FLAGS[name] == tuple(f.name for f in dataclasses.fields(cls))
-
-
 # `import tensorflow` (and its submodules) fails in the child: --help must not need it.
 _NO_TF = ("import sys, runpy\n"
           "class NoTF:\n"
@@ -442,13 +473,13 @@ def test_bad_flag_is_one_error_line(argv, names, capsys):
     """absl printed 'FATAL Flags parsing error: ...' and a second line; now one error: line."""
     fv = absl_flags.FlagValues()
     absl_flags.DEFINE_integer("max_seq_length", 128, "", flag_values=fv)
-    old = bert_flags.FLAGS
-    bert_flags.FLAGS = fv
+    old = flags_process.FLAGS
+    flags_process.FLAGS = fv
     try:
         with pytest.raises(SystemExit) as e:
             bert_flags.parse_flags(["prog"] + argv)
     finally:
-        bert_flags.FLAGS = old
+        flags_process.FLAGS = old
     err = capsys.readouterr().err
     assert e.value.code == 1 and err.startswith("error: ") and err.count("\n") == 1
     assert err.endswith("(--helpfull lists the flags)\n")

@@ -13,10 +13,10 @@ An entry point (level "entry points" of tests/test_layering.py): flags, then one
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertDataArgs
 
 # The task module (TensorFlow) is imported in main, after the flags are parsed.
-bert_flags.define(*bert_flags.ARGS_FLAGS["AlbertDataArgs"],
-                  profile=bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
+bert_flags.define_args(AlbertDataArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -12,10 +12,10 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertClassifierArgs
 
 # The task module (TensorFlow) is imported in main, after the flags are parsed.
-bert_flags.define(*bert_flags.ARGS_FLAGS["AlbertClassifierArgs"],
-                  profile=bert_flags.ALBERT_RUN_CLASSIFIER)
+bert_flags.define_args(AlbertClassifierArgs)
 FLAGS = bert_flags.FLAGS
 
 

@@ -13,8 +13,11 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import ALBERT_SQUAD_V2_FLAGS
 
-bert_flags.define(*bert_flags.ALBERT_SQUAD_V2_FLAGS, profile=bert_flags.ALBERT_RUN_SQUAD_V2)
+# v2's part of AlbertSquadArgs' fields (bert_tf/albert/tasks/args.py), with run_squad_v2.py's
+# profile; the task module (TensorFlow) is imported in main, after the flags are parsed.
+bert_flags.define(*ALBERT_SQUAD_V2_FLAGS, profile=bert_flags.ALBERT_RUN_SQUAD_V2)
 FLAGS = bert_flags.FLAGS
 
 

@@ -124,7 +124,7 @@ def test_run_pretraining_xlnet_with_memory(golden_dir, tmp_path, monkeypatch):
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_albert_train_eval(golden_dir, tmp_path, monkeypatch):
     from bert_tf.albert.tasks import pretraining as albert_pretraining
-    from bert_tf.albert.tasks.pretraining import AlbertPretrainingArgs
+    from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 
     model = os.path.join(golden_dir, "albert", "model")
     files = {"albert_config.json": os.path.join(model, "albert_config.json"),
@@ -222,7 +222,7 @@ def test_xlnet_run_race_eval(golden_dir, shared_data_dir, tmp_path, monkeypatch)
 def test_albert_run_classifier_train_eval_predict(golden_dir, uncased_vocab_file, tmp_path,
                                                   monkeypatch):
     from bert_tf.albert.tasks import classifier as albert_classifier
-    from bert_tf.albert.tasks.classifier import AlbertClassifierArgs
+    from bert_tf.albert.tasks.args import AlbertClassifierArgs
 
     model = os.path.join(golden_dir, "albert", "model")
     glue = os.path.join(golden_dir, "albert", "classifier", "glue_data", "MRPC")

@@ -65,6 +65,7 @@ from bert_tf.bert.tasks.classifier import (classifier_loss_fn, eval_metrics, exp
 from bert_tf.albert.tokenization import FullTokenizer
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
+from bert_tf.albert.tasks.args import AlbertClassifierArgs
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import restore_for_inference
@@ -77,41 +78,6 @@ BEST_TRIAL_FILE = "best_trial.txt"
 TEST_RESULTS_FILE = "test_results.tsv"
 SUBMIT_RESULTS_FILE = "submit_results.tsv"
 BEST_CHECKPOINT = "model.ckpt-best"
-
-
-@bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class AlbertClassifierArgs:
-    """The flags of ALBERT's run_classifier.py (defaults: its own,
-    :data:`bert_tf.flags.ALBERT_RUN_CLASSIFIER`) plus bert_tf's ``use_xla``,
-    ``gradient_accumulation_steps``, ``dtype``."""
-
-    data_dir: Optional[str]
-    albert_config_file: Optional[str]
-    task_name: Optional[str]
-    vocab_file: Optional[str]
-    spm_model_file: Optional[str]
-    output_dir: Optional[str]
-    cached_dir: Optional[str]
-    init_checkpoint: Optional[str]
-    albert_hub_module_handle: Optional[str]
-    do_lower_case: bool
-    max_seq_length: int
-    do_train: bool
-    do_eval: bool
-    do_predict: bool
-    train_batch_size: int
-    eval_batch_size: int
-    predict_batch_size: int
-    learning_rate: float
-    train_step: int
-    warmup_step: int
-    save_checkpoints_steps: int
-    keep_checkpoint_max: int
-    iterations_per_loop: int
-    optimizer: str
-    export_dir: Optional[str]
-    threshold_to_export: float
 
 
 ALBERT_CLASSIFIER_FLAGS = tuple(AlbertClassifierArgs.__dataclass_fields__)

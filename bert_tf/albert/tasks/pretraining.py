@@ -45,42 +45,12 @@ from bert_tf.bert.tasks.pretraining import (NoModeError, PretrainingResult, chec
                                        record_errors_explained, run_eval, step_in_output_dir)
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
+from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "sentence_order_accuracy", "sentence_order_loss")
-
-
-@bert_flags.args_class(bert_flags.ALBERT_RUN_PRETRAINING, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class AlbertPretrainingArgs:
-    """ALBERT run_pretraining.py's flags (its defaults) plus bert_tf's ``use_xla``,
-    ``dtype``, ``gradient_accumulation_steps``."""
-
-    albert_config_file: Optional[str]
-    input_file: Optional[str]
-    output_dir: Optional[str]
-    init_checkpoint: Optional[str]
-    max_seq_length: int
-    max_predictions_per_seq: int
-    do_train: bool
-    do_eval: bool
-    train_batch_size: int
-    eval_batch_size: int
-    optimizer: str
-    learning_rate: float
-    poly_power: float
-    num_train_steps: int
-    num_warmup_steps: int
-    start_warmup_step: int
-    save_checkpoints_steps: int
-    keep_checkpoint_max: int
-    iterations_per_loop: int
-    max_eval_steps: int
-    init_from_group0: bool
-    masked_lm_budget: float
-    # (bert_tf)
 
 
 ALBERT_PRETRAINING_FLAGS = tuple(AlbertPretrainingArgs.__dataclass_fields__)

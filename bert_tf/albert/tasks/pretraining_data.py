@@ -13,32 +13,8 @@ The work is :func:`bert_tf.albert.data.pretraining.create_albert_pretraining_dat
 from typing import Optional
 
 from bert_tf import flags as bert_flags
+from bert_tf.albert.tasks.args import AlbertDataArgs
 from bert_tf.errors import FlagError
-
-
-@bert_flags.args_class(bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
-class AlbertDataArgs:
-    """The flags of ALBERT's create_pretraining_data.py, with its defaults
-    (:data:`bert_tf.flags.ALBERT_CREATE_PRETRAINING_DATA`: ``max_seq_length`` 512,
-    ``dupe_factor`` 40, ``do_whole_word_mask`` True)."""
-
-    input_file: Optional[str]
-    output_file: Optional[str]
-    vocab_file: Optional[str]
-    spm_model_file: Optional[str]
-    input_file_mode: str
-    do_lower_case: bool
-    do_whole_word_mask: bool
-    do_permutation: bool
-    favor_shorter_ngram: bool
-    random_next_sentence: bool
-    max_seq_length: int
-    ngram: int
-    max_predictions_per_seq: int
-    random_seed: int
-    dupe_factor: int
-    masked_lm_prob: float
-    short_seq_prob: float
 
 
 ALBERT_DATA_FLAGS = tuple(AlbertDataArgs.__dataclass_fields__)

@@ -66,6 +66,7 @@ from bert_tf.run import checks as run_checks
 from bert_tf.albert.tokenization import load_sp_model
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
+from bert_tf.albert.tasks.args import ALBERT_SQUAD_V1_FLAGS, ALBERT_SQUAD_V2_FLAGS, AlbertSquadArgs
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -83,49 +84,8 @@ MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "p_mask")
 FEATURES_CACHE_FORMAT = "bert_tf albert squad features 1"
 
 
-@bert_flags.args_class(bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class AlbertSquadArgs:
-    """The flags of ALBERT's run_squad_v1.py / run_squad_v2.py (defaults: their own,
-    :data:`bert_tf.flags.ALBERT_RUN_SQUAD_V1`; v2's extra ``start_n_top``, ``end_n_top``,
-    ``dropout_prob``; v1's ``use_einsum``, ``export_dir``) plus bert_tf's ``use_xla``,
-    ``gradient_accumulation_steps``, ``dtype``."""
-
-    albert_config_file: Optional[str]
-    vocab_file: Optional[str]
-    spm_model_file: Optional[str]
-    output_dir: Optional[str]
-    train_file: Optional[str]
-    predict_file: Optional[str]
-    train_feature_file: Optional[str]
-    predict_feature_file: Optional[str]
-    predict_feature_left_file: Optional[str]
-    init_checkpoint: Optional[str]
-    albert_hub_module_handle: Optional[str]
-    do_lower_case: bool
-    max_seq_length: int
-    doc_stride: int
-    max_query_length: int
-    do_train: bool
-    do_predict: bool
-    train_batch_size: int
-    predict_batch_size: int
-    learning_rate: float
-    num_train_epochs: float
-    warmup_proportion: float
-    save_checkpoints_steps: int
-    iterations_per_loop: int
-    n_best_size: int
-    max_answer_length: int
-    use_einsum: bool
-    export_dir: Optional[str]
-    start_n_top: int
-    end_n_top: int
-    dropout_prob: float
-
-
-V1_FLAGS = bert_flags.ALBERT_SQUAD_V1_FLAGS
-V2_FLAGS = bert_flags.ALBERT_SQUAD_V2_FLAGS
+V1_FLAGS = ALBERT_SQUAD_V1_FLAGS
+V2_FLAGS = ALBERT_SQUAD_V2_FLAGS
 
 
 def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:

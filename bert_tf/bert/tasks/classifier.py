@@ -73,6 +73,7 @@ from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
 from bert_tf.bert.config import BertConfig
+from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_processors import DataProcessor, get_processor
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
@@ -93,42 +94,6 @@ TRAIN_FILE = "train.tf_record"
 EVAL_FILE = "eval.tf_record"
 PREDICT_FILE = "predict.tf_record"
 TEST_RESULTS_FILE = "test_results.tsv"
-
-
-@bert_flags.args_class(bert_flags.RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class ClassifierArgs:
-    """The original `run_classifier.py` flags (spec 8.1) plus bert_tf's; the defaults are
-    :data:`bert_tf.flags.RUN_CLASSIFIER`'s (the original's).
-
-    ``data_dir``, ``task_name`` and ``output_dir`` are required; ``bert_config_file`` and
-    ``vocab_file`` too unless all three model flags are left out (embedded default model).
-    """
-
-    data_dir: Optional[str]
-    bert_config_file: Optional[str]
-    task_name: Optional[str]
-    vocab_file: Optional[str]
-    output_dir: Optional[str]
-    init_checkpoint: Optional[str]
-    do_lower_case: bool
-    max_seq_length: int
-    do_train: bool
-    do_eval: bool
-    do_predict: bool
-    train_batch_size: int
-    eval_batch_size: int
-    predict_batch_size: int
-    learning_rate: float
-    num_train_epochs: float
-    warmup_proportion: float
-    save_checkpoints_steps: int
-    iterations_per_loop: int
-    # ---- bert_tf ----
-    export_dir: Optional[str]
-    doc_stride: Optional[int]
-    window_pooling: Optional[str]
-    siamese: bool
 
 
 @dataclass

@@ -61,6 +61,7 @@ from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
+from bert_tf.bert.tasks.args import ExtractFeaturesArgs
 from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
 from bert_tf.data.windows import DocSpan, check_window_flags, max_context_windows, window_spans
@@ -78,30 +79,6 @@ POOLINGS = ("none", "cls", "mean", "max")
 DEFAULT_OUTPUT_FILE = "extract_features_output.jsonl"
 _CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this many batches
 _LENGTH_MULTIPLE = 8  # batch lengths are rounded up to this, to limit retracing
-
-
-@bert_flags.args_class(bert_flags.EXTRACT_FEATURES)
-class ExtractFeaturesArgs:
-    """The original script's flags (spec 10) plus ``pooling``; the defaults are
-    :data:`bert_tf.flags.EXTRACT_FEATURES`'s (the original's). None means "not given"."""
-
-    input_file: Optional[str]
-    output_file: Optional[str]
-    layers: str
-    bert_config_file: Optional[str]
-    max_seq_length: int
-    init_checkpoint: Optional[str]
-    vocab_file: Optional[str]
-    do_lower_case: bool
-    batch_size: int
-    use_tpu: bool
-    master: Optional[str]
-    num_tpu_cores: int
-    use_one_hot_embeddings: bool
-    pooling: str
-    doc_stride: Optional[int]
-    export_dir: Optional[str]
-    normalize: bool
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:

@@ -41,6 +41,7 @@ from absl import logging
 from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.pretrainer import BertPretrainer, pretraining_losses
+from bert_tf.bert.tasks.args import PretrainingArgs
 from bert_tf.data.pretraining_records import (check_input_records, check_token_ids,
                                               explain_index_error, explain_parse_error,
                                               feature_lengths, find_input_files,
@@ -60,34 +61,6 @@ EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
 
 class NoModeError(FlagError, ValueError):
     """Neither ``--do_train`` nor ``--do_eval`` is set (the original raises ValueError)."""
-
-
-@bert_flags.args_class(bert_flags.RUN_PRETRAINING, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class PretrainingArgs:
-    """The original `run_pretraining.py` flags (spec 6.1) plus three (bert_tf) flags.
-
-    Defaults are :data:`bert_tf.flags.RUN_PRETRAINING`'s (the original's). None means "not
-    given". ``input_file`` is a comma-separated list of files or globs.
-    """
-
-    bert_config_file: Optional[str]
-    input_file: Optional[str]
-    output_dir: Optional[str]
-    init_checkpoint: Optional[str]
-    max_seq_length: int
-    max_predictions_per_seq: int
-    do_train: bool
-    do_eval: bool
-    train_batch_size: int
-    eval_batch_size: int
-    learning_rate: float
-    num_train_steps: int
-    num_warmup_steps: int
-    save_checkpoints_steps: int
-    iterations_per_loop: int
-    max_eval_steps: int
-    # (bert_tf)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
 from bert_tf.bert.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
+from bert_tf.bert.tasks.args import SquadArgs
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.atomic_files import display_path
@@ -82,43 +83,6 @@ NULL_ODDS_FILE = "null_odds.json"
 EVAL_RESULTS_FILE = "eval_results.json"
 
 PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
-
-
-@bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
-class SquadArgs:
-    """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
-
-    Defaults are :data:`bert_tf.flags.RUN_SQUAD`'s (the original's: ``max_seq_length`` 384).
-    None means "not given"; read from flags with :func:`bert_tf.flags.args_from_flags`.
-    """
-
-    bert_config_file: Optional[str]
-    vocab_file: Optional[str]
-    output_dir: Optional[str]
-    train_file: Optional[str]
-    predict_file: Optional[str]
-    init_checkpoint: Optional[str]
-    do_lower_case: bool
-    max_seq_length: int
-    doc_stride: int
-    max_query_length: int
-    do_train: bool
-    do_predict: bool
-    train_batch_size: int
-    predict_batch_size: int
-    learning_rate: float
-    num_train_epochs: float
-    warmup_proportion: float
-    save_checkpoints_steps: int
-    iterations_per_loop: int
-    n_best_size: int
-    max_answer_length: int
-    verbose_logging: bool
-    version_2_with_negative: bool
-    null_score_diff_threshold: float
-    # bert_tf
-    export_dir: Optional[str]
 
 
 # ---- start-up checks ---------------------------------------------------------------------------

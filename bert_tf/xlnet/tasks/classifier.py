@@ -99,53 +99,7 @@ from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
-
-
-
-@bert_flags.args_class(bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.XLNET_MODEL_FLAGS,
-                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
-class XLNetClassifierArgs:
-    """The flags of XLNet's original ``run_classifier.py`` (spec 8.1) with their defaults
-    (:data:`bert_tf.flags.XLNET_RUN_CLASSIFIER`'s: the original's).
-    The model, machine and optimizer flags come from the shared groups of
-    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
-
-    # model
-    summary_type: str
-    use_summ_proj: bool
-    # I/O
-    overwrite_data: bool
-    init_checkpoint: Optional[str]
-    output_dir: str
-    spiece_model_file: str
-    model_dir: str
-    data_dir: str
-    # training
-    do_train: bool
-    lr_layer_decay_rate: float
-    # evaluation
-    do_eval: bool
-    do_predict: bool
-    predict_threshold: float
-    eval_split: str
-    eval_batch_size: int
-    predict_batch_size: int
-    predict_dir: Optional[str]
-    eval_all_ckpt: bool
-    predict_ckpt: Optional[str]
-    # task
-    task_name: Optional[str]
-    max_seq_length: int
-    shuffle_buffer: int
-    num_passes: int
-    uncased: bool
-    cls_scope: Optional[str]
-    is_regression: bool
-    # bert_tf: long inputs by sliding windows (issue 13)
-    doc_stride: Optional[int]
-    window_pooling: Optional[str]
-    # ---- bert_tf ----
-    export_dir: Optional[str]
+from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
 
 
 XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in

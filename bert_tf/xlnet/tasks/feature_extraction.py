@@ -60,28 +60,7 @@ from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
 from bert_tf.xlnet.model import XLNetModel
-
-
-@bert_flags.args_class(bert_flags.XLNET_EXTRACT_FEATURES)
-class XLNetExtractFeaturesArgs:
-    """Flags of the XLNet feature extraction; the defaults are
-    :data:`bert_tf.flags.XLNET_EXTRACT_FEATURES`'s. None or "" means "not given"."""
-
-    input_file: Optional[str]
-    output_file: Optional[str]
-    layers: str
-    model_config_path: Optional[str]
-    spiece_model_file: Optional[str]
-    init_checkpoint: Optional[str]
-    max_seq_length: int
-    uncased: bool
-    batch_size: int
-    pooling: str
-    normalize: bool
-    clamp_len: int
-    use_tpu: bool
-    doc_stride: Optional[int]
-    export_dir: Optional[str]
+from bert_tf.xlnet.tasks.args import XLNetExtractFeaturesArgs
 
 
 XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)

@@ -36,43 +36,7 @@ from bert_tf.xlnet.optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.model import XLNetPretrainingModel
-
-
-@bert_flags.args_class(bert_flags.XLNET_RUN_PRETRAINING, bert_flags.XLNET_MODEL_FLAGS,
-                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
-class XLNetPretrainingArgs:
-    """The train.py / train_gpu.py flags (spec 7.1); defaults from
-    :data:`bert_tf.flags.XLNET_RUN_PRETRAINING`.
-    The model, machine and optimizer flags come from the shared groups of
-    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
-
-    record_info_dir: Optional[str]
-    model_dir: Optional[str]
-    init_checkpoint: Optional[str]
-    num_passes: int
-    # data
-    seq_len: int
-    reuse_len: int
-    perm_size: int
-    uncased: bool
-    bi_data: bool
-    mask_alpha: int
-    mask_beta: int
-    num_predict: Optional[int]
-    # model
-    mem_len: int
-    same_length: bool
-    n_token: int
-    n_layer: int
-    d_model: int
-    d_embed: int
-    n_head: int
-    d_head: int
-    d_inner: int
-    untie_r: bool
-    ff_activation: str
-    summary_type: str
-    track_mean: bool
+from bert_tf.xlnet.tasks.args import XLNetPretrainingArgs
 
 
 XLNET_PRETRAINING_FLAGS = tuple(XLNetPretrainingArgs.__dataclass_fields__)

@@ -18,36 +18,8 @@ from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.xlnet.data.pretraining import create_data
+from bert_tf.xlnet.tasks.args import XLNetDataArgs
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
-
-
-@bert_flags.args_class(bert_flags.XLNET_CREATE_PRETRAINING_DATA)
-class XLNetDataArgs:
-    """The data_utils.py flags (spec 6.1) plus bert_tf's ``num_passes`` and ``num_workers``;
-    defaults from :data:`bert_tf.flags.XLNET_CREATE_PRETRAINING_DATA`."""
-
-    sp_path: str
-    bsz_per_host: int
-    num_core_per_host: int
-    seq_len: int
-    reuse_len: int
-    uncased: bool
-    bi_data: bool
-    mask_alpha: int
-    mask_beta: int
-    use_eod: bool
-    from_raw_text: bool
-    num_predict: int
-    input_glob: str
-    save_dir: str
-    split: str
-    pass_id: int
-    num_task: int
-    task: int
-    use_tpu: bool
-    num_passes: int
-    random_seed: int
-    num_workers: int
 
 
 XLNET_DATA_FLAGS = tuple(f for f in XLNetDataArgs.__dataclass_fields__)

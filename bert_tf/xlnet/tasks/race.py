@@ -78,43 +78,7 @@ from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.race import XLNetRace
-
-
-@bert_flags.args_class(bert_flags.XLNET_RUN_RACE, bert_flags.XLNET_MODEL_FLAGS,
-                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
-class XLNetRaceArgs:
-    """The flags of XLNet's original ``run_race.py`` (spec 10) with their defaults
-    (:data:`bert_tf.flags.XLNET_RUN_RACE`'s: the original's), plus bert_tf's
-    ``original_context_mutation`` and ``random_seed`` (the training shuffles).
-    The model, machine and optimizer flags come from the shared groups of
-    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
-
-    # model
-    summary_type: str
-    use_summ_proj: bool
-    # I/O
-    overwrite_data: bool
-    init_checkpoint: Optional[str]
-    output_dir: str
-    spiece_model_file: str
-    model_dir: str
-    data_dir: str
-    # training
-    do_train: bool
-    lr_layer_decay_rate: float
-    # evaluation
-    do_eval: bool
-    eval_split: str
-    eval_batch_size: int
-    # data
-    max_seq_length: int
-    max_qa_length: int
-    shuffle_buffer: int
-    uncased: bool
-    high_only: bool
-    middle_only: bool
-    original_context_mutation: bool
-    random_seed: int
+from bert_tf.xlnet.tasks.args import XLNetRaceArgs
 
 
 XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetRaceArgs))

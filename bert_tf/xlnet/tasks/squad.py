@@ -91,6 +91,7 @@ from bert_tf.xlnet.optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.squad import XLNetSquad, qa_loss
+from bert_tf.xlnet.tasks.args import XLNetSquadArgs
 
 PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"
@@ -103,50 +104,6 @@ OFFICIAL_NA_PROB_THRESH = 1.0
 MODEL_INPUTS = ("input_ids", "segment_ids", "input_mask", "p_mask", "cls_index")
 RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
                "cls_logits")
-
-
-@bert_flags.args_class(bert_flags.XLNET_RUN_SQUAD, bert_flags.XLNET_MODEL_FLAGS,
-                        bert_flags.XLNET_MACHINE_FLAGS, bert_flags.XLNET_OPTIMIZER_FLAGS)
-class XLNetSquadArgs:
-    """The flags of XLNet's original ``run_squad.py`` (spec 9.1) with their defaults
-    (:data:`bert_tf.flags.XLNET_RUN_SQUAD`'s: the original's), plus ``random_seed``.
-    The model, machine and optimizer flags come from the shared groups of
-    :mod:`bert_tf.flags` (``XLNET_MODEL_FLAGS``...)."""
-
-    # preprocessing
-    do_prepro: bool
-    num_proc: int
-    proc_id: int
-    # model
-    summary_type: str
-    # I/O
-    overwrite_data: bool
-    init_checkpoint: Optional[str]
-    init_global_vars: bool
-    output_dir: str
-    predict_dir: str
-    spiece_model_file: str
-    model_dir: str
-    train_file: str
-    predict_file: str
-    # data
-    max_seq_length: int
-    max_query_length: int
-    doc_stride: int
-    max_answer_length: int
-    uncased: bool
-    # training
-    do_train: bool
-    shuffle_buffer: int
-    lr_layer_decay_rate: float
-    random_seed: int
-    # prediction
-    do_predict: bool
-    predict_batch_size: int
-    n_best_size: int
-    start_n_top: int
-    end_n_top: int
-    target_eval_key: str
 
 
 XLNET_SQUAD_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetSquadArgs))

@@ -14,7 +14,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.albert.tasks import classifier as albert_classifier
-from bert_tf.albert.tasks.classifier import AlbertClassifierArgs
+from bert_tf.albert.tasks.args import AlbertClassifierArgs
 
 # The original's flags.DEFINE_* defaults (google-research/albert@b772393 run_classifier.py).
 ORIGINAL_DEFAULTS = {
@@ -163,7 +163,7 @@ def test_hub_module_and_missing_config_are_one_line_errors(tmp_path, golden_dir,
 
 def test_root_script_flags_select_albert_with_its_defaults():
     """run_classifier.py's three profiles: --albert_config_file reads ALBERT's defaults."""
-    from bert_tf.bert.tasks.classifier import ClassifierArgs
+    from bert_tf.bert.tasks.args import ClassifierArgs
     from bert_tf.xlnet.tasks.classifier import XLNET_CLASSIFIER_FLAGS
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
@@ -181,7 +181,7 @@ def test_root_script_flags_select_albert_with_its_defaults():
 def test_root_script_refuses_bert_flags_albert_does_not_read():
     """Fresh-user findings: in ALBERT mode --num_train_epochs=0.1 silently trained
     --train_step=1000 steps, and --bert_config_file was silently ignored."""
-    from bert_tf.bert.tasks.classifier import ClassifierArgs
+    from bert_tf.bert.tasks.args import ClassifierArgs
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),

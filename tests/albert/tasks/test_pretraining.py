@@ -10,7 +10,7 @@ import pytest
 from bert_tf import checkpoint_io
 from bert_tf.errors import CheckpointError, FlagError
 from bert_tf.albert.tasks import pretraining as albert_pretraining
-from bert_tf.albert.tasks.pretraining import AlbertPretrainingArgs
+from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 from bert_tf.bert.tasks.pretraining import NoModeError
 
 ORIGINAL_DEFAULTS = {

@@ -14,7 +14,8 @@ from bert_tf import flags as bert_flags
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import FlagError
 from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
-from bert_tf.albert.tasks.pretraining_data import AlbertDataArgs
+from bert_tf.albert.tasks.args import AlbertDataArgs
+from bert_tf.bert.tasks.args import PretrainingDataArgs
 from bert_tf.xlnet.tasks.pretraining_data import XLNET_DATA_FLAGS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -27,9 +28,7 @@ ORIGINAL_DEFAULTS = {
     "do_permutation": False, "favor_shorter_ngram": True, "random_next_sentence": False,
     "max_seq_length": 512, "ngram": 3, "max_predictions_per_seq": 20, "random_seed": 12345,
     "dupe_factor": 40, "masked_lm_prob": 0.15, "short_seq_prob": 0.1}
-BERT_FLAGS = ("input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
-              "max_seq_length", "max_predictions_per_seq", "random_seed", "dupe_factor",
-              "masked_lm_prob", "short_seq_prob", "num_workers")
+BERT_FLAGS = bert_flags.field_names(PretrainingDataArgs)
 
 
 def test_args_are_the_original_flags_with_its_defaults():

@@ -477,7 +477,7 @@ def test_args_are_the_original_flags_with_their_defaults():
 
 def _root_flags(argv):
     """run_squad.py's three profiles on fresh FlagValues, parsed."""
-    from bert_tf.bert.tasks.squad import SquadArgs
+    from bert_tf.bert.tasks.args import SquadArgs
     from bert_tf.xlnet.tasks.squad import XLNET_SQUAD_FLAGS
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(

@@ -400,7 +400,7 @@ def _squad_flag_values(argv):
     from absl import flags as absl_flags
 
     from bert_tf import flags as bert_flags
-    from bert_tf.bert.tasks.squad import SquadArgs
+    from bert_tf.bert.tasks.args import SquadArgs
 
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles((bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
@@ -415,7 +415,7 @@ def test_xlnet_flags_select_the_xlnet_path_with_its_defaults():
     lr_layer_decay_rate 0.75, doc_stride 128, predict_batch_size 32); BERT's in the BERT path
     (max_seq_length 384, do_train False)."""
     from bert_tf import flags as bert_flags
-    from bert_tf.bert.tasks.squad import SquadArgs
+    from bert_tf.bert.tasks.args import SquadArgs
 
     fv = _squad_flag_values(["--spiece_model_file=s.model"])
     assert bert_flags.is_xlnet_invocation(fv)

@@ -1,0 +1,154 @@
+"""The argument classes of ALBERT's tasks: one dataclass per original google-research/albert
+script (``run_classifier.py``, ``run_squad_v1.py`` / ``run_squad_v2.py``,
+``run_pretraining.py``, ``create_pretraining_data.py``), whose fields are its flags (names and
+types; the defaults are the script's profile's, :mod:`bert_tf.flags`).
+
+Each class is the one list of its task's flags: the entry points (the root scripts and
+``python -m bert_tf.albert.<script>``) define their flags from the fields
+(:func:`bert_tf.flags.define_args`) and the task reads them back
+(:func:`bert_tf.flags.args_from_flags`). TensorFlow-free, so that an entry point imports it at
+module level and ``--help`` answers without TensorFlow (issue 15 item 6).
+"""
+
+from typing import Optional
+
+from bert_tf import flags as bert_flags
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class AlbertClassifierArgs:
+    """The flags of ALBERT's run_classifier.py (defaults: its own,
+    :data:`bert_tf.flags.ALBERT_RUN_CLASSIFIER`) plus bert_tf's ``use_xla``,
+    ``gradient_accumulation_steps``, ``dtype``."""
+
+    data_dir: Optional[str]
+    albert_config_file: Optional[str]
+    task_name: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    output_dir: Optional[str]
+    cached_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    albert_hub_module_handle: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    do_train: bool
+    do_eval: bool
+    do_predict: bool
+    train_batch_size: int
+    eval_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    train_step: int
+    warmup_step: int
+    save_checkpoints_steps: int
+    keep_checkpoint_max: int
+    iterations_per_loop: int
+    optimizer: str
+    export_dir: Optional[str]
+    threshold_to_export: float
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_SQUAD_V1, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class AlbertSquadArgs:
+    """The flags of ALBERT's run_squad_v1.py / run_squad_v2.py (defaults: their own,
+    :data:`bert_tf.flags.ALBERT_RUN_SQUAD_V1`; v2's extra ``start_n_top``, ``end_n_top``,
+    ``dropout_prob``; v1's ``use_einsum``, ``export_dir``) plus bert_tf's ``use_xla``,
+    ``gradient_accumulation_steps``, ``dtype``."""
+
+    albert_config_file: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    output_dir: Optional[str]
+    train_file: Optional[str]
+    predict_file: Optional[str]
+    train_feature_file: Optional[str]
+    predict_feature_file: Optional[str]
+    predict_feature_left_file: Optional[str]
+    init_checkpoint: Optional[str]
+    albert_hub_module_handle: Optional[str]
+    do_lower_case: bool
+    max_seq_length: int
+    doc_stride: int
+    max_query_length: int
+    do_train: bool
+    do_predict: bool
+    train_batch_size: int
+    predict_batch_size: int
+    learning_rate: float
+    num_train_epochs: float
+    warmup_proportion: float
+    save_checkpoints_steps: int
+    iterations_per_loop: int
+    n_best_size: int
+    max_answer_length: int
+    use_einsum: bool
+    export_dir: Optional[str]
+    start_n_top: int
+    end_n_top: int
+    dropout_prob: float
+
+
+@bert_flags.args_class(bert_flags.ALBERT_RUN_PRETRAINING, bert_flags.BERT_TPU_FLAGS,
+                        bert_flags.BERT_TF_TRAINING_FLAGS)
+class AlbertPretrainingArgs:
+    """ALBERT run_pretraining.py's flags (its defaults) plus bert_tf's ``use_xla``,
+    ``dtype``, ``gradient_accumulation_steps``."""
+
+    albert_config_file: Optional[str]
+    input_file: Optional[str]
+    output_dir: Optional[str]
+    init_checkpoint: Optional[str]
+    max_seq_length: int
+    max_predictions_per_seq: int
+    do_train: bool
+    do_eval: bool
+    train_batch_size: int
+    eval_batch_size: int
+    optimizer: str
+    learning_rate: float
+    poly_power: float
+    num_train_steps: int
+    num_warmup_steps: int
+    start_warmup_step: int
+    save_checkpoints_steps: int
+    keep_checkpoint_max: int
+    iterations_per_loop: int
+    max_eval_steps: int
+    init_from_group0: bool
+    masked_lm_budget: float
+    # (bert_tf)
+
+
+@bert_flags.args_class(bert_flags.ALBERT_CREATE_PRETRAINING_DATA)
+class AlbertDataArgs:
+    """The flags of ALBERT's create_pretraining_data.py, with its defaults
+    (:data:`bert_tf.flags.ALBERT_CREATE_PRETRAINING_DATA`: ``max_seq_length`` 512,
+    ``dupe_factor`` 40, ``do_whole_word_mask`` True)."""
+
+    input_file: Optional[str]
+    output_file: Optional[str]
+    vocab_file: Optional[str]
+    spm_model_file: Optional[str]
+    input_file_mode: str
+    do_lower_case: bool
+    do_whole_word_mask: bool
+    do_permutation: bool
+    favor_shorter_ngram: bool
+    random_next_sentence: bool
+    max_seq_length: int
+    ngram: int
+    max_predictions_per_seq: int
+    random_seed: int
+    dupe_factor: int
+    masked_lm_prob: float
+    short_seq_prob: float
+
+
+# ALBERT's run_squad_v1.py and run_squad_v2.py each define a part of AlbertSquadArgs' flags.
+ALBERT_SQUAD_V1_FLAGS = tuple(n for n in bert_flags.field_names(AlbertSquadArgs)
+                              if n not in ("start_n_top", "end_n_top", "dropout_prob"))
+ALBERT_SQUAD_V2_FLAGS = tuple(n for n in bert_flags.field_names(AlbertSquadArgs)
+                              if n not in ("use_einsum", "export_dir"))

@@ -1,0 +1,222 @@
+"""Argument classes and the readers of parsed flags.
+
+A task's argument class is an :func:`args_class` dataclass whose fields are flags of a profile
+(:mod:`bert_tf.flags.profiles`): names and types only, the defaults come from the profile. It
+is the one list of the task's flags: its entry point defines them from its fields
+(:func:`define_args`) and :func:`args_from_flags` reads them back::
+
+    from bert_tf import flags as bert_flags
+
+    @bert_flags.args_class(bert_flags.RUN_SQUAD)
+    class SquadArgs:
+        train_file: Optional[str]
+        max_seq_length: int              # 384
+
+    bert_flags.define_args(SquadArgs)
+    args = bert_flags.args_from_flags(SquadArgs, bert_flags.FLAGS)
+
+Scripts serving several families (``run_classifier.py``, ``extract_features.py``) define each
+family's class (:func:`define_args` with several classes); :func:`is_xlnet_invocation` tells
+which path a command line takes, :func:`flag_given` whether a flag was given, and the
+``check_*`` functions refuse the flags a mode does not read.
+"""
+
+import dataclasses
+from typing import Mapping, Optional, Sequence, Tuple
+
+from absl import flags
+
+from bert_tf.errors import FlagError
+from bert_tf.flags.profiles import XLNET, XLNET_SELECTED_BY, define_profiles
+from bert_tf.flags.vocabulary import FLAG_SPECS, Profile
+
+FLAGS = flags.FLAGS
+
+_KIND_TYPES = {"string": str, "bool": bool, "integer": int, "float": float}
+
+# Flag groups that several XLNet tasks' argument classes share (``args_class(profile, *groups)``).
+XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "use_bfloat16",
+                     "init", "init_std", "init_range")
+# (XLNET_MACHINE_FLAGS, the third group, is defined with the profiles that list it.)
+# The TPU flags of the original BERT scripts, and bert_tf's own training flags, shared by the
+# BERT and ALBERT argument classes (groups of :func:`args_class`).
+BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
+BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype")
+XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
+                         "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
+                         "adam_epsilon", "decay_method")
+
+
+def flag_type(name: str, profile: Profile):
+    """The Python type of flag ``name`` in ``profile``: ``str``, ``bool``, ``int``, ``float``
+    (enums: ``str``), ``Optional[...]`` where the profile's default is None."""
+    kind = FLAG_SPECS[name][0]
+    base = _KIND_TYPES.get(kind, str)
+    return Optional[base] if profile.default(name) is None else base
+
+
+def args_class(profile: Profile, *flag_groups: Sequence[str]):
+    """Class decorator: a task's argument dataclass whose fields are flags of ``profile``.
+
+    The class body declares each field by name and type only; its default is the profile's
+    (:data:`FLAG_SPECS` with the family's and the script's overrides), so a default is written
+    once, in :mod:`bert_tf.flags.vocabulary` / :mod:`bert_tf.flags.profiles`::
+
+        @args_class(RUN_SQUAD)
+        class SquadArgs:
+            max_seq_length: int          # default 384, RUN_SQUAD's
+            ...
+
+    The result is a plain dataclass (``dataclasses.fields(...)[i].default`` is the default)
+    with ``flag_profile`` set to ``profile`` for :func:`args_from_flags`. Each of
+    ``flag_groups`` (flag names, e.g. :data:`XLNET_MACHINE_FLAGS`) adds those fields first,
+    typed by :func:`flag_type`, so tasks sharing flags do not restate them.
+
+    Raises:
+      KeyError: a field is not a flag of the profile.
+      TypeError: a field has a default in the class body.
+    """
+
+    def wrap(cls):
+        annotations = {name: flag_type(name, profile) for group in flag_groups
+                       for name in group}
+        annotations.update(cls.__dict__.get("__annotations__", {}))
+        cls.__annotations__ = annotations
+        for name in annotations:
+            if name in cls.__dict__:
+                raise TypeError(f"{cls.__name__}.{name}: give no default in the class body; "
+                                f"it comes from the {profile.name} profile "
+                                f"(bert_tf/flags/profiles.py)")
+            setattr(cls, name, profile.default(name))
+        cls = dataclasses.dataclass(cls)
+        cls.flag_profile = profile
+        return cls
+
+    return wrap
+
+
+def field_names(args_class) -> Tuple[str, ...]:
+    """The field names of an argument class (:func:`args_class`), in order: the flags it reads
+    and its entry point defines (:func:`define_args`)."""
+    return tuple(field.name for field in dataclasses.fields(args_class))
+
+
+def define_args(*args_classes, flag_values=FLAGS) -> None:
+    """Declares an entry point's flags from its argument classes' fields: the one list of a
+    task's flags is its class (no tuple of names beside it).
+
+    Each class's fields are defined with its own profile (``flag_profile``, set by
+    :func:`args_class`), the classes in the order given, as the parts of
+    :func:`bert_tf.flags.profiles.define_profiles`: a flag several classes read is defined
+    once, with the first class's default and help, the others' defaults and meanings added to
+    its help. An entry point imports its TensorFlow-free argument modules
+    (``bert_tf/<family>/tasks/args.py``) at module level, so ``--help`` answers without
+    TensorFlow::
+
+        from bert_tf.bert.tasks.args import SquadArgs
+        from bert_tf.xlnet.tasks.args import XLNetSquadArgs
+
+        bert_flags.define_args(SquadArgs, XLNetSquadArgs)   # BERT's defaults registered
+
+    Args:
+      *args_classes: argument dataclasses made by :func:`args_class`.
+      flag_values: where to declare them (absl's global ``FLAGS``; tests pass their own).
+
+    Raises:
+      KeyError: a field is not a flag of its class's profile.
+    """
+    define_profiles(*((cls.flag_profile, field_names(cls)) for cls in args_classes),
+                    flag_values=flag_values)
+
+
+def flag_is_set(flag_values, name: str) -> bool:
+    """Whether flag ``name`` of absl ``flag_values`` (defined there) has a value of this run:
+    given on the command line, or assigned after parsing."""
+    fl = flag_values[name]
+    return bool(fl.present) or not fl.using_default_value
+
+
+def args_from_flags(args_class, flag_values=FLAGS):
+    """An argument dataclass (BERT's or XLNet's) read from parsed flags.
+
+    For each field, from absl ``FlagValues``:
+
+    * a flag set there (given on the command line, or assigned) gives its value;
+    * a flag defined but not set gives the class's default, i.e. its profile's: the XLNet
+      default applies unless the flag is given (``run_classifier.py`` registers
+      ``--learning_rate`` with BERT's default 5e-5; the XLNet path reads 1e-5, spec
+      ``xlnet.md`` 8.1). For a BERT script this is the default the script registered;
+    * a flag not defined there keeps the class's default.
+
+    From any other object (a namespace, a test double) each attribute it has is taken as is.
+
+    Args:
+      args_class: a dataclass whose fields are flag names (e.g. ``ClassifierArgs``).
+      flag_values: absl ``FLAGS`` (or any object with those attributes).
+    """
+    values = {}
+    for field in dataclasses.fields(args_class):
+        name = field.name
+        if isinstance(flag_values, flags.FlagValues):
+            if name in flag_values and flag_is_set(flag_values, name):
+                values[name] = flag_values[name].value
+        elif hasattr(flag_values, name):
+            values[name] = getattr(flag_values, name)
+    return args_class(**values)
+
+
+def flag_given(flag_values, name: str) -> bool:
+    """Whether flag ``name`` was given on the command line (absl ``FlagValues``: defined there
+    and present); for another object, whether it has the attribute and it is not None."""
+    if isinstance(flag_values, flags.FlagValues):
+        return name in flag_values and bool(flag_values[name].present)
+    return getattr(flag_values, name, None) is not None
+
+
+def is_xlnet_invocation(flag_values) -> bool:
+    """True when ``--model_config_path`` or ``--spiece_model_file`` is given (a non-empty
+    value): the XLNet path of a script serving both families (:data:`XLNET_SELECTED_BY`).
+    Flags not defined or not parsed count as not given."""
+    for name in XLNET_SELECTED_BY:
+        try:
+            value = getattr(flag_values, name)
+        except (AttributeError, flags.UnparsedFlagAccessError):
+            continue
+        if value:
+            return True
+    return False
+
+
+def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> None:
+    """Refuses flags that another family's script would read but this mode ignores (bert_tf:
+    ignoring them silently would run something other than what the command line says).
+
+    Args:
+      flag_values: absl ``FlagValues`` (or any object, :func:`flag_given`).
+      hints: flag -> what to use instead (e.g. ``{"num_train_epochs": "--train_step"}``).
+      mode: how the mode was chosen, for the message (``"ALBERT (--albert_config_file)"``).
+
+    Raises:
+      FlagError: one of ``hints`` is given; names them all, each with its replacement.
+    """
+    given = [n for n in hints if flag_given(flag_values, n)]
+    if given:
+        raise FlagError(f"{mode} does not read " + ", ".join(
+            f"--{n} (use {hints[n]})" for n in given))
+
+
+def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
+    """Refuses BERT flags given in an XLNet invocation (``profile.refused``: each with the
+    XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``).
+
+    Raises:
+      FlagError: one of them is given on the command line (:func:`flag_given`); names them
+        all, in the profile's order.
+    """
+    given = [n for n in profile.refused if flag_given(flag_values, n)]
+    if given:
+        hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
+        selected_by = {"create_pretraining_data.py": "--sp_path",
+                       "run_pretraining.py": "--record_info_dir"}.get(
+                           profile.script, "--model_config_path/--spiece_model_file")
+        raise FlagError(f"BERT flag(s) given with XLNet's {selected_by}: {hints}")

@@ -1,0 +1,311 @@
+"""The process of every entry point: :func:`run_main` and what it does around ``main``.
+
+Flag parsing with a bad flag as one ``error:`` line (:func:`parse_flags`), help that exits 0
+(:func:`asks_for_help`), one-line endings for errors, interruptions and an unwritable standard
+output (the stdout guard), the output locks and the sweep of stale temporary files of the
+output folders (:func:`locked_outputs`, :func:`output_folders`), the removal of the empty
+folders a failed run created (:func:`absent_output_folders`), and the exit without the
+interpreter's teardown (:func:`exit_without_teardown`).
+"""
+
+import os
+import posixpath
+import signal
+import sys
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from absl import app, flags
+
+from bert_tf.atomic_files import remove_stale_temp_files
+from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
+from bert_tf.flags.arguments import flag_is_set
+from bert_tf.output_locks import output_locks
+
+FLAGS = flags.FLAGS
+
+
+def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
+    """Runs ``main`` under absl, with one-line endings for errors and interruptions.
+
+    ``skip_teardown``: after a successful ``main`` (exit status 0), end the process with
+    :func:`exit_without_teardown` instead of the interpreter's teardown (bert_tf, issue 16:
+    with TensorFlow loaded, finalizing its modules and objects was ~1 s CPU of every run).
+    Only for scripts whose outputs are all closed (renamed into place) when ``main`` returns;
+    error and interrupt exits keep the normal teardown.
+
+    * a positional argument (the scripts take flags only) is a :class:`FlagError`
+      (:func:`check_no_positional_arguments`);
+    * a :class:`BertTfError` prints ``error: <message>`` and exits 1; output folders
+      (:data:`OUTPUT_FOLDER_FLAGS`) that the failed run created and left empty are removed
+      (bert_tf: the originals left them behind);
+    * before ``main``, each output the command line names (:func:`locked_outputs`) is locked
+      (:mod:`bert_tf.output_locks`: a second run on the same output fails with one line),
+      and the temporary files that killed runs left in the output folders
+      (:func:`output_folders`) are removed, said in one line (issue 15 item 5);
+    * standard output that cannot be written (``> /dev/full``, a closed pipe) is one
+      ``error: cannot write to standard output (...)`` line, exit 1, not a traceback
+      (bert_tf); ``sys.stdout`` is flushed before ``main`` counts as done;
+    * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
+      the temporary files of atomic outputs are removed and the last checkpoint written stays
+      the one a re-run resumes from.
+
+    * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
+    * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
+      (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
+
+    Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
+    """
+
+    def _on_sigterm(signum, frame):
+        raise SystemExit(128 + signum)
+
+    def _wrapped(argv):
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        absent = absent_output_folders(FLAGS)
+        stdout = sys.stdout
+        sys.stdout = _StdoutGuard(stdout)
+        try:
+            check_no_positional_arguments(argv)
+            with output_locks(locked_outputs(FLAGS)):
+                for folder in output_folders(FLAGS):
+                    remove_stale_temp_files(folder)
+                result = main(argv)
+                sys.stdout.flush()
+                return result
+        except BertTfError as e:
+            if isinstance(e, StdoutWriteError):
+                _discard_stdout(stdout)
+            remove_empty_new_folders(absent)
+            print(f"error: {e}", file=sys.stderr)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+        finally:
+            if isinstance(sys.stdout, _StdoutGuard):
+                sys.stdout = stdout
+
+    try:
+        app.run(_wrapped, flags_parser=parse_flags)
+    except SystemExit as e:
+        if e.code == 1 and asks_for_help(sys.argv):
+            sys.exit(0)
+        if skip_teardown and e.code in (None, 0):
+            exit_without_teardown(0)
+        raise
+
+
+class _StdoutGuard:
+    """``sys.stdout`` during :func:`run_main`'s ``main``: a write or flush that fails with an
+    ``OSError`` (``> /dev/full``, a closed pipe) raises :class:`StdoutWriteError` (one
+    ``error:`` line) instead of a traceback; everything else is the wrapped stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, name, *args):
+        try:
+            return getattr(self._stream, name)(*args)
+        except OSError as e:
+            raise StdoutWriteError(
+                f"cannot write to standard output ({e.strerror or e})") from e
+
+    def write(self, text):
+        return self._guarded("write", text)
+
+    def writelines(self, lines):
+        return self._guarded("writelines", lines)
+
+    def flush(self):
+        return self._guarded("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _discard_stdout(stream) -> None:
+    """Points ``stream``'s file descriptor at ``os.devnull``, so that the exit's own flush of
+    its unwritten buffer does not fail again (Python's "Exception ignored ... flushing
+    sys.stdout", exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def exit_without_teardown(code: int = 0) -> None:
+    """Ends the process now with ``code``: flushes Python's logging handlers (absl's
+    included), ``sys.stdout`` and ``sys.stderr``, then ``os._exit`` (no ``atexit`` handlers,
+    no module finalization). For a finished run whose files are already closed."""
+    import logging as std_logging
+
+    std_logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def parse_flags(argv: Sequence[str]) -> List[str]:
+    """absl's flag parsing for :func:`run_main`, with a bad flag as one ``error:`` line.
+
+    absl printed ``FATAL Flags parsing error: ...`` and a second line, unlike every other
+    error of the scripts (issue 15: bad-input families). The help flags are answered inside
+    parsing as before.
+
+    Returns:
+      the arguments left after the flags (program name first).
+
+    Raises:
+      SystemExit(1): an unknown flag or a bad value (the message names the flag; absl's
+        "Did you mean" suggestion kept).
+    """
+    try:
+        return FLAGS(list(argv))
+    except flags.Error as e:
+        message = " ".join(str(e).split())
+        print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
+        sys.exit(1)
+
+
+HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
+
+# Folders a run creates for what it writes.
+OUTPUT_FOLDER_FLAGS = ("output_dir", "model_dir", "predict_dir", "export_dir", "cached_dir",
+                       "save_dir")
+
+
+# Outputs locked for the run (:func:`locked_outputs`).
+LOCKED_OUTPUT_FLAGS = ("output_file", "output_dir", "model_dir", "predict_dir", "save_dir")
+
+
+def _flag_value(flag_values, name: str) -> Optional[str]:
+    """The value of flag ``name`` if it is set (given or assigned), a non-empty str; else None.
+    A default is not an output of this run: XLNet's ``--save_dir`` default
+    ``proc_data/example`` is defined in ``create_pretraining_data.py``'s BERT runs too."""
+    try:
+        value = (flag_values[name].value
+                 if name in flag_values and flag_is_set(flag_values, name) else None)
+    except Exception:  # noqa: BLE001 - unparsed flags: nothing to lock or sweep
+        value = None
+    return value if isinstance(value, str) and value else None
+
+
+def _flag_bool(flag_values, name: str) -> Optional[bool]:
+    """The value of bool flag ``name`` (given or default), or None where it is not defined."""
+    try:
+        value = flag_values[name].value if name in flag_values else None
+    except Exception:  # noqa: BLE001 - unparsed flags
+        value = None
+    return value if isinstance(value, bool) else None
+
+
+def locked_outputs(flag_values) -> List[Tuple[str, str]]:
+    """``(path, "--flag")`` for each output of :data:`LOCKED_OUTPUT_FLAGS` set in
+    ``flag_values`` (each item of a comma-separated ``--output_file``), for
+    :func:`bert_tf.output_locks.output_locks`.
+
+    ``--output_dir`` is left out when ``--model_dir`` is set: in the XLNet scripts it holds
+    only the cached TFRecords, which runs of one data set share (several fine-tunings at once
+    with one cache is the original's usage) and which are written atomically with their
+    fingerprint; the run's own outputs are in ``--model_dir``.
+
+    A run with ``--do_train=False`` (evaluation or prediction only) does not lock its
+    ``--output_dir`` / ``--model_dir``: it only reads checkpoints there and writes its result
+    files atomically, so it may run beside the training that writes them (the original's
+    evaluate-while-training usage, e.g. ALBERT's separate eval job).
+    """
+    outputs = []
+    trains = _flag_bool(flag_values, "do_train")
+    for name in LOCKED_OUTPUT_FLAGS:
+        value = _flag_value(flag_values, name)
+        if value is None or (name == "output_dir" and _flag_value(flag_values, "model_dir")):
+            continue
+        if name in ("output_dir", "model_dir") and trains is False:
+            continue
+        items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
+        outputs.extend((item, f"--{name}") for item in items if item)
+    return outputs
+
+
+def output_folders(flag_values) -> List[str]:
+    """The folders a run writes into, where killed runs may have left temporary files: the
+    values of :data:`OUTPUT_FOLDER_FLAGS` and the folder of each ``--output_file`` item, each
+    once, in that order."""
+    folders: List[str] = []
+    for name in OUTPUT_FOLDER_FLAGS + ("output_file",):
+        value = _flag_value(flag_values, name)
+        if value is None:
+            continue
+        if name == "output_file":
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            paths = [posixpath.dirname(v) if "://" in v else os.path.dirname(os.path.abspath(v))
+                     for v in items]
+        else:
+            paths = [value]
+        folders.extend(p for p in paths if p not in folders)
+    return folders
+
+
+def absent_output_folders(flag_values) -> List[str]:
+    """The local folders named by :data:`OUTPUT_FOLDER_FLAGS` in ``flag_values`` (parsed absl
+    flags; others are skipped) that do not exist yet, with each of their missing parents,
+    deepest first. Remote paths (``gs://``...) are left alone."""
+    absent: List[str] = []
+    for name in OUTPUT_FOLDER_FLAGS:
+        try:
+            value = flag_values[name].value if name in flag_values else None
+        except Exception:  # noqa: BLE001 - unparsed flags: nothing to record
+            value = None
+        if not isinstance(value, str) or not value or "://" in value:
+            continue
+        path = os.path.abspath(value)
+        while path not in absent and not os.path.exists(path):
+            absent.append(path)
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+    return sorted(absent, key=len, reverse=True)
+
+
+def remove_empty_new_folders(absent: Sequence[str]) -> None:
+    """Removes each folder of ``absent`` (:func:`absent_output_folders`, deepest first) that
+    now exists and is empty; a folder that holds anything is kept."""
+    for path in absent:
+        try:
+            if os.path.isdir(path) and not os.listdir(path):
+                os.rmdir(path)
+        except OSError:
+            pass
+
+
+def check_no_positional_arguments(argv: Sequence[str]) -> None:
+    """The scripts take flags only; the original ignored anything else, so a stray word (a
+    value after a space, ``--output_dir /tmp/x``, or a line break lost in a copied command)
+    silently changed nothing.
+
+    Raises:
+      FlagError: names the first stray argument.
+    """
+    stray = list(argv[1:])
+    if stray:
+        raise FlagError(f"unexpected argument {stray[0]!r}"
+                        f"{f' (and {len(stray) - 1} more)' if len(stray) > 1 else ''}: the "
+                        f"scripts take flags only, as --name=value")
+
+
+def asks_for_help(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` (program name first) holds ``--help``, ``--helpshort``,
+    ``--helpfull`` or ``-?`` (one or two dashes, ``=true`` allowed) before a ``--``."""
+    for arg in argv[1:]:
+        if arg == "--":
+            return False
+        name, _, value = arg.lstrip("-").partition("=")
+        if arg.startswith("-") and name in HELP_FLAGS and value.lower() in ("", "true", "1"):
+            return True
+    return False
