@@ -21,7 +21,7 @@ from bert_tf.data import tfrecord
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.xlnet.tasks import race as xr
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RECORD = "spiece.model.len-128.dev.tf_record"
 
 # run_race.py's flags and defaults, spec xlnet.md 10 ("as in the classifier" for the model,
