@@ -286,21 +286,33 @@ class OriginalGraph:
 # ---- bert_tf at an older commit ---------------------------------------------------------------
 
 def load_xlnet_at(ref):
-    """``bert_tf/xlnet/layers.py`` + ``model.py`` as of git ``ref``, as in-memory modules (the
-    rest of bert_tf, config and checkpoint map included, is today's)."""
+    """``bert_tf/xlnet/attention.py`` (when ``ref`` has it) + ``layers.py`` + ``model.py`` as
+    of git ``ref``, as in-memory modules (the rest of bert_tf, config and checkpoint map
+    included, is today's)."""
     def source(path):
         return subprocess.run(["git", "-C", REPO, "show", f"{ref}:{path}"], capture_output=True,
                               text=True, check=True).stdout
 
-    layers = types.ModuleType(f"bert_tf_xlnet_layers_{ref}")
-    exec(compile(source("bert_tf/xlnet/layers.py"), f"{ref}:bert_tf/xlnet/layers.py", "exec"),
-         layers.__dict__)
-    sys.modules[layers.__name__] = layers
-    model_source = source("bert_tf/xlnet/model.py").replace(
-        "from bert_tf.xlnet.layers import", f"from {layers.__name__} import")
-    model = types.ModuleType(f"bert_tf_xlnet_model_{ref}")
-    exec(compile(model_source, f"{ref}:bert_tf/xlnet/model.py", "exec"), model.__dict__)
-    return model
+    def has(path):
+        return subprocess.run(["git", "-C", REPO, "cat-file", "-e", f"{ref}:{path}"],
+                              capture_output=True).returncode == 0
+
+    renames = {}  # today's module name -> the in-memory module of ref
+
+    def load(stem):
+        text = source(f"bert_tf/xlnet/{stem}.py")
+        for name, module in renames.items():
+            text = text.replace(f"from {name} import", f"from {module.__name__} import")
+        module = types.ModuleType(f"bert_tf_xlnet_{stem}_{ref}")
+        exec(compile(text, f"{ref}:bert_tf/xlnet/{stem}.py", "exec"), module.__dict__)
+        sys.modules[module.__name__] = module
+        renames[f"bert_tf.xlnet.{stem}"] = module
+        return module
+
+    if has("bert_tf/xlnet/attention.py"):  # the tensor functions, split from layers.py
+        load("attention")
+    load("layers")
+    return load("model")
 
 
 def build_ours(tf, model_module, config, work, args, inputs, variant=()):

@@ -36,9 +36,9 @@ import keras
 import tensorflow as tf
 
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
-from bert_tf.xlnet.layers import (LMHead, LogitHead, SequenceSummary, XLNetLayer,
-                                  attention_masks, cache_mem, get_initializer,
-                                  relative_positional_encoding, relative_segment_matrix)
+from bert_tf.xlnet.attention import (attention_masks, cache_mem, relative_positional_encoding,
+                                     relative_segment_matrix)
+from bert_tf.xlnet.layers import LMHead, LogitHead, SequenceSummary, XLNetLayer, get_initializer
 
 
 def _static_or_dynamic(x, axis):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.xlnet import layers
+from bert_tf.xlnet import attention, layers
 
 
 def test_gelu_is_the_tanh_form():
@@ -19,7 +19,7 @@ def test_rel_shift_index_identity():
     qlen, mlen = 3, 2
     klen, rlen = qlen + mlen, 2 * qlen + mlen
     x = np.array([[100 * i + p for p in range(rlen)] for i in range(qlen)], np.float32)
-    out = layers.rel_shift(tf.constant(x[:, :, None, None]), klen).numpy()[:, :, 0, 0]
+    out = attention.rel_shift(tf.constant(x[:, :, None, None]), klen).numpy()[:, :, 0, 0]
     expected = [[100 * i + qlen - i + j for j in range(klen)] for i in range(qlen)]
     np.testing.assert_array_equal(out, expected)
 
@@ -31,7 +31,7 @@ def test_rel_shift_batch_major_index_identity():
     klen, rlen = qlen + mlen, 2 * qlen + mlen
     x = np.array([[[[1000 * b + 100 * i + p for p in range(rlen)] for i in range(qlen)]] * 3
                   for b in range(2)], np.float32)
-    out = layers.rel_shift_bnij(tf.constant(x), klen).numpy()
+    out = attention.rel_shift_bnij(tf.constant(x), klen).numpy()
     expected = [[[[1000 * b + 100 * i + qlen - i + j for j in range(klen)] for i in range(qlen)]] * 3
                 for b in range(2)]
     np.testing.assert_array_equal(out, expected)
@@ -49,7 +49,7 @@ def _sinusoid(pos, d_model):
     ("bi", 2, [2, 2, 2, 2, 1, 0, -1, -2]),
 ])
 def test_positional_encoding(attn_type, clamp_len, positions):
-    pos_emb = layers.relative_positional_encoding(3, 5, 8, clamp_len, attn_type, bsz=2).numpy()
+    pos_emb = attention.relative_positional_encoding(3, 5, 8, clamp_len, attn_type, bsz=2).numpy()
     assert pos_emb.shape == (len(positions), 2, 8)
     expected = _sinusoid(np.array(positions, np.float64), 8)
     np.testing.assert_allclose(pos_emb[:, 0], expected, atol=1e-6)
@@ -57,48 +57,48 @@ def test_positional_encoding(attn_type, clamp_len, positions):
 
 
 def test_positional_encoding_bi_data_halves():
-    pos_emb = layers.relative_positional_encoding(2, 3, 4, bi_data=True, bsz=4).numpy()
+    pos_emb = attention.relative_positional_encoding(2, 3, 4, bi_data=True, bsz=4).numpy()
     fwd = _sinusoid(np.array([3, 2, 1, 0, -1], np.float64), 4)
     bwd = _sinusoid(np.array([-3, -2, -1, 0, 1], np.float64), 4)
     for b, expected in enumerate((fwd, fwd, bwd, bwd)):
         np.testing.assert_allclose(pos_emb[:, b], expected, atol=1e-6)
     with pytest.raises(ValueError, match="even batch size"):
-        layers.relative_positional_encoding(2, 3, 4, bi_data=True, bsz=3)
+        attention.relative_positional_encoding(2, 3, 4, bi_data=True, bsz=3)
 
 
 def test_causal_mask_and_same_length():
-    mask = layers.causal_mask(3, 2).numpy()
+    mask = attention.causal_mask(3, 2).numpy()
     np.testing.assert_array_equal(mask, [[0, 0, 0, 1, 1], [0, 0, 0, 0, 1], [0, 0, 0, 0, 0]])
-    same = layers.causal_mask(3, 2, same_length=True).numpy()
+    same = attention.causal_mask(3, 2, same_length=True).numpy()
     np.testing.assert_array_equal(same, [[0, 0, 0, 1, 1], [1, 0, 0, 0, 1], [1, 1, 0, 0, 0]])
     assert list((same == 0).sum(1)) == [3, 3, 3]  # every query sees M + 1 keys
 
 
 def test_attention_masks_input_mask_and_diagonal():
     input_mask = tf.constant([[0.0], [0.0], [1.0]])  # [L=3, B=1], last position padded
-    attn_mask, non_tgt = layers.attention_masks(3, 1, input_mask=input_mask)
+    attn_mask, non_tgt = attention.attention_masks(3, 1, input_mask=input_mask)
     attn_mask, non_tgt = attn_mask.numpy()[..., 0, 0], non_tgt.numpy()[..., 0, 0]
     np.testing.assert_array_equal(attn_mask, [[0, 0, 0, 1]])  # broadcast over queries
     # Every position may attend to itself in the content stream, even the padded one.
     np.testing.assert_array_equal(non_tgt, [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]])
-    assert layers.attention_masks(3, 1) == (None, None)
+    assert attention.attention_masks(3, 1) == (None, None)
 
 
 def test_attention_masks_perm_and_uni():
     perm = np.zeros((2, 2, 1), np.float32)
     perm[0, 1, 0] = 1.0  # query 0 may not see key 1
     perm[1, 1, 0] = 1.0  # query 1 is a target: cannot see itself in the query stream
-    attn_mask, non_tgt = layers.attention_masks(2, 0, perm_mask=tf.constant(perm))
+    attn_mask, non_tgt = attention.attention_masks(2, 0, perm_mask=tf.constant(perm))
     np.testing.assert_array_equal(attn_mask.numpy()[..., 0, 0], [[0, 1], [0, 1]])
     np.testing.assert_array_equal(non_tgt.numpy()[..., 0, 0], [[0, 1], [0, 0]])
-    uni, uni_non_tgt = layers.attention_masks(2, 1, attn_type="uni")
+    uni, uni_non_tgt = attention.attention_masks(2, 1, attn_type="uni")
     np.testing.assert_array_equal(uni.numpy()[..., 0, 0], [[0, 0, 1], [0, 0, 0]])
     np.testing.assert_array_equal(uni_non_tgt.numpy(), uni.numpy())
 
 
 def test_relative_segment_matrix_memory_is_segment_0():
     seg_id = tf.constant([[0], [0], [1]])
-    seg_mat = layers.relative_segment_matrix(seg_id, 1).numpy()
+    seg_mat = attention.relative_segment_matrix(seg_id, 1).numpy()
     assert seg_mat.shape == (3, 4, 1, 2)
     different = seg_mat[:, :, 0, 1]
     np.testing.assert_array_equal(different, [[0, 0, 0, 1], [0, 0, 0, 1], [1, 1, 1, 0]])
@@ -108,15 +108,15 @@ def test_relative_segment_matrix_memory_is_segment_0():
 def test_cache_mem():
     curr = tf.reshape(tf.range(6, dtype=tf.float32), [6, 1, 1])
     prev = tf.constant([[[-2.0]], [[-1.0]]])
-    assert layers.cache_mem(curr, prev, None) is None and layers.cache_mem(curr, prev, 0) is None
-    np.testing.assert_array_equal(layers.cache_mem(curr, None, 4).numpy().ravel(), [2, 3, 4, 5])
-    np.testing.assert_array_equal(layers.cache_mem(curr, prev, 4, reuse_len=3).numpy().ravel(),
+    assert attention.cache_mem(curr, prev, None) is None and attention.cache_mem(curr, prev, 0) is None
+    np.testing.assert_array_equal(attention.cache_mem(curr, None, 4).numpy().ravel(), [2, 3, 4, 5])
+    np.testing.assert_array_equal(attention.cache_mem(curr, prev, 4, reuse_len=3).numpy().ravel(),
                                   [-1, 0, 1, 2])
     # Shorter than mem_len when there is not enough: [first reuse_len of current].
-    np.testing.assert_array_equal(layers.cache_mem(curr, None, 4, reuse_len=2).numpy().ravel(), [0, 1])
+    np.testing.assert_array_equal(attention.cache_mem(curr, None, 4, reuse_len=2).numpy().ravel(), [0, 1])
     with tf.GradientTape() as tape:
         tape.watch(curr)
-        total = tf.reduce_sum(layers.cache_mem(curr, None, 4))
+        total = tf.reduce_sum(attention.cache_mem(curr, None, 4))
     assert tape.gradient(total, curr) is None  # stop_gradient
 
 
@@ -158,7 +158,7 @@ def test_position_wise_ffn_relu_by_hand():
 
 
 def test_mask_value_per_dtype():
-    assert layers.mask_value(tf.float32) == 1e30
-    assert layers.mask_value(tf.bfloat16) == 1e30
-    assert layers.mask_value(tf.float16) == 65500.0
+    assert attention.mask_value(tf.float32) == 1e30
+    assert attention.mask_value(tf.bfloat16) == 1e30
+    assert attention.mask_value(tf.float16) == 65500.0
     assert math.isclose(layers.LAYER_NORM_EPSILON, 1e-12)

@@ -8,7 +8,8 @@ Mirrors the original google-research/albert ``run_squad_v1.py`` / ``run_squad_v2
 ``--start_n_top`` / ``--end_n_top`` 5, ``--dropout_prob`` 0.1), the start-up checks, the
 features (:mod:`bert_tf.albert.data.squad`), the heads (:mod:`bert_tf.albert.squad`), AdamW
 (ALBERT's ``optimization.create_optimizer`` default), the training examples shuffled with
-``random.Random(12345)``, ``num_train_steps = int(examples / batch * epochs)``, and the files:
+``random.Random(12345)``, ``num_train_steps = int(examples / batch * epochs)``, and the files
+(:mod:`bert_tf.albert.data.squad_records`):
 
 * ``--train_feature_file`` (written from ``--train_file`` when absent, else reused, as the
   original; bert_tf: refused, naming it, when its records are not ``--max_seq_length`` long);
@@ -41,12 +42,10 @@ Done differently (and said in the flags' help):
   same math either way).
 """
 
-import gzip
-import hashlib
 import json
 import os
 import random
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import tensorflow as tf
 from absl import logging
@@ -59,7 +58,7 @@ from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_lo
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.albert.data import squad as data
 from bert_tf.albert.data import squad_postprocess as postprocess
-from bert_tf.data import squad_features_cache
+from bert_tf.albert.data import squad_records as records
 from bert_tf.data import squad_metrics
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.run import checks as run_checks
@@ -75,13 +74,9 @@ PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"
 NULL_ODDS_FILE = "null_odds.json"
 EVAL_RESULTS_FILE = "eval_results.txt"
-TRAIN_SHUFFLE_SEED = 12345  # the original's random.Random(12345) pre-shuffle of the examples
-TRAIN_SHUFFLE_BUFFER = 100  # the original input_fn's shuffle buffer
 V1_KEYS = ("start_logits", "end_logits")
 V2_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
            "cls_logits")
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids", "p_mask")
-FEATURES_CACHE_FORMAT = "bert_tf albert squad features 1"
 
 
 V1_FLAGS = ALBERT_SQUAD_V1_FLAGS
@@ -160,70 +155,6 @@ def build_model(config: AlbertConfig, args: AlbertSquadArgs, version: int):
     return model.build_with_dummy_input(max(2, args.start_n_top, args.end_n_top))
 
 
-def _on_mismatch(example) -> None:
-    logging.warning("MISMATCH DETECTED! (question %s: its paragraph cannot be aligned to its "
-                    "SentencePiece pieces; skipped, as the original)", example.qas_id)
-
-
-def convert(examples, sp, args: AlbertSquadArgs, is_training: bool
-            ) -> List[data.AlbertSquadFeatures]:
-    """All features of ``examples`` with the flags' window settings."""
-    return list(data.convert_examples_to_features(
-        examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
-        is_training=is_training, do_lower_case=args.do_lower_case, on_mismatch=_on_mismatch))
-
-
-def _record_length(path: str) -> Optional[int]:
-    for raw in tf.data.TFRecordDataset(path).take(1):
-        example = tf.train.Example.FromString(raw.numpy())
-        return len(example.features.feature["input_ids"].int64_list.value)
-    return None
-
-
-def train_records(args: AlbertSquadArgs, sp, examples) -> str:
-    """``--train_feature_file``: reused when it exists (as the original), else written.
-
-    Raises:
-      FlagError: an existing file whose records are not ``--max_seq_length`` long.
-    """
-    path = args.train_feature_file
-    if tf.io.gfile.exists(path):
-        length = _record_length(path)
-        if length != args.max_seq_length:
-            raise FlagError(f"--train_feature_file={path} holds records of length {length}, "
-                            f"not --max_seq_length={args.max_seq_length}: remove it to "
-                            "rewrite it")
-        logging.info("Reusing the training features %s", path)
-        return path
-    count = data.write_feature_records(convert(examples, sp, args, True), path, True)
-    logging.info("Wrote %d training features to %s", count, path)
-    return path
-
-
-def train_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
-    """The original training input: repeat, shuffle(100) (seeded, so a resumed run sees the
-    same batches), parse, batch with ``drop_remainder``.
-
-    Returns:
-      ``(features, labels)``: int32 ``input_ids``, ``input_mask``, ``segment_ids``,
-      ``p_mask`` ``[B, S]``; labels ``start_positions``, ``end_positions``,
-      ``is_impossible`` ``[B]``.
-    """
-    schema = data.record_schema(max_seq_length, is_training=True)
-
-    def split(record):
-        ex = {k: tf.cast(v, tf.int32) for k, v in tf.io.parse_single_example(record,
-                                                                                schema).items()}
-        features = {k: ex[k] for k in MODEL_INPUTS}
-        labels = {k: ex[k] for k in ("start_positions", "end_positions", "is_impossible")}
-        features["start_positions"] = ex["start_positions"]
-        return features, labels
-
-    d = tf.data.TFRecordDataset(path).repeat()
-    d = d.shuffle(TRAIN_SHUFFLE_BUFFER, seed=TRAIN_SHUFFLE_SEED)
-    return d.map(split).batch(batch_size, drop_remainder=True)
-
-
 def loss_fn_for(version: int):
     """``loss_fn(model, features, labels)`` of the original model_fn: v1 ``(CE start + CE
     end) / 2``; v2 that plus ``0.5 * mean sigmoid CE(cls_logits, is_impossible)``."""
@@ -237,78 +168,14 @@ def loss_fn_for(version: int):
     return loss_fn
 
 
-def settings_of(args: AlbertSquadArgs) -> Dict[str, Any]:
-    """What the predict features depend on (stored with them; a change rewrites them)."""
-    with tf.io.gfile.GFile(args.spm_model_file, "rb") as f:
-        spm_sha = hashlib.sha256(f.read()).hexdigest()
-    with tf.io.gfile.GFile(args.predict_file, "rb") as f:
-        data_sha = hashlib.sha256(f.read()).hexdigest()
-    return {"format": FEATURES_CACHE_FORMAT, "max_seq_length": args.max_seq_length,
-            "doc_stride": args.doc_stride, "max_query_length": args.max_query_length,
-            "do_lower_case": args.do_lower_case, "spm_model_sha256": spm_sha,
-            "predict_file_sha256": data_sha}
-
-
-def write_features_cache(path: str, settings: Dict[str, Any],
-                         features: Sequence[data.AlbertSquadFeatures]) -> None:
-    """``--predict_feature_left_file``: gzip JSON lines (settings header, one feature a
-    line), atomically, the same bytes for the same features
-    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
-    squad_features_cache.write_features_cache(path, settings, features)
-
-
-def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.AlbertSquadFeatures]]:
-    """``(settings, features)`` of :func:`write_features_cache`'s file.
-
-    Raises:
-      FlagError: not such a file (e.g. the original's pickle), naming it.
-    """
-    try:
-        with tf.io.gfile.GFile(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
-            return squad_features_cache.parse_features_cache(f.readline(), f,
-                                                             data.AlbertSquadFeatures)
-    except (OSError, EOFError, ValueError, KeyError, TypeError, gzip.BadGzipFile) as e:
-        raise FlagError(f"--predict_feature_left_file={path} is not a features file written by "
-                        f"bert_tf ({e}; the original's pickle cannot be read): remove it and "
-                        "--predict_feature_file to rewrite them") from e
-
-
-def predict_features(args: AlbertSquadArgs, sp, examples) -> List[data.AlbertSquadFeatures]:
-    """The predict features: both cache files when they exist and fit, else converted and
-    both written."""
-    settings = settings_of(args)
-    record, left = args.predict_feature_file, args.predict_feature_left_file
-    if tf.io.gfile.exists(record) and tf.io.gfile.exists(left):
-        cached_settings, features = read_features_cache(left)
-        if cached_settings == settings:
-            logging.info("Loading eval features from %s", left)
-            return features
-        logging.warning("%s was made with other settings or data: rewriting it and %s", left,
-                        record)
-    features = convert(examples, sp, args, False)
-    data.write_feature_records(features, record, is_training=False)
-    write_features_cache(left, settings, features)
-    return features
-
-
-def predict_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
-    """The predict records in file order, int32, batches of ``batch_size`` (last one short)."""
-    schema = data.record_schema(max_seq_length, is_training=False)
-
-    def parse(record):
-        return {k: tf.cast(v, tf.int32) if k != "unique_ids" else v
-                for k, v in tf.io.parse_single_example(record, schema).items()}
-
-    return tf.data.TFRecordDataset(path).map(parse).batch(batch_size)
-
-
 def raw_results(model, args: AlbertSquadArgs, version: int, total: int) -> List:
     """The heads' outputs per predict record, as the original's ``RawResult`` /
     ``RawResultV2`` (Python floats of the float32 outputs)."""
     keys = V1_KEYS if version == 1 else V2_KEYS
-    predictor = BatchPredictor(model, keys, input_keys=MODEL_INPUTS)
-    batches = numpy_batches(predict_dataset(args.predict_feature_file, args.max_seq_length,
-                                            args.predict_batch_size))
+    predictor = BatchPredictor(model, keys, input_keys=records.MODEL_INPUTS)
+    batches = numpy_batches(records.predict_dataset(args.predict_feature_file,
+                                                    args.max_seq_length,
+                                                    args.predict_batch_size))
     results = []
     for batch, out in predictor.predict(batches, total=total):
         for i, unique_id in enumerate(batch["unique_ids"]):
@@ -402,12 +269,12 @@ def run(args: AlbertSquadArgs, version: int,
                             f"{args.train_batch_size} x --num_train_epochs="
                             f"{args.num_train_epochs} gives {num_steps} steps: nothing to train")
         num_warmup = int(num_steps * args.warmup_proportion)
-        random.Random(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+        random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
         existing = checkpoint_io.existing_checkpoints(args.output_dir)
         if args.init_checkpoint and not existing:
             report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
             logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
-        path = train_records(args, sp, train_examples)
+        path = records.train_records(args, sp, train_examples)
         logging.info("***** Running training *****")
         logging.info("  Num orig examples = %d", len(train_examples))
         logging.info("  Batch size = %d", args.train_batch_size)
@@ -423,14 +290,14 @@ def run(args: AlbertSquadArgs, version: int,
             log_every_n_steps=max(1, min(100, num_steps // 20)), stop_at_step=stop_at_step)
         result["train"] = loop.train(
             model, loss_fn_for(version),
-            train_dataset(path, args.max_seq_length, args.train_batch_size),
+            records.train_dataset(path, args.max_seq_length, args.train_batch_size),
             name_map, train_config, strategy=strategy, optimizer=optimizer)
         result.update(num_train_steps=num_steps, num_train_examples=len(train_examples))
 
     if args.do_predict:
         restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
                                          load_fn=load_fn)
-        features = predict_features(args, sp, eval_examples)
+        features = records.predict_features(args, sp, eval_examples)
         logging.info("***** Running predictions *****")
         logging.info("  Num orig examples = %d", len(eval_examples))
         logging.info("  Num split examples = %d", len(features))

@@ -4,12 +4,13 @@ The reading half of the original XLNet ``run_classifier.py`` (``file_based_input
 spec `xlnet.md` 8.3): records written by
 :func:`bert_tf.xlnet.data.classifier.file_based_convert_examples_to_features` (schema
 :func:`bert_tf.xlnet.data.classifier.record_schema`) decoded into model inputs, and, beyond
-the original, :func:`check_cached_records`: a cached file the run would reuse must have been
-written for this run.
+the original, :func:`cache_fingerprint` (what a record file is made from,
+:mod:`bert_tf.data.record_cache`) and :func:`check_cached_records`: a cached file the run
+would reuse must have been written for this run.
 """
 
 import math
-from typing import Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -37,6 +38,23 @@ def _count_cached_records(path: str, regression: bool) -> Tuple[int, int, float]
         if len(batch["label_ids"]):
             largest = max(largest, float(np.max(batch["label_ids"])))
     return total, real, largest
+
+
+def cache_fingerprint(args, task_name: str, kind: str, examples) -> Dict[str, Any]:
+    """What the ``kind`` record file is made from (:func:`bert_tf.data.record_cache.fingerprint`):
+    the examples, the SentencePiece model and the flags that shape the records (``args``: the
+    run's flags, any object with ``max_seq_length``, ``uncased``, ``num_passes``,
+    ``eval_batch_size``, ``doc_stride``, ``spiece_model_file``; ``task_name`` lower case)."""
+    settings = {"task_name": task_name, "max_seq_length": args.max_seq_length,
+                "uncased": bool(args.uncased), "kind": kind,
+                "shuffle_seed": TRAIN_SHUFFLE_SEED}
+    if kind == "train":
+        settings["num_passes"] = args.num_passes
+    if kind == "eval":
+        settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
+    if args.doc_stride is not None:  # window records (issue 13)
+        settings["doc_stride"] = args.doc_stride
+    return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
 
 
 def check_cached_records(path: str, kind: str, args, num_examples: int, n_class: int,

@@ -86,7 +86,6 @@ from bert_tf.run.checks import require_one_mode, require_positive_steps
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
-from bert_tf.training import loop
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.summaries import write_eval_summaries
@@ -94,12 +93,12 @@ from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
-from bert_tf.xlnet.optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
 from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
+from bert_tf.xlnet.tasks import finetuning
 
 
 XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
@@ -368,26 +367,10 @@ class _Run:
     fingerprints: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def _fingerprint(r: _Run, kind: str, examples) -> Dict[str, Any]:
-    """What the ``kind`` record file is made from (:func:`bert_tf.data.record_cache.fingerprint`):
-    the examples, the SentencePiece model and the flags that shape the records."""
-    args = r.args
-    settings = {"task_name": r.task_name, "max_seq_length": args.max_seq_length,
-                "uncased": bool(args.uncased), "kind": kind,
-                "shuffle_seed": records.TRAIN_SHUFFLE_SEED}
-    if kind == "train":
-        settings["num_passes"] = args.num_passes
-    if kind == "eval":
-        settings["eval_batch_size"] = args.eval_batch_size  # the padding examples
-    if args.doc_stride is not None:  # window records (issue 13)
-        settings["doc_stride"] = args.doc_stride
-    return record_cache.fingerprint(settings, examples, files=[args.spiece_model_file])
-
-
 def _check_cache(r: _Run, path: str, kind: str, examples, split: str) -> None:
     """A cached ``path`` of other data or flags is removed (written again, said in one line);
     one without a fingerprint is checked as before (:func:`records.check_cached_records`)."""
-    r.fingerprints[path] = _fingerprint(r, kind, examples)
+    r.fingerprints[path] = records.cache_fingerprint(r.args, r.task_name, kind, examples)
     if record_cache.reuse_cached(path, r.fingerprints[path], r.args.overwrite_data):
         records.check_cached_records(path, kind, r.args, len(examples), r.n_class, split)
 
@@ -493,70 +476,11 @@ def _train(r: _Run, model, name_map, resume: bool):
         num_passes=args.num_passes, overwrite=args.overwrite_data,
         symbol_report=data.LiteralSymbolReport(r.sp, f"{r.task_name} train examples"),
         doc_stride=args.doc_stride))
-    replicas = r.strategy.num_replicas_in_sync
-    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+    batch = finetuning.global_train_batch_size(args, r.strategy)
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
                                     batch, args.shuffle_buffer)
-    return train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy, r.config,
-                                      r.init_checkpoint, resume)[0]
-
-
-def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
-                               init_checkpoint: Optional[str], resume: bool):
-    """Warm start (unless resuming), XLNet's optimizer and the training loop of an XLNet
-    fine-tuning task whose model has ``task_loss`` (the classifier's, RACE's; the original
-    ``run_classifier.py`` / ``run_race.py`` ``train`` with ``model_utils.get_train_op``, spec
-    8.4 and 10).
-
-    Args:
-      model: a built model whose call returns ``logits`` float32 ``[B, ...]`` and whose
-        ``task_loss(logits, labels)[1]`` is the float32 scalar mean loss; name_map: its
-        original name -> variable.
-      dataset: the training ``tf.data.Dataset`` of ``(features, labels)`` batches.
-      args: the flags (``learning_rate``, ``train_steps``, ``warmup_steps``, ``decay_method``,
-        ``min_lr_ratio``, ``weight_decay``, ``adam_epsilon``, ``clip``,
-        ``lr_layer_decay_rate``, ``iterations``, ``save_steps``, ``max_save``,
-        ``model_dir``).
-      strategy: the strategy the model was built under; config: the XLNet config
-        (``untie_r``).
-      init_checkpoint: loaded before training unless ``resume`` (``--model_dir`` already holds
-        checkpoints: then it is ignored, said in one line).
-
-    Returns:
-      ``(TrainResult, LoadReport of init_checkpoint or None)``.
-
-    Raises:
-      CheckpointError: an init checkpoint that does not fit. NanLossError: diverged.
-    """
-    report = None
-    if init_checkpoint and not resume:
-        report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
-                                                      untie_r=config.untie_r)
-        logging.info("Warm start: %s", report.summary())
-    elif init_checkpoint:
-        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints "
-                     "(training resumes)", init_checkpoint, args.model_dir)
-    # else: loop.train says it trains from scratch (one warning line for every task)
-    with strategy.scope():
-        optimizer, _ = create_xlnet_optimizer(
-            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
-            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
-            args.lr_layer_decay_rate, variable_names=name_map)
-    steps_per_loop = args.iterations if args.save_steps is None else min(
-        args.iterations, args.save_steps)
-
-    def loss_fn(m, features, labels):
-        logits = m(features, training=True)["logits"]
-        return m.task_loss(logits, labels)[1]
-
-    train = loop.train(
-        model, loss_fn, dataset, name_map, loop.TrainConfig(
-            args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-            keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-            log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-            warm_started=bool(init_checkpoint)),
-        strategy=strategy, optimizer=optimizer)
-    return train, report
+    return finetuning.train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy,
+                                                 r.config, r.init_checkpoint, resume)[0]
 
 
 def _evaluate(r: _Run, eval_model):

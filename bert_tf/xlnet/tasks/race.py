@@ -65,7 +65,6 @@ from bert_tf.xlnet.data import race as data
 from bert_tf.xlnet.data import race_records as records
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.run.checks import require_one_mode, require_positive_steps
-from bert_tf.xlnet.tasks.classifier import train_with_xlnet_optimizer
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
@@ -79,6 +78,7 @@ from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, creat
 from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.race import XLNetRace
 from bert_tf.xlnet.tasks.args import XLNetRaceArgs
+from bert_tf.xlnet.tasks import finetuning
 
 
 XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetRaceArgs))
@@ -419,11 +419,10 @@ def _train(r: _Run, result: Dict[str, Any]) -> None:
         write_records(r.train_examples, r.sp, args, train_file)
         record_cache.write_fingerprint(train_file, r.train_fingerprint)
     result["train_file"] = train_file
-    replicas = r.strategy.num_replicas_in_sync
-    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
+    batch = finetuning.global_train_batch_size(args, r.strategy)
     dataset = records.train_dataset(train_file, args.max_seq_length, batch,
                                     args.shuffle_buffer, seed=args.random_seed)
-    result["train"], report = train_with_xlnet_optimizer(
+    result["train"], report = finetuning.train_with_xlnet_optimizer(
         r.model, r.name_map, dataset, args, r.strategy, r.config, r.init_checkpoint,
         bool(r.existing))
     if report is not None:

@@ -13,7 +13,7 @@ The XLNet path of the root ``run_squad.py``: it runs when ``--model_config_path`
       --output_dir=proc_data/squad --model_dir=exp/squad --predict_dir=exp/squad/pred \
       --max_seq_length=512 --train_batch_size=48 --train_steps=8000 --warmup_steps=1000
 
-What it writes, as the original:
+What it writes, as the original (records and caches: :mod:`bert_tf.xlnet.data.squad_records`):
 
 * ``--do_prepro``: the questions ``[proc_id::num_proc]`` of ``--train_file``, shuffled, as
   ``<output_dir>/{spm}.{proc_id}.slen-{L}.qlen-{Q}.train.tf_record`` (spec 9.4), then stops;
@@ -56,28 +56,21 @@ Beyond the original (each said in the log when it applies):
 
 import dataclasses
 import functools
-import glob
-import hashlib
 import json
 import os
-import random
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf import flags as bert_flags
-from bert_tf.atomic_files import atomic_write_text, is_remote
-from bert_tf.file_streams import open_text
-from bert_tf.data import record_cache
-from bert_tf.data import squad_features_cache
+from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad import check_squad_layout
 from bert_tf.xlnet.data import squad as data
 from bert_tf.xlnet.data import squad_postprocess as postprocess
-from bert_tf.data.tfrecord import decode_record
+from bert_tf.xlnet.data import squad_records as records
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.run.checks import (require_input_file, require_one_mode,
                                       require_positive_steps)
@@ -87,21 +80,19 @@ from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import resolve_latest, restore_for_inference
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
-from bert_tf.xlnet.optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig, check_spiece_matches_config, create_run_config
 from bert_tf.xlnet.squad import XLNetSquad, qa_loss
 from bert_tf.xlnet.tasks.args import XLNetSquadArgs
+from bert_tf.xlnet.tasks import finetuning
 
 PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"
 NULL_ODDS_FILE = "null_odds.json"
 EVAL_RESULTS_FILE = "eval_results.json"
-FEATURES_CACHE_SUFFIX = ".eval.features.jsonl.gz"
 # The official SQuAD 2.0 script's default --na-prob-thresh, for the official metrics.
 OFFICIAL_NA_PROB_THRESH = 1.0
 
-MODEL_INPUTS = ("input_ids", "segment_ids", "input_mask", "p_mask", "cls_index")
 RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
                "cls_logits")
 
@@ -251,273 +242,6 @@ def scoring_mode(dataset: Sequence[Dict[str, Any]], path: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------------
-
-def read_train_examples(path: str, seed: int, proc_id: int = 0, num_proc: int = 1
-                        ) -> List[data.XLNetSquadExample]:
-    """The training questions ``[proc_id::num_proc]``, shuffled with ``random.Random(seed)``
-    (original ``preprocess``; it used the unseeded global ``random.shuffle``).
-
-    Raises:
-      InputDataError: see :func:`bert_tf.xlnet.data.squad.read_squad_examples`; no question.
-    """
-    examples = data.read_squad_examples(path, is_training=True)[proc_id::num_proc]
-    if not examples:
-        raise InputDataError(f"--train_file={path}: no training question (proc_id={proc_id}, "
-                             f"num_proc={num_proc})")
-    random.Random(seed).shuffle(examples)
-    return examples
-
-
-def _on_mismatch(example) -> None:
-    logging.info("MISMATCH DETECTED! question %s: its paragraph cannot be aligned to its "
-                 "SentencePiece pieces; skipped (as the original)", example.qas_id)
-
-
-def write_train_records(args: XLNetSquadArgs, sp, path: str, proc_id: int = 0,
-                        num_proc: int = 1) -> Tuple[int, int]:
-    """Reads, shuffles and converts the training questions and writes the train TFRecord
-    ``path`` atomically (original ``preprocess``, spec 9.4).
-
-    Returns:
-      ``(questions, features)``.
-    """
-    examples = read_train_examples(args.train_file, args.random_seed, proc_id, num_proc)
-    logging.info("Shuffled %d training questions with random.Random(--random_seed=%d) (the "
-                 "original: unseeded random.shuffle)", len(examples), args.random_seed)
-    counts = {"pos": 0, "neg": 0}
-
-    def counted(features):
-        for feature in features:
-            counts["neg" if feature.is_impossible else "pos"] += 1
-            yield feature
-
-    total = data.write_feature_records(counted(data.convert_examples_to_features(
-        examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
-        is_training=True, uncased=args.uncased, on_mismatch=_on_mismatch)), path, True)
-    logging.info("Total number of instances: %d = pos %d neg %d", total, counts["pos"],
-                 counts["neg"])
-    logging.info("Wrote %s", path)
-    record_cache.write_fingerprint(path, train_fingerprint(args, proc_id, num_proc))
-    return len(examples), total
-
-
-# The flags that shape the training records besides the two lengths of their file name.
-_TRAIN_RECORD_FLAGS = ("doc_stride", "uncased", "random_seed")
-
-
-def train_fingerprint(args: XLNetSquadArgs, proc_id: int = 0, num_proc: int = 1):
-    """What a training record file is made from (:mod:`bert_tf.data.record_cache`): the
-    ``--train_file`` and SentencePiece model (hashed) and the shaping flags."""
-    settings = {k: getattr(args, k) for k in _TRAIN_RECORD_FLAGS}
-    settings.update(max_seq_length=args.max_seq_length, max_query_length=args.max_query_length,
-                    proc_id=proc_id, num_proc=num_proc)
-    return record_cache.fingerprint(settings, files=[args.train_file, args.spiece_model_file])
-
-
-def _stale_train_records(path: str, args: XLNetSquadArgs) -> str:
-    """What differs between ``path``'s stored fingerprint and this run ("" when nothing or no
-    fingerprint is stored): the shaping flags, the SentencePiece model and, when given,
-    ``--train_file``."""
-    side = record_cache.fingerprint_path(path)
-    if not tf.io.gfile.exists(side):
-        return ""
-    try:
-        with tf.io.gfile.GFile(side, "r") as f:
-            stored = json.load(f)
-        settings, files = stored["settings"], stored["files"]
-    except (ValueError, KeyError, TypeError, OSError, tf.errors.OpError):
-        return "an unreadable fingerprint"
-    differ = [f"--{k} {settings.get(k)!r} -> {getattr(args, k)!r}" for k in _TRAIN_RECORD_FLAGS
-              if settings.get(k) != getattr(args, k)]
-    spm = os.path.basename(args.spiece_model_file)
-    if files.get(spm) != record_cache.file_sha256(args.spiece_model_file):
-        differ.append(f"{spm} changed")
-    if args.train_file:
-        name = os.path.basename(args.train_file)
-        if files.get(name) != record_cache.file_sha256(args.train_file):
-            differ.append(f"--train_file={args.train_file} is not the file they were made from")
-    return ", ".join(differ)
-
-
-def train_record_glob(args: XLNetSquadArgs) -> str:
-    """``<output_dir>/{spm}.*.slen-{L}.qlen-{Q}.train.tf_record`` (the original's glob)."""
-    return os.path.join(args.output_dir, f"{os.path.basename(args.spiece_model_file)}.*."
-                        f"slen-{args.max_seq_length}.qlen-{args.max_query_length}"
-                        ".train.tf_record")
-
-
-def _split_train_record(record):
-    features = {k: record[k] for k in MODEL_INPUTS + ("start_positions",)}
-    labels = {k: record[k] for k in ("start_positions", "end_positions", "is_impossible")}
-    return features, labels
-
-
-def train_dataset(files: Sequence[str], max_seq_length: int, batch_size: int,
-                  shuffle_buffer: int, seed: int) -> tf.data.Dataset:
-    """``(features, labels)`` batches of the training records (original ``input_fn_builder``,
-    spec 9.4): files shuffled (several files), records shuffled (``shuffle_buffer``, seeded),
-    repeated, batched with ``drop_remainder``.
-
-    features: ``input_ids``, ``segment_ids`` int32 ``[B, L]``, ``input_mask``, ``p_mask``
-    float32 ``[B, L]``, ``cls_index``, ``start_positions`` int32 ``[B]``; labels:
-    ``start_positions``, ``end_positions`` int32 ``[B]``, ``is_impossible`` float32 ``[B]``.
-    """
-    schema = data.record_schema(max_seq_length, is_training=True)
-    files = sorted(files)
-    d = tf.data.Dataset.from_tensor_slices(files)
-    if len(files) > 1:
-        d = d.shuffle(len(files), seed=seed)
-    d = d.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(files)))
-    d = d.map(lambda r: _split_train_record(decode_record(r, schema)))
-    return d.shuffle(shuffle_buffer, seed=seed).repeat().batch(batch_size, drop_remainder=True)
-
-
-def check_cached_train_records(files: Sequence[str], args: XLNetSquadArgs) -> List[str]:
-    """Checks the cached training files the run would train on; returns those to use.
-
-    The first record of each must be an XLNet SQuAD training record of ``--max_seq_length``
-    (bert_tf; the original failed deep in TF). Files written by bert_tf's ``--do_prepro`` carry
-    a fingerprint (:func:`train_fingerprint`): when one differs from this run (another
-    ``--doc_stride``, ``--uncased``, ``--random_seed``, SentencePiece model or ``--train_file``;
-    the original trained on them silently), they are removed and written again from
-    ``--train_file`` (one warning line; the returned list is then empty), or, without
-    ``--train_file``, refused.
-
-    Raises:
-      FlagError: names the file, what differs, and the flag to pass.
-    """
-    stale = {path: _stale_train_records(path, args) for path in files}
-    stale = {path: why for path, why in stale.items() if why}
-    if stale:
-        first, why = next(iter(stale.items()))
-        if not args.train_file:
-            raise FlagError(f"--output_dir: the cached {first} was written with other data or "
-                            f"flags ({why}); rerun --do_prepro with this run's flags, or give "
-                            f"--train_file to rewrite it")
-        logging.warning("the cached training records %s were written with other data or flags "
-                        "(%s): writing them again from --train_file=%s", ", ".join(files), why,
-                        args.train_file)
-        for path in files:
-            for name in (path, record_cache.fingerprint_path(path)):
-                if tf.io.gfile.exists(name):
-                    tf.io.gfile.remove(name)
-        return []
-    schema = data.record_schema(args.max_seq_length, is_training=True)
-    for path in files:
-        try:
-            for raw in tf.data.TFRecordDataset(path).take(1):
-                tf.io.parse_single_example(raw, schema)
-        except Exception as e:  # noqa: BLE001 - DataLossError, InvalidArgumentError
-            message = (getattr(e, "message", None) or str(e)).strip().splitlines()[0]
-            raise FlagError(f"--output_dir: the cached {path} is not an XLNet SQuAD training "
-                            f"TFRecord of --max_seq_length={args.max_seq_length} ({message}); "
-                            "delete it or rerun --do_prepro") from e
-    return list(files)
-
-
-def _file_sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with tf.io.gfile.GFile(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def cache_settings(args: XLNetSquadArgs) -> Dict[str, Any]:
-    """What the eval features depend on (the header of the features cache)."""
-    return {"predict_file_sha256": _file_sha256(args.predict_file),
-            "spiece_model_sha256": _file_sha256(args.spiece_model_file),
-            "max_seq_length": args.max_seq_length, "max_query_length": args.max_query_length,
-            "doc_stride": args.doc_stride, "uncased": bool(args.uncased)}
-
-
-def eval_cache_paths(args: XLNetSquadArgs) -> Tuple[str, str]:
-    """``(eval tf_record, features cache)`` in ``--output_dir``."""
-    _, eval_name, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
-                                             args.max_seq_length, args.max_query_length)
-    return (os.path.join(args.output_dir, eval_name),
-            os.path.join(args.output_dir, eval_name[:-len(".eval.tf_record")]
-                         + FEATURES_CACHE_SUFFIX))
-
-
-def _glob(pattern: str) -> List[str]:
-    """Local: ``glob.glob`` (skips dot files, so no ``.tmp-`` file); remote: ``tf.io.gfile.glob``."""
-    return tf.io.gfile.glob(pattern) if is_remote(pattern) else glob.glob(pattern)
-
-
-def write_features_cache(path: str, settings: Dict[str, Any],
-                         features: Sequence[data.XLNetSquadFeatures]) -> None:
-    """Writes the eval features as gzip JSON lines (a ``settings`` header line, then one
-    feature per line), atomically
-    (:func:`bert_tf.data.squad_features_cache.write_features_cache`)."""
-    squad_features_cache.write_features_cache(path, settings, features)
-
-
-def read_features_cache(path: str) -> Tuple[Dict[str, Any], List[data.XLNetSquadFeatures]]:
-    """``(settings, features)`` of :func:`write_features_cache`'s file.
-
-    Raises:
-      FlagError: unreadable (names the file).
-    """
-    try:
-        with open_text(path) as f:  # gunzipped; local or gs:// (tf.io.gfile)
-            return squad_features_cache.parse_features_cache(next(f), f,
-                                                             data.XLNetSquadFeatures)
-    except (OSError, ValueError, KeyError, TypeError, StopIteration) as e:
-        raise FlagError(f"--output_dir: the cached {path} cannot be read ({e}); pass "
-                        "--overwrite_data=True to rewrite it") from e
-
-
-def _count_records(path: str) -> int:
-    return int(tf.data.TFRecordDataset(path).reduce(np.int64(0), lambda n, _: n + 1).numpy())
-
-
-def cached_eval_features(args: XLNetSquadArgs, settings: Dict[str, Any]
-                         ) -> Optional[List[data.XLNetSquadFeatures]]:
-    """The cached eval features when the run may reuse them, else None (write them).
-
-    Reused (the original's ``Loading eval features from ...``) when the eval TFRecord and the
-    features cache both exist and ``--overwrite_data`` is not set; beyond the original, the
-    cache must have been made with this run's settings (:func:`cache_settings`) and the
-    record count must match.
-
-    Raises:
-      FlagError: a cache that does not fit (names what differs; pass ``--overwrite_data``).
-    """
-    record_path, cache_path = eval_cache_paths(args)
-    if args.overwrite_data or not (tf.io.gfile.exists(record_path)
-                                   and tf.io.gfile.exists(cache_path)):
-        return None
-    cached_settings, features = read_features_cache(cache_path)
-    differ = [f"{k}: cached {cached_settings.get(k)!r}, this run {v!r}"
-              for k, v in settings.items() if cached_settings.get(k) != v]
-    if differ:
-        raise FlagError(f"--output_dir: the cached {record_path} was made for another run "
-                        f"({'; '.join(differ)}); the original would reuse it silently: pass "
-                        "--overwrite_data=True to rewrite it, or another --output_dir")
-    try:
-        count = _count_records(record_path)
-    except Exception as e:  # noqa: BLE001 - DataLossError
-        raise FlagError(f"--output_dir: the cached {record_path} cannot be read ({e}); pass "
-                        "--overwrite_data=True to rewrite it") from e
-    if count != len(features):
-        raise FlagError(f"--output_dir: the cached {record_path} holds {count} records but "
-                        f"{cache_path} {len(features)} features; pass --overwrite_data=True")
-    logging.info("Loading eval features from %s (and %s)", cache_path, record_path)
-    return features
-
-
-def eval_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:
-    """The eval records in file order, batched (last batch kept): ``unique_ids`` int32
-    ``[B]`` and the model inputs of :data:`MODEL_INPUTS`."""
-    schema = data.record_schema(max_seq_length, is_training=False)
-    return tf.data.TFRecordDataset(path).map(lambda r: decode_record(r, schema)).batch(
-        batch_size)
-
-
-# ---------------------------------------------------------------------------------------------
 # Model
 # ---------------------------------------------------------------------------------------------
 
@@ -545,10 +269,10 @@ def predict_raw_results(model: XLNetSquad, record_path: str, args: XLNetSquadArg
     """Runs the beam heads over the eval TFRecord (Estimator.predict), one
     :class:`~bert_tf.xlnet.data.squad_postprocess.XLNetRawResult` per record in file order,
     values as Python floats of the float32 outputs (the original's ``float(x)``)."""
-    predictor = BatchPredictor(model, RESULT_KEYS, input_keys=MODEL_INPUTS)
+    predictor = BatchPredictor(model, RESULT_KEYS, input_keys=records.MODEL_INPUTS)
     results = []
-    batches = numpy_batches(eval_dataset(record_path, args.max_seq_length,
-                                         args.predict_batch_size))
+    batches = numpy_batches(records.eval_dataset(record_path, args.max_seq_length,
+                                                 args.predict_batch_size))
     for batch, out in predictor.predict(batches, total=total):
         for i, unique_id in enumerate(batch["unique_ids"]):
             results.append(postprocess.XLNetRawResult(
@@ -616,12 +340,9 @@ def _empty_result() -> Dict[str, Any]:
 def _prepro(args: XLNetSquadArgs, sp, result: Dict[str, Any]) -> None:
     """``--do_prepro``: the train TFRecord of ``--proc_id`` (returns before the model flags
     matter, as the original)."""
-    train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
-                                              args.max_seq_length, args.max_query_length,
-                                              args.proc_id)
-    path = os.path.join(args.output_dir, train_name)
-    _, result["num_train_features"] = write_train_records(args, sp, path, args.proc_id,
-                                                          args.num_proc)
+    path = records.train_record_path(args, args.proc_id)
+    _, result["num_train_features"] = records.write_train_records(args, sp, path, args.proc_id,
+                                                                  args.num_proc)
     result["prepro_file"] = path
 
 
@@ -663,13 +384,12 @@ def _check_inputs(r: _Run) -> None:
             "given: nothing to predict with (the original silently predicts with fresh random "
             "weights here)")
     if args.do_train:
-        r.train_files = check_cached_train_records(sorted(_glob(train_record_glob(args))),
-                                                   args)
+        r.train_files = records.cached_train_files(args)
         if not r.train_files and not args.train_file:
-            raise FlagError(f"no cached training records {train_record_glob(args)}: run "
+            raise FlagError(f"no cached training records {records.train_record_glob(args)}: run "
                             "--do_prepro first or give --train_file")
         elif not r.train_files:
-            read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
+            records.read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
     if args.do_predict:
         r.dataset = load_dataset(args.predict_file)
         r.scorable = scoring_mode(r.dataset, args.predict_file)
@@ -684,37 +404,14 @@ def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:
     (the original needs ``--do_prepro`` first), then trains (:func:`_train`)."""
     args = r.args
     if not r.train_files:
-        train_name, _, _ = data.record_file_names(os.path.basename(args.spiece_model_file),
-                                                  args.max_seq_length, args.max_query_length, 0)
-        path = os.path.join(args.output_dir, train_name)
+        path = records.train_record_path(args)
         logging.info("No cached training records %s (the original needs --do_prepro "
                      "first): writing %s from --train_file=%s now",
-                     train_record_glob(args), path, args.train_file)
-        _, result["num_train_features"] = write_train_records(args, r.sp, path)
+                     records.train_record_glob(args), path, args.train_file)
+        _, result["num_train_features"] = records.write_train_records(args, r.sp, path)
         r.train_files = [path]
     logging.info("Training on %s", ", ".join(r.train_files))
-    result["train"] = _train(r.model, r.name_map, r.load_fn, r.init_checkpoint, r.existing,
-                             r.train_files, args, r.strategy)
-
-
-def _eval_features(r: _Run) -> List[data.XLNetSquadFeatures]:
-    """The eval features: the cache of ``--output_dir`` when it fits, else converted and
-    written (eval TFRecord and features cache)."""
-    args = r.args
-    record_path, cache_path = eval_cache_paths(args)
-    settings = cache_settings(args)
-    features = cached_eval_features(args, settings)
-    if features is None:
-        features = list(data.convert_examples_to_features(
-            r.eval_examples, r.sp, args.max_seq_length, args.doc_stride, args.max_query_length,
-            is_training=False, uncased=args.uncased, on_mismatch=_on_mismatch))
-        data.write_feature_records(features, record_path, is_training=False)
-        write_features_cache(cache_path, settings, features)
-        logging.info("Wrote %d eval features to %s (and %s)", len(features), record_path,
-                     cache_path)
-    logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))
-    logging.info("Num of eval samples: %d", len(r.eval_examples))
-    return features
+    result["train"] = _train(r)
 
 
 def _predict(r: _Run, result: Dict[str, Any]) -> None:
@@ -735,8 +432,9 @@ def _predict(r: _Run, result: Dict[str, Any]) -> None:
                                      load_fn=r.load_fn)
     result["weights_from"] = restored.prefix
 
-    features = _eval_features(r)
-    results = predict_raw_results(model, eval_cache_paths(args)[0], args, total=len(features))
+    features = records.eval_features(args, r.sp, r.eval_examples)
+    results = predict_raw_results(model, records.eval_cache_paths(args)[0], args,
+                                  total=len(features))
     preds = postprocess.compute_predictions(r.eval_examples, features, results,
                                             args.n_best_size, args.max_answer_length,
                                             args.start_n_top, args.end_n_top)
@@ -786,25 +484,22 @@ def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
     return result
 
 
-def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, args, strategy):
-    if init_checkpoint and not existing:
-        report = load_fn(name_map, init_checkpoint)
-        logging.info("Warm start from %s: %s", init_checkpoint, report.summary())
-    elif init_checkpoint:
-        logging.info("--init_checkpoint=%s is ignored: %s already holds checkpoints (training "
-                     "resumes)", init_checkpoint, args.model_dir)
-    # else: loop.train says it trains from scratch (one warning line for every task)
-    with strategy.scope():
-        optimizer, _ = create_xlnet_optimizer(
-            args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
-            args.min_lr_ratio, args.weight_decay, args.adam_epsilon, args.clip,
-            args.lr_layer_decay_rate, variable_names=name_map)
-    replicas = strategy.num_replicas_in_sync
-    batch = args.train_batch_size if args.use_tpu else args.train_batch_size * replicas
-    dataset = train_dataset(train_files, args.max_seq_length, batch, args.shuffle_buffer,
-                            args.random_seed)
-    steps_per_loop = args.iterations if args.save_steps is None else min(args.iterations,
-                                                                         args.save_steps)
+def _train(r: _Run):
+    """Trains on ``r.train_files`` with the XLNet fine-tuning setup
+    (:mod:`bert_tf.xlnet.tasks.finetuning`: warm start unless ``--model_dir`` holds
+    checkpoints, XLNet's optimizer, the loop) and the SQuAD loss (spec 9.5); returns the
+    TrainResult.
+
+    Raises:
+      InputDataError: a truncated or corrupt training record file (names the files).
+    """
+    args, strategy, train_files = r.args, r.strategy, r.train_files
+    finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
+                          args.model_dir, log_checkpoint_name=True)
+    optimizer = finetuning.create_optimizer(args, strategy, r.name_map)
+    batch = finetuning.global_train_batch_size(args, strategy)
+    dataset = records.train_dataset(train_files, args.max_seq_length, batch,
+                                    args.shuffle_buffer, args.random_seed)
 
     def loss_fn(m, features, labels):
         out = m(features, training=True)
@@ -812,13 +507,9 @@ def _train(model, name_map, load_fn, init_checkpoint, existing, train_files, arg
                        labels["is_impossible"])
 
     try:
-        return loop.train(
-            model, loss_fn, dataset, name_map, loop.TrainConfig(
-                args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
-                keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
-                log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-                warm_started=bool(init_checkpoint)),
-            strategy=strategy, optimizer=optimizer)
+        return loop.train(r.model, loss_fn, dataset, r.name_map,
+                          finetuning.train_config(args, warm_started=bool(r.init_checkpoint)),
+                          strategy=strategy, optimizer=optimizer)
     except tf.errors.DataLossError as e:
         first_line = (e.message or str(e)).strip().splitlines()[0]
         raise InputDataError(f"{', '.join(train_files)}: a training record file is truncated "

@@ -18,6 +18,7 @@ import pytest
 from bert_tf import checkpoint_io
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
+from bert_tf.xlnet.data import squad_records as records
 from bert_tf.xlnet.tasks import squad as xsq
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -166,18 +167,18 @@ def test_predict_from_init_checkpoint_with_empty_model_dir(golden, shared_data_d
     assert_predictions_equal_golden(golden, os.path.join(case, "predict_dir"))
     assert_eval_results_equal_golden(golden, os.path.join(case, "predict_dir"))
 
-    record_path, cache_path = xsq.eval_cache_paths(args)
-    assert xsq.cached_eval_features(args, xsq.cache_settings(args)) is not None
+    record_path, cache_path = records.eval_cache_paths(args)
+    assert records.cached_eval_features(args, records.cache_settings(args)) is not None
     other = args_from_command_line(golden_predict_flags(golden), case, doc_stride=32)
     with pytest.raises(FlagError, match="doc_stride: cached 64, this run 32.*--overwrite_data"):
-        xsq.cached_eval_features(other, xsq.cache_settings(other))
+        records.cached_eval_features(other, records.cache_settings(other))
     overwrite = args_from_command_line(golden_predict_flags(golden), case, doc_stride=32,
                                        overwrite_data=True)
-    assert xsq.cached_eval_features(overwrite, xsq.cache_settings(overwrite)) is None
+    assert records.cached_eval_features(overwrite, records.cache_settings(overwrite)) is None
     # Records without our features cache (e.g. the original's, next to its .pkl): rebuilt.
     os.remove(cache_path)
     assert os.path.exists(record_path)
-    assert xsq.cached_eval_features(args, xsq.cache_settings(args)) is None
+    assert records.cached_eval_features(args, records.cache_settings(args)) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,16 +444,16 @@ def test_cached_train_records_of_other_flags_are_rewritten_or_refused(tmp_path, 
         uncased=False, random_seed=1)
     shard = str(tmp_path / "spiece.model.0.slen-16.qlen-8.train.tf_record")
     (tmp_path / os.path.basename(shard)).write_bytes(b"records")
-    record_cache.write_fingerprint(shard, xsq.train_fingerprint(args))
+    record_cache.write_fingerprint(shard, records.train_fingerprint(args))
     other = dataclasses.replace(args, doc_stride=8, train_file=None)
     with pytest.raises(FlagError, match=r"the cached .*train.tf_record was written with other "
                                         r"data or flags \(--doc_stride 4 -> 8\); rerun "
                                         r"--do_prepro"):
-        xsq.check_cached_train_records([shard], other)
+        records.check_cached_train_records([shard], other)
     assert os.path.exists(shard)
     (tmp_path / "train.json").write_bytes(b'{"data": []}')  # another train file
     with caplog.at_level(logging.INFO):
-        assert xsq.check_cached_train_records([shard], args) == []
+        assert records.check_cached_train_records([shard], args) == []
     assert not os.path.exists(shard) and not os.path.exists(shard + ".fingerprint.json")
     assert "is not the file they were made from): writing them again" in caplog.text
 
@@ -476,12 +477,12 @@ def test_features_cache_on_ram_is_the_local_file(tmp_path):
     tf.io.gfile.makedirs(ram)
     try:
         local_path, ram_path = str(tmp_path / "c.eval.features.jsonl.gz"), f"{ram}/c.eval.features.jsonl.gz"
-        xsq.write_features_cache(local_path, settings, [feature])
-        xsq.write_features_cache(ram_path, settings, [feature])
+        records.write_features_cache(local_path, settings, [feature])
+        records.write_features_cache(ram_path, settings, [feature])
         with open(local_path, "rb") as f, tf.io.gfile.GFile(ram_path, "rb") as g:
             assert g.read() == f.read()
         assert tf.io.gfile.listdir(ram) == ["c.eval.features.jsonl.gz"]
-        assert xsq.read_features_cache(ram_path) == (settings, [feature])
+        assert records.read_features_cache(ram_path) == (settings, [feature])
     finally:
         tf.io.gfile.rmtree(ram)
 
