@@ -1,15 +1,20 @@
-"""bert_tf: the original BERT and XLNet releases rebuilt on TensorFlow 2 / Keras 3.
+"""bert_tf: the original BERT, XLNet and ALBERT releases rebuilt on TensorFlow 2 / Keras 3.
 
-The package folders follow the data flow:
+Family-first over one shared spine (docs/ARCHITECTURE.md, checked by tests/test_layering.py):
 
-    tokenization/  text -> tokens (WordPiece for BERT, SentencePiece for XLNet)
-    data/          tokens -> examples and features (TFRecords in the original formats)
-    bert/, xlnet/  model families: config, Keras layers, model, checkpoint name map
-    training/      optimizer, schedules, tf.distribute strategy, original-layout checkpoints
-    tasks/         task heads and the run functions behind the root scripts
+    bert/, xlnet/, albert/   one folder per family, each a small pipeline:
+                             model files (config, layers, model, heads, checkpoint name table)
+                             <- data/ (features, records) <- tasks/ (``run(args) -> Result``)
+                             <- entry points (the root scripts; ``python -m bert_tf.albert.*``)
+    the spine, shared by the families and importing none of them:
+      flags/, tokenization/  flags and argument classes; WordPiece and SentencePiece
+      data/                  TFRecords and the original formats the families share
+      training/              training loop, optimizer, strategy, restore, predict
+      run/                   run pieces several families' tasks share
+    convert, defaults        ``python -m`` modules on top (weights converter, embedded model)
 
-The root scripts (``extract_features.py``, ``run_classifier.py`` ...) only parse flags and
-call one function of ``bert_tf.tasks``.
+The root scripts (``extract_features.py``, ``run_classifier.py`` ...) parse flags, build the
+task's argument class, pick the family, call one task's ``run`` and print its summary.
 """
 
 __version__ = "0.1.0"
