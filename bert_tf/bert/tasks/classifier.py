@@ -72,7 +72,7 @@ from bert_tf import defaults
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
 from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
@@ -205,7 +205,7 @@ def check_flags(args: ClassifierArgs):
     _check_numbers(args)
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
-    config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    config = load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,

@@ -59,7 +59,7 @@ from bert_tf import defaults
 from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_text_writer, check_output_path, display_path, is_remote
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.model import BertModel
 from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_inputs
 from bert_tf.data.text_lines import TextExample, check_input_file, chunks, read_text_examples
@@ -68,7 +68,7 @@ from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.run.rounded_json import rounded_json_rows
 from bert_tf.run import serving
-from bert_tf.run.checks import load_config_for_length, load_tokenizer
+from bert_tf.run.checks import load_tokenizer
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import FullTokenizer
