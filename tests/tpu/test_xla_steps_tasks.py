@@ -138,7 +138,7 @@ def test_bert_pretraining_train_and_eval_steps(golden_dir):
 
 def test_albert_classifier_train_and_eval_steps(golden_dir):
     from bert_tf.albert.classifier import AlbertClassifier
-    from bert_tf.bert.tasks.classifier import classifier_loss_fn
+    from bert_tf.bert.classifier import classifier_loss_fn
 
     model = AlbertClassifier(_albert_config(golden_dir), num_labels=2)
     model.build_with_dummy_input(SEQ)
