@@ -58,7 +58,7 @@ def main(_):
 
 def report(result) -> None:
     """Prints what a BERT or ALBERT pretraining run did (a ``PretrainingResult``)."""
-    from bert_tf.bert.tasks.pretraining import run_report
+    from bert_tf.run.pretraining import run_report
 
     text = run_report(result)
     if text:

@@ -44,7 +44,7 @@ MRPC_DEV = os.path.join(REPO, "..", "shared", "data", "MRPC", "dev.tsv")
 
 PYTHON_WRITER = r'''
 import collections, json, runpy, sys
-import bert_tf.bert.tasks.feature_extraction as fe
+import bert_tf.run.feature_lines as fe
 
 def original_writer(unique_id, tokens, layer_indexes, layer_values):
     features = []
@@ -89,7 +89,7 @@ def writer_only(rounds):
     sys.path.insert(0, REPO)
     ns = {}
     exec(PYTHON_WRITER.split("fe.feature_json_line =")[0], ns)  # defines original_writer
-    from bert_tf.bert.tasks.feature_extraction import feature_json_line
+    from bert_tf.run.feature_lines import feature_json_line
     values = np.load(os.path.join(REPO, "tests", "golden", "bert", "minilm", "outputs.npz"))["sequence_output"]
     lines = values.reshape(-1, 4, 32, 384)  # [64 lines, 4 layers, 32 tokens, 384]
     tokens = [f"t{i}" for i in range(32)]

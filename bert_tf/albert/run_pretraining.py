@@ -21,7 +21,7 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     from bert_tf.albert.tasks.pretraining import run_from_flags
-    from bert_tf.bert.tasks.pretraining import run_report
+    from bert_tf.run.pretraining import run_report
     logging.set_verbosity(logging.INFO)
     text = run_report(run_from_flags(FLAGS))
     if text:

@@ -119,3 +119,14 @@ def classifier_loss(logits, label_ids, is_regression=False, label_weights=None):
         return tf.reduce_mean(per_example), per_example
     w = tf.cast(tf.reshape(label_weights, [-1]), tf.float32)
     return tf.reduce_sum(per_example * w) / tf.maximum(tf.reduce_sum(w), 1e-12), per_example
+
+
+def classifier_loss_fn(regression: bool):
+    """The training loss ``loss_fn(model, features, labels)`` of a classifier run (BERT's or
+    ALBERT's): :func:`bert_tf.bert.classifier.classifier_loss` of the model's ``logits``
+    float32 ``[B, num_labels]`` in training mode (dropout), a float32 scalar (batch mean)."""
+    def loss_fn(model_, features, labels):
+        logits = model_(features, training=True)["logits"]
+        return classifier_loss(logits, labels, is_regression=regression)[0]
+
+    return loss_fn

@@ -11,7 +11,7 @@ import json
 from typing import Any, Dict
 
 
-from bert_tf.errors import ConfigError
+from bert_tf.errors import ConfigError, FlagError
 from bert_tf.json_files import read_json_object
 
 # bert_tf's hidden_act for the exact (erf) GELU of a converted HF model (issue 13). The
@@ -132,3 +132,19 @@ class BertConfig:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.to_dict()})"
+
+
+def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
+    """Reads the config and checks ``max_seq_length <= max_position_embeddings``.
+
+    Raises:
+      ConfigError: unreadable config. FlagError: the sequence is too long for the model
+        (the original's "Cannot use sequence length ..." check).
+    """
+    config = BertConfig.from_json_file(bert_config_file)
+    if max_seq_length > config.max_position_embeddings:
+        raise FlagError(
+            f"Cannot use sequence length {max_seq_length} because the BERT model was only trained "
+            f"up to sequence length {config.max_position_embeddings} ({bert_config_file}): lower "
+            f"--max_seq_length")
+    return config

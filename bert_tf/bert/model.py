@@ -27,7 +27,7 @@ import tensorflow as tf
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import (BertEmbeddings, MaskedLMHead, TransformerBlock,
                                  TransposedOutput, attention_mask_adder, dense)
-from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
+from bert_tf.feature_names import SEQUENCE_FEATURES
 
 
 def encoder_inputs(features):

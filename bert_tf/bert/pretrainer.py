@@ -1,4 +1,4 @@
-"""`BertPretrainer`: the encoder plus the pre-training heads, and their loss.
+"""`BertPretrainer`: the encoder plus the pre-training heads, their loss and eval sums.
 
 Mirrors `model_fn` of the original `run_pretraining.py` (spec `bert.md` 2.11, 2.12, 6):
 :class:`BertModel` (scope `bert`) with :class:`BertPretrainingHeads` (scope `cls`:
@@ -79,6 +79,12 @@ class BertPretrainer(keras.Model):
         return {"config": self.config.to_dict(),
                 "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name}
 
+    def eval_metric_sums(self, outputs: Mapping[str, tf.Tensor],
+                         features: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+        """:func:`eval_metric_sums` of a batch's outputs: what the shared evaluation
+        (:func:`bert_tf.run.pretraining.evaluate`) sums over the eval batches."""
+        return eval_metric_sums(outputs, features)
+
     @classmethod
     def from_config(cls, config):
         """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
@@ -108,3 +114,39 @@ def pretraining_losses(outputs: Mapping[str, tf.Tensor],
                                           features["next_sentence_labels"])
     return {"total_loss": mlm + nsp, "masked_lm_loss": mlm, "next_sentence_loss": nsp,
             "masked_lm_example_loss": mlm_example, "next_sentence_example_loss": nsp_example}
+
+
+def pretraining_loss_fn(model: BertPretrainer, features, labels=None) -> tf.Tensor:
+    """``loss_fn`` for :func:`bert_tf.training.loop.train`: the batch's total loss (dropout on)."""
+    return pretraining_losses(model(features, training=True), features)["total_loss"]
+
+
+def eval_metric_sums(outputs: Mapping[str, tf.Tensor],
+                     features: Mapping[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """One batch's contribution to the original `metric_fn` streaming metrics (spec 6.3).
+
+    Returns:
+      float32 scalars (see :data:`bert_tf.run.pretraining.METRIC_SUM_KEYS`):
+      ``masked_lm_correct`` = ``sum(w * [argmax == id])``, ``masked_lm_weight`` = ``sum(w)``,
+      ``masked_lm_loss_sum`` = ``sum(w * l)``, ``next_sentence_correct``,
+      ``next_sentence_count`` (= B), ``next_sentence_loss_sum`` (sum of per-example NSP
+      losses), ``loss_sum`` (this batch's total loss, as the Estimator's mean ``loss``) and
+      ``batches`` (1). Sums add up over batches and replicas;
+      :func:`bert_tf.run.pretraining.metrics_from_sums` turns them into the metrics.
+    """
+    losses = pretraining_losses(outputs, features)
+    weights = tf.reshape(tf.cast(features["masked_lm_weights"], tf.float32), [-1])
+    ids = tf.reshape(tf.cast(features["masked_lm_ids"], tf.int32), [-1])
+    mlm_pred = tf.argmax(outputs["mlm_log_probs"], axis=-1, output_type=tf.int32)
+    labels = tf.reshape(tf.cast(features["next_sentence_labels"], tf.int32), [-1])
+    nsp_pred = tf.argmax(outputs["nsp_log_probs"], axis=-1, output_type=tf.int32)
+    return {
+        "masked_lm_correct": tf.reduce_sum(weights * tf.cast(tf.equal(mlm_pred, ids), tf.float32)),
+        "masked_lm_weight": tf.reduce_sum(weights),
+        "masked_lm_loss_sum": tf.reduce_sum(weights * losses["masked_lm_example_loss"]),
+        "next_sentence_correct": tf.reduce_sum(tf.cast(tf.equal(nsp_pred, labels), tf.float32)),
+        "next_sentence_count": tf.cast(tf.size(labels), tf.float32),
+        "next_sentence_loss_sum": tf.reduce_sum(losses["next_sentence_example_loss"]),
+        "loss_sum": tf.cast(losses["total_loss"], tf.float32),
+        "batches": tf.constant(1.0, tf.float32),
+    }

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from bert_tf.data import tfrecord
 from bert_tf.data.classifier import classifier_schema
-from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
+from bert_tf.feature_names import SEQUENCE_FEATURES
 
 SHUFFLE_BUFFER = 100  # original input_fn_builder: d.shuffle(buffer_size=100)
 # The original shuffled without a seed; a fixed one makes a resumed run see the same batches.

@@ -9,10 +9,6 @@ for `B [SEP]`; padding uses the literal id 0 with mask 0.
 
 from typing import List, NamedTuple, Optional, Sequence
 
-# The model-input features of this layout, each int ``[batch_size, seq_length]``: the features
-# with a sequence axis (axis 1) that padding trims may cut.
-SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids")
-
 
 class BertInputs(NamedTuple):
     """One example's model inputs.

@@ -12,29 +12,11 @@ import tempfile
 import uuid
 
 from bert_tf.atomic_files import is_remote
-from bert_tf.bert.config import BertConfig
 from bert_tf.errors import FlagError, InputDataError
 from absl import logging
 
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint, vocab_looks_cased)
-from bert_tf.xlnet.optimization import XLNetLearningRate
-
-
-def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:
-    """Reads the config and checks ``max_seq_length <= max_position_embeddings``.
-
-    Raises:
-      ConfigError: unreadable config. FlagError: the sequence is too long for the model
-        (the original's "Cannot use sequence length ..." check).
-    """
-    config = BertConfig.from_json_file(bert_config_file)
-    if max_seq_length > config.max_position_embeddings:
-        raise FlagError(
-            f"Cannot use sequence length {max_seq_length} because the BERT model was only trained "
-            f"up to sequence length {config.max_position_embeddings} ({bert_config_file}): lower "
-            f"--max_seq_length")
-    return config
 
 
 def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = None) -> FullTokenizer:
@@ -58,29 +40,6 @@ def require_one_mode(**modes: bool) -> None:
     if not any(modes.values()):
         names = ", ".join(f"`{k}`" for k in modes)
         raise FlagError(f"At least one of {names} must be True.")
-
-
-def require_positive_steps(args, names) -> None:
-    """The XLNet fine-tuning scripts' number checks: each flag of ``names`` >= 1,
-    ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1, and with
-    ``--do_train`` the learning-rate schedule's own checks
-    (:class:`bert_tf.xlnet.optimization.XLNetLearningRate`: ``--decay_method``,
-    ``--warmup_steps`` >= 0 and below ``--train_steps``), so that they fail before any record
-    is written rather than when the optimizer is built.
-
-    Raises:
-      FlagError: naming the flag and its value.
-    """
-    for name in names:
-        if getattr(args, name) < 1:
-            raise FlagError(f"--{name}={getattr(args, name)}: must be positive")
-    if args.do_train and args.train_steps < 1:
-        raise FlagError(f"--train_steps={args.train_steps}: must be positive")
-    if args.save_steps is not None and args.save_steps < 1:
-        raise FlagError(f"--save_steps={args.save_steps}: must be positive (or unset)")
-    if args.do_train:
-        XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
-                          args.decay_method, args.min_lr_ratio)
 
 
 def require_input_file(flag: str, path: str) -> None:

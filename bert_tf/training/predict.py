@@ -26,7 +26,7 @@ from typing import Callable, Dict, Iterable, Iterator, Mapping, Optional, Sequen
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data.sequence_pairs import SEQUENCE_FEATURES
+from bert_tf.feature_names import SEQUENCE_FEATURES
 from bert_tf.progress import ProgressReporter
 
 Batch = Mapping[str, np.ndarray]

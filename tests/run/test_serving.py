@@ -338,7 +338,7 @@ def test_pool_in_graph_by_hand():
     padding, first token; XLNet: left padding, last token)."""
     import tensorflow as tf
 
-    from bert_tf.bert.tasks.feature_extraction import pool_in_graph
+    from bert_tf.run.feature_lines import pool_in_graph
 
     seq = tf.constant([[[1., 2.], [3., -4.], [100., 100.]],     # 2 real tokens, then padding
                        [[100., 100.], [5., 6.], [-7., 8.]]])   # padding, then 2 real tokens
@@ -355,7 +355,7 @@ def test_l2_normalize_in_graph_by_hand():
     """(3, 4) / 5 and a zero row kept zero (sentence-transformers' eps 1e-12)."""
     import tensorflow as tf
 
-    from bert_tf.bert.tasks.feature_extraction import l2_normalize_in_graph
+    from bert_tf.run.feature_lines import l2_normalize_in_graph
 
     out = l2_normalize_in_graph(tf.constant([[3., 4.], [0., 0.]])).numpy()
     np.testing.assert_allclose(out, [[0.6, 0.8], [0., 0.]], rtol=1e-7)

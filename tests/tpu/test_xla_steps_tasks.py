@@ -123,7 +123,8 @@ def test_bert_squad_train_and_predict_steps(golden_dir):
 
 
 def test_bert_pretraining_train_and_eval_steps(golden_dir):
-    from bert_tf.bert.tasks.pretraining import build_pretrainer, pretraining_loss_fn
+    from bert_tf.bert.pretrainer import pretraining_loss_fn
+    from bert_tf.bert.tasks.pretraining import build_pretrainer
 
     model = build_pretrainer(_bert_config(golden_dir), tf.distribute.get_strategy())
     features = _pretraining_batch(os.path.join(golden_dir, "bert", "pretraining_data",
@@ -137,7 +138,7 @@ def test_bert_pretraining_train_and_eval_steps(golden_dir):
 
 def test_albert_classifier_train_and_eval_steps(golden_dir):
     from bert_tf.albert.classifier import AlbertClassifier
-    from bert_tf.bert.tasks.classifier import classifier_loss_fn
+    from bert_tf.bert.classifier import classifier_loss_fn
 
     model = AlbertClassifier(_albert_config(golden_dir), num_labels=2)
     model.build_with_dummy_input(SEQ)
@@ -151,7 +152,7 @@ def test_albert_classifier_train_and_eval_steps(golden_dir):
 
 def test_albert_pretraining_train_and_eval_steps(golden_dir):
     from bert_tf.albert.pretrainer import AlbertPretrainer
-    from bert_tf.bert.tasks.pretraining import pretraining_loss_fn
+    from bert_tf.bert.pretrainer import pretraining_loss_fn
 
     model = AlbertPretrainer(_albert_config(golden_dir))
     model.build_with_dummy_input()

@@ -51,17 +51,18 @@ from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.classifier import AlbertClassifier
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.bert.classifier import classifier_loss_fn
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
 from bert_tf.data import record_cache
+from bert_tf.data.glue_files import format_test_results, read_task_examples, write_predict_records
 from bert_tf.albert.data.classifier import AlbertProcessor
 from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.run import checks as run_checks
-from bert_tf.bert.tasks.classifier import (classifier_loss_fn, eval_metrics, export_saved_model,
-                                      format_test_results, predict_all, predict_probabilities,
-                                      read_task_examples, write_predict_records)
+from bert_tf.run.classification import (eval_metrics, export_saved_model, predict_all,
+                                        predict_probabilities)
 from bert_tf.albert.tokenization import FullTokenizer
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
@@ -193,7 +194,7 @@ def read_best_trial(output_dir: str):
 def albert_eval_results(results: Dict[str, Any], task_name: str,
                         logits: Optional[np.ndarray] = None,
                         labels: Optional[np.ndarray] = None) -> Dict[str, Any]:
-    """BERT's metric dict (:func:`bert_tf.bert.tasks.classifier.eval_metrics`) under the original
+    """BERT's metric dict (:func:`bert_tf.run.classification.eval_metrics`) under the original
     ALBERT keys: CoLA ``matthew_corr`` (+ ``eval_accuracy``, ``eval_loss``); STS-B
     ``pearson``, ``MSE`` (= ``eval_loss``, the weighted squared error) and, when ``logits``
     and ``labels`` are given, ``pred`` / ``label_ids``: float32 ``[num_eval_examples]``

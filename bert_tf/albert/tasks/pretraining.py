@@ -2,7 +2,7 @@
 ``python -m bert_tf.albert.run_pretraining`` and ``run_pretraining.py --albert_config_file=...``.
 
 Mirrors the original google-research/albert@b772393 ``run_pretraining.py`` on BERT's
-pre-training pieces (:mod:`bert_tf.bert.tasks.pretraining`, :mod:`bert_tf.data.pretraining_records`)
+pre-training pieces (:mod:`bert_tf.run.pretraining`, :mod:`bert_tf.data.pretraining_records`)
 and the shared training layer:
 
 * flags and defaults are ALBERT's (:data:`bert_tf.flags.ALBERT_RUN_PRETRAINING`: ``--optimizer``
@@ -38,11 +38,12 @@ from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.pretrainer import AlbertPretrainer
+from bert_tf.bert.pretrainer import pretraining_loss_fn
+from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
 from bert_tf.data.pretraining_records import input_fn_builder
 from bert_tf.errors import FlagError
-from bert_tf.bert.tasks.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
-                                       checked_input_files, pretraining_loss_fn,
-                                       record_errors_explained, run_eval, step_in_output_dir)
+from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
+                                     run_eval, step_in_output_dir)
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
@@ -57,7 +58,7 @@ ALBERT_PRETRAINING_FLAGS = tuple(AlbertPretrainingArgs.__dataclass_fields__)
 
 
 def albert_eval_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
-    """BERT's six eval values (:func:`bert_tf.bert.tasks.pretraining.evaluate`) under ALBERT's keys
+    """BERT's six eval values (:func:`bert_tf.run.pretraining.evaluate`) under ALBERT's keys
     (``next_sentence_*`` -> ``sentence_order_*``)."""
     return {k.replace("next_sentence_", "sentence_order_"): v for k, v in metrics.items()}
 
@@ -102,7 +103,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     """Trains and/or evaluates (see the module docstring).
 
     Returns:
-      a :class:`bert_tf.bert.tasks.pretraining.PretrainingResult` (``eval_metrics`` with
+      a :class:`bert_tf.run.pretraining.PretrainingResult` (``eval_metrics`` with
       :data:`EVAL_KEYS`).
 
     Raises:

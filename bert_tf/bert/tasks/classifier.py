@@ -61,7 +61,7 @@ Beyond the original:
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -71,28 +71,31 @@ from bert_tf import checkpoint_io
 from bert_tf import defaults
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf import flags as bert_flags
-from bert_tf.bert.classifier import BertClassifier, classifier_loss
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.classifier import BertClassifier, classifier_loss_fn
+from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_processors import DataProcessor, get_processor
-from bert_tf.data.classifier_records import LENGTH_MULTIPLE, eval_dataset, train_dataset_fn
-from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
+from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
+from bert_tf.data.glue_files import (PREDICT_FILE, format_test_results, read_task_examples,
+                                    write_predict_records)
+from bert_tf.data.windows import check_window_flags
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.run import checks as run_checks
 from bert_tf.run import serving
+from bert_tf.run.classification import (eval_metrics, export_saved_model, predict_all,
+                                        predict_probabilities, predict_windows)
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.predict import SEQUENCE_FEATURES, BatchPredictor, numpy_batches
+from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
 EVAL_FILE = "eval.tf_record"
-PREDICT_FILE = "predict.tf_record"
 TEST_RESULTS_FILE = "test_results.tsv"
 
 
@@ -171,7 +174,7 @@ def check_flags(args: ClassifierArgs):
     _check_numbers(args)
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
-    config = run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    config = load_config_for_length(args.bert_config_file, args.max_seq_length)
     run_checks.make_output_dir(args.output_dir)
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
@@ -203,57 +206,7 @@ def training_steps(num_examples: int, args: ClassifierArgs):
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics and result files (spec 8.6, 8.7)
-# ---------------------------------------------------------------------------------------------
-
-def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray,
-                 batch_losses: Sequence[float], global_step: int, regression: bool = False,
-                 mcc: bool = False) -> Dict[str, Any]:
-    """The metrics of the original EVAL mode (spec 8.6), as numpy scalars.
-
-    Args:
-      logits: float32 ``[N, num_labels]`` of every evaluated example (padding included).
-      labels: ``[N]`` label ids (float scores for regression).
-      is_real_example: ``[N]`` 1 for real examples, 0 for TPU padding (the weights).
-      batch_losses: each eval batch's unweighted mean loss.
-      global_step: the step of the evaluated weights.
-      mcc: add ``eval_mcc``, the Matthews correlation (bert_tf, beyond the original: GLUE's
-        CoLA metric, :func:`bert_tf.training.metrics.matthews_corrcoef`).
-
-    Returns:
-      Classification: ``eval_accuracy``, ``eval_loss`` (float32), ``global_step`` (int64),
-      ``loss`` (float32) (and ``eval_mcc`` float32 with ``mcc``). Regression:
-      ``eval_loss``, ``eval_pearson``, ``eval_spearman``, ``global_step``, ``loss``.
-    """
-    w = np.asarray(is_real_example, np.float32)
-    per_example = metrics.per_example_loss(logits, labels, regression)
-    count = max(float(w.sum()), 1e-12)
-    results = {
-        "eval_loss": np.float32(np.sum(w * per_example, dtype=np.float64) / count),
-        "global_step": np.int64(global_step),
-        "loss": np.float32(np.mean(np.asarray(batch_losses, np.float64))),
-    }
-    if regression:
-        real = w > 0
-        predictions = np.asarray(logits, np.float32)[real, 0]
-        scores = np.asarray(labels, np.float32)[real]
-        results["eval_pearson"] = np.float32(metrics.pearson(predictions, scores))
-        results["eval_spearman"] = np.float32(metrics.spearman(predictions, scores))
-    else:
-        results["eval_accuracy"] = np.float32(metrics.accuracy(logits, labels, w))
-        if mcc:
-            results["eval_mcc"] = np.float32(metrics.matthews_corrcoef(logits, labels, w))
-    return results
-
-
-def format_test_results(probabilities: np.ndarray) -> str:
-    """One line per row: ``str(np.float32)`` of each value joined by tabs (original)."""
-    return "".join("\t".join(str(np.float32(p)) for p in row) + "\n"
-                   for row in np.asarray(probabilities, np.float32))
-
-
-# ---------------------------------------------------------------------------------------------
-# Model, weights, export
+# Model
 # ---------------------------------------------------------------------------------------------
 
 def build_model(config: BertConfig, processor: DataProcessor, strategy,
@@ -268,148 +221,9 @@ def build_model(config: BertConfig, processor: DataProcessor, strategy,
     return model
 
 
-def export_saved_model(model: BertClassifier, export_dir: str, preprocessor=None,
-                       threshold: Optional[float] = None) -> str:
-    """Writes a SavedModel of ``model`` under ``<export_dir>/<timestamp>/``, atomically.
-
-    Outputs of every signature: float32 ``probabilities [batch, num_labels]`` (softmax; the raw
-    score ``[batch, 1]`` for regression), ``logits`` (same shape) and, when ``threshold`` is
-    given (ALBERT's ``--threshold_to_export``), ``threshold`` float32 scalar (the original's
-    ``_add_threshold_to_model_fn``). With ``preprocessor`` (a ``BertTextPreprocessor``: the
-    run's vocab, ``do_lower_case`` and ``max_seq_length``), :mod:`bert_tf.run.serving`'s
-    three signatures: ``serving_default`` (tf.string ``text_a``, ``text_b`` ``[batch]``),
-    ``serving_single`` (``text_a``) and ``serving_ids`` (int32 ``input_ids``, ``input_mask``,
-    ``segment_ids`` ``[batch, seq]``, ``seq`` <= max_position_embeddings); the text signatures
-    truncate as the original (no sliding windows). Without it (ALBERT), ``serving_default`` is
-    the ids signature. Loadable with ``tf.saved_model.load`` (after ``import tensorflow_text``
-    for the text signatures). Written by :func:`bert_tf.run.serving.write_saved_model`
-    (temporary folder, then renamed).
-
-    Returns:
-      The folder written.
-
-    Raises:
-      FlagError: ``export_dir`` cannot be created or written.
-    """
-    dtypes = {name: tf.int32 for name in SEQUENCE_FEATURES}
-
-    def serve(features):
-        out = model(features, training=False)
-        outputs = {"probabilities": out["probabilities"], "logits": out["logits"]}
-        if threshold is not None:  # ALBERT --threshold_to_export: served with the predictions
-            outputs["threshold"] = tf.constant(threshold, tf.float32)
-        return outputs
-
-    if preprocessor is None:
-        def ids(input_ids, input_mask, segment_ids):
-            return serve({"input_ids": input_ids, "input_mask": input_mask,
-                          "segment_ids": segment_ids})
-        return serving.write_saved_model(
-            export_dir, [model], [(serving.DEFAULT_SIGNATURE, ids, serving.id_specs(dtypes))])
-    return serving.write_saved_model(export_dir, [model, preprocessor],
-                                     serving.text_endpoints(preprocessor, serve, dtypes))
-
-
 # ---------------------------------------------------------------------------------------------
 # Run
 # ---------------------------------------------------------------------------------------------
-
-def read_task_examples(processor, args) -> Dict[str, list]:
-    """Reads every data file the run needs, before any training (bad rows fail early).
-
-    Args:
-      processor: a GLUE processor (BERT's or ALBERT's, ``bert_tf.data.classifier_processors``
-        API);
-      args: the flags (``do_train``, ``do_eval``, ``do_predict``, ``data_dir``, ``task_name``).
-
-    Returns:
-      ``{"train"|"eval"|"predict": [InputExample]}`` for the modes asked.
-
-    Raises:
-      InputDataError: a bad row (file and line). FlagError: ``--do_predict`` for a task with no
-        test set.
-    """
-    out = {}
-    if args.do_train:
-        out["train"] = processor.get_train_examples(args.data_dir)
-    if args.do_eval:
-        out["eval"] = processor.get_dev_examples(args.data_dir)
-    if args.do_predict:
-        try:
-            out["predict"] = processor.get_test_examples(args.data_dir)
-        except NotImplementedError as e:
-            raise FlagError(f"--do_predict: task {args.task_name} has no test set ({e})") from e
-    return out
-
-
-def predict_all(predictor, input_file, args, batch_size, regression, name, total):
-    """Runs ``predictor`` over a classifier record file (eval layout) in order.
-
-    Args:
-      predictor: a :class:`BatchPredictor` with a ``logits`` output.
-      input_file: the TFRecords (``input_ids``/``input_mask``/``segment_ids`` ``[S]``,
-        ``label_ids``, ``is_real_example``); ``args.max_seq_length`` is S and
-        ``args.use_tpu`` drops a last partial batch (the original's TPU eval).
-      batch_size, regression, name (for the progress log), total (records).
-
-    Returns:
-      ``(logits [N, num_labels] float32, label_ids [N], is_real_example [N], batch_losses)``:
-      ``batch_losses`` is each batch's unweighted mean loss (the Estimator's ``loss``).
-    """
-    logits, labels, real, batch_losses, _ = _predict_records(
-        predictor, input_file, args, batch_size, regression, name, total, windowed=False)
-    return logits, labels, real, batch_losses
-
-
-def _predict_records(predictor, input_file, args, batch_size, regression, name, total,
-                     windowed: bool):
-    logits, labels, real, batch_losses, example_index = [], [], [], [], []
-    dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
-                           drop_remainder=args.use_tpu, windowed=windowed)
-    for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name):
-        logits.append(out["logits"])
-        labels.append(batch["label_ids"])
-        real.append(batch["is_real_example"])
-        if windowed:
-            example_index.append(batch["example_index"])
-        batch_losses.append(float(np.mean(metrics.per_example_loss(
-            out["logits"], batch["label_ids"], regression))))
-    return (np.concatenate(logits), np.concatenate(labels), np.concatenate(real),
-            batch_losses, np.concatenate(example_index) if windowed else None)
-
-
-def predict_windows(predictor, input_file: str, args, batch_size: int, regression: bool,
-                    name: str, total: int, num_examples: int, pooling: str):
-    """Runs ``predictor`` over ``--doc_stride`` window records and pools each example's windows
-    (bert_tf, issue 13).
-
-    Args:
-      predictor: a :class:`BatchPredictor` with a ``logits`` output.
-      input_file: window records (``example_index`` per record, -1 for TPU padding) of
-        :func:`bert_tf.data.classifier.file_based_convert_examples_to_features`.
-      batch_size, regression, name, total (records): as :func:`predict_all`.
-      num_examples: N, the real examples; pooling: ``mean`` or ``max``.
-
-    Returns:
-      ``(logits float32 [N, num_labels], label_ids [N], batch_losses)``: the pooled logits of
-      each example (:func:`bert_tf.data.windows.pool_window_logits`), its label, and the mean
-      loss of each batch of ``batch_size`` examples (of the pooled logits, in order).
-
-    Raises:
-      RuntimeError: an example none of whose windows came back (a TPU run dropped them).
-    """
-    window_logits, window_labels, _, _, example_index = _predict_records(
-        predictor, input_file, args, batch_size, regression, name, total, windowed=True)
-    try:
-        logits = pool_window_logits(window_logits, example_index, num_examples, pooling)
-    except ValueError as e:
-        raise RuntimeError(f"{input_file}: {e}") from e
-    labels = np.asarray(window_labels)[first_window_rows(example_index, num_examples)]
-    per_example = metrics.per_example_loss(logits, labels, regression)
-    batch_losses = [float(np.mean(per_example[i:i + batch_size]))
-                    for i in range(0, num_examples, batch_size)]
-    return logits, labels, batch_losses
-
 
 def probabilities_of_logits(logits: np.ndarray, regression: bool) -> np.ndarray:
     """float32 ``[N, num_labels]`` logits -> the model's ``probabilities`` output: the
@@ -419,68 +233,6 @@ def probabilities_of_logits(logits: np.ndarray, regression: bool) -> np.ndarray:
     if regression:
         return logits
     return tf.nn.softmax(tf.constant(logits), axis=-1).numpy()
-
-
-def classifier_loss_fn(regression: bool):
-    """The training loss ``loss_fn(model, features, labels)`` of a classifier run (BERT's or
-    ALBERT's): :func:`bert_tf.bert.classifier.classifier_loss` of the model's ``logits``
-    float32 ``[B, num_labels]`` in training mode (dropout), a float32 scalar (batch mean)."""
-    def loss_fn(model_, features, labels):
-        logits = model_(features, training=True)["logits"]
-        return classifier_loss(logits, labels, is_regression=regression)[0]
-
-    return loss_fn
-
-
-def write_predict_records(examples, label_list, args, tokenizer):
-    """The ``--do_predict`` records: TPU padding, ``predict.tf_record`` in ``--output_dir``
-    (rewritten each run, as the original), the original's log lines.
-
-    Args:
-      examples: the test ``InputExample`` s; label_list: the task's labels (None: regression);
-      args: the flags (``predict_batch_size``, ``use_tpu``, ``max_seq_length``,
-        ``output_dir``); tokenizer: the run's (BERT's or ALBERT's ``FullTokenizer``).
-
-    Returns:
-      ``(padded examples, num_actual, record file path)``.
-    """
-    predict_examples, num_actual = data.add_tpu_padding(
-        examples, args.predict_batch_size, args.use_tpu)
-    predict_file = os.path.join(args.output_dir, PREDICT_FILE)
-    data.file_based_convert_examples_to_features(predict_examples, label_list,
-                                                 args.max_seq_length, tokenizer,
-                                                 predict_file)
-    logging.info("***** Running prediction*****")
-    logging.info("  Num examples = %d (%d actual, %d padding)", len(predict_examples),
-                 num_actual, len(predict_examples) - num_actual)
-    return predict_examples, num_actual, predict_file
-
-
-def predict_probabilities(predictor, predict_file: str, args, regression: bool, total: int,
-                          num_actual: int) -> np.ndarray:
-    """The ``probabilities`` of every real example of ``predict_file``, in order.
-
-    Args:
-      predictor: a :class:`BatchPredictor` with a ``probabilities`` output; predict_file: the
-        records of :func:`write_predict_records`; args: ``max_seq_length``,
-        ``predict_batch_size``, ``use_tpu`` (drops a last partial batch, the original's TPU
-        predict); total: records in the file; num_actual: the real (unpadded) examples.
-
-    Returns:
-      float ``[num_actual, num_labels]`` (float32 from a float32 model).
-
-    Raises:
-      RuntimeError: fewer rows than ``num_actual`` came back (the original asserts this).
-    """
-    rows: List[np.ndarray] = []
-    dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
-                           regression, drop_remainder=args.use_tpu)
-    for _, out in predictor.predict(numpy_batches(dataset), total=total, name="predict"):
-        rows.append(out["probabilities"])
-    probabilities = np.concatenate(rows)[:num_actual]
-    if len(probabilities) != num_actual:  # the original asserts this
-        raise RuntimeError(f"predicted {len(probabilities)} of {num_actual} examples")
-    return probabilities
 
 
 def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:

@@ -34,6 +34,7 @@ from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.siamese import (STS_SCORE_SCALE, BertSiamese, cosine_regression_loss,
                                   softmax_loss)
 from bert_tf.data import classifier_processors as data
+from bert_tf.data import glue_files
 from bert_tf.bert.data.siamese_pairs import (LENGTH_MULTIPLE, PairArrays, pair_arrays, side_batches,
                                         train_dataset_fn)
 from bert_tf.errors import FlagError
@@ -169,7 +170,7 @@ def run_siamese(args, strategy: Optional[tf.distribute.Strategy] = None,
         raise FlagError("--doc_stride / --window_pooling: not supported with --siamese (each "
                         "sentence is one [CLS] s [SEP] input, cut to --max_seq_length)")
     config, processor, tokenizer = classifier.check_flags(args)
-    examples = classifier.read_task_examples(processor, args)
+    examples = glue_files.read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression
     arrays = {mode: pair_arrays(exs, label_list, args.max_seq_length, tokenizer)
@@ -231,5 +232,5 @@ def run_siamese(args, strategy: Optional[tf.distribute.Strategy] = None,
         result.num_predict_examples = len(test)
         if chief:
             atomic_write_text(os.path.join(args.output_dir, classifier.TEST_RESULTS_FILE),
-                              classifier.format_test_results(result.predictions))
+                              glue_files.format_test_results(result.predictions))
     return result

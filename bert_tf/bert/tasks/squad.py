@@ -59,7 +59,7 @@ from absl import logging
 
 from bert_tf import defaults
 from bert_tf import flags as bert_flags
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
 from bert_tf.bert.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
@@ -114,7 +114,7 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
         raise FlagError("If `do_train` is True, then `train_file` must be specified.")
     if args.do_predict and not args.predict_file:
         raise FlagError("If `do_predict` is True, then `predict_file` must be specified.")
-    run_checks.load_config_for_length(args.bert_config_file, args.max_seq_length)
+    load_config_for_length(args.bert_config_file, args.max_seq_length)
     squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
 
     positive = ["n_best_size", "max_answer_length", "gradient_accumulation_steps"]

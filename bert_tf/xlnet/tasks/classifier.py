@@ -82,7 +82,8 @@ from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
 from bert_tf.run import serving
-from bert_tf.run.checks import require_one_mode, require_positive_steps
+from bert_tf.run.checks import require_one_mode
+from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io

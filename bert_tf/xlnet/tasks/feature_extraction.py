@@ -7,7 +7,7 @@ script): it runs when ``--model_config_path`` or ``--spiece_model_file`` is give
       --model_config_path=$LARGE/xlnet_config.json --spiece_model_file=$LARGE/spiece.model \
       --init_checkpoint=$LARGE/xlnet_model.ckpt --layers=-1,-2 --max_seq_length=128
 
-Same output schema as BERT's (:func:`bert_tf.bert.tasks.feature_extraction.feature_json_line`),
+Same output schema as BERT's (:func:`bert_tf.run.feature_lines.feature_json_line`),
 one line per input line, in input order::
 
     {"linex_index": i, "features": [{"token": "▁The", "layers": [{"index": -1,
@@ -31,7 +31,7 @@ kept: the token list shows the pieces they became. Outputs are written atomicall
 ``--doc_stride`` (bert_tf, issue 13): a line longer than ``max_seq_length`` is cut into
 run_squad's windows, each laid out ``A_window <sep> <cls>``; every piece is written once with
 the values of its max-context window, ``<sep>`` and ``<cls>`` those of the LAST window (where
-the text ends: :func:`bert_tf.bert.tasks.feature_extraction.stitch_windows`). One text per line, as
+the text ends: :func:`bert_tf.run.feature_lines.stitch_windows`). One text per line, as
 BERT's.
 """
 
@@ -49,10 +49,10 @@ from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
                                            LiteralSymbolReport)
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.bert.tasks.feature_extraction import (DEFAULT_OUTPUT_FILE, LineWindows,
-                                              bucket_length, check_pooling_flags,
-                                              parse_layer_indexes, resume_key,
-                                              stitch_windows, write_feature_lines)
+from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
+                                      check_pooling_flags, l2_normalize_in_graph,
+                                      parse_layer_indexes, pool_in_graph, resume_key,
+                                      stitch_windows, write_feature_lines)
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
@@ -118,7 +118,7 @@ def featurize_windows(sp_model, example, max_seq_length: int, doc_stride: int, u
                       input_file: str):
     """One line as ``--doc_stride`` windows (bert_tf, issue 13): ``A_window <sep> <cls>``
     each; the line's tokens are its pieces then ``<sep> <cls>`` (those two from the LAST
-    window, :func:`bert_tf.bert.tasks.feature_extraction.stitch_windows`). A pair that fits is
+    window, :func:`bert_tf.run.feature_lines.stitch_windows`). A pair that fits is
     laid out as without windows.
 
     Raises:
@@ -307,7 +307,6 @@ def export_saved_model(extractor: XLNetFeatureExtractor, args: XLNetExtractFeatu
       FlagError: ``export_dir`` cannot be created or written.
     """
     from bert_tf.run import serving
-    from bert_tf.bert.tasks.feature_extraction import l2_normalize_in_graph, pool_in_graph
     from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 
     dtypes = {"input_ids": tf.int32, "input_mask": tf.float32, "segment_ids": tf.int32}

@@ -64,7 +64,8 @@ from bert_tf.data import record_cache
 from bert_tf.xlnet.data import race as data
 from bert_tf.xlnet.data import race_records as records
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.run.checks import require_one_mode, require_positive_steps
+from bert_tf.run.checks import require_one_mode
+from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results

@@ -72,8 +72,8 @@ from bert_tf.xlnet.data import squad as data
 from bert_tf.xlnet.data import squad_postprocess as postprocess
 from bert_tf.xlnet.data import squad_records as records
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.run.checks import (require_input_file, require_one_mode,
-                                      require_positive_steps)
+from bert_tf.run.checks import require_input_file, require_one_mode
+from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches

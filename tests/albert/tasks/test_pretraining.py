@@ -11,7 +11,7 @@ from bert_tf import checkpoint_io
 from bert_tf.errors import CheckpointError, FlagError
 from bert_tf.albert.tasks import pretraining as albert_pretraining
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
-from bert_tf.bert.tasks.pretraining import NoModeError
+from bert_tf.run.pretraining import NoModeError
 
 ORIGINAL_DEFAULTS = {
     "albert_config_file": None, "input_file": None, "output_dir": None,

@@ -15,6 +15,7 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
 from bert_tf.bert.tasks import classifier
 from bert_tf.bert.tasks.classifier import ClassifierArgs, run
+from bert_tf.run import classification
 from bert_tf.training import metrics
 from bert_tf.training.eval_results import format_eval_results
 from tests.training.event_files import read_scalars
@@ -318,7 +319,7 @@ def test_eval_metrics_weight_out_padding_hand_values():
     labels = np.array([0, 1, 0])
     real = np.array([1, 1, 0])
     l0, l1, l2 = np.log1p(np.exp(-2.0)), np.log1p(np.exp(1.0)), np.log(2.0)
-    res = classifier.eval_metrics(logits, labels, real, [(l0 + l1) / 2, l2], 5)
+    res = classification.eval_metrics(logits, labels, real, [(l0 + l1) / 2, l2], 5)
     assert sorted(res) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     assert res["eval_accuracy"] == np.float32(0.5)
     assert res["eval_loss"] == pytest.approx((l0 + l1) / 2, rel=1e-6)
@@ -481,11 +482,11 @@ def test_cola_adds_the_matthews_correlation():
     logits = np.array([[0, 1], [0, 1], [1, 0], [1, 0], [0, 1]], np.float32)
     labels = np.array([1, 0, 0, 0, 0])
     real = np.array([1, 1, 1, 1, 0])
-    res = classifier.eval_metrics(logits, labels, real, [0.0], 3, mcc=True)
+    res = classification.eval_metrics(logits, labels, real, [0.0], 3, mcc=True)
     # (tp tn - fp fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn)) = 2 / sqrt(2 * 1 * 3 * 2)
     assert res["eval_mcc"] == np.float32(2 / np.sqrt(12))
     assert res["eval_accuracy"] == np.float32(0.75)
-    assert "eval_mcc" not in classifier.eval_metrics(logits, labels, real, [0.0], 3)
+    assert "eval_mcc" not in classification.eval_metrics(logits, labels, real, [0.0], 3)
 
 
 def test_checkpoint_that_does_not_fit_fails_before_train_tf_record(tiny_model_dir, head_ckpt_dir,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
-from bert_tf.bert.tasks import feature_extraction
+from bert_tf.run import feature_lines
 from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -39,7 +39,7 @@ def golden_run(minilm_checkpoint_dir, golden_dir, tmp_path_factory):
     out = str(tmp_path_factory.mktemp("ef") / "output.jsonl")
     with pytest.MonkeyPatch.context() as mp:  # keep the writer's inputs and lines
         for name in ("feature_json_line", "embedding_json_line"):
-            mp.setattr(feature_extraction, name, _recording(getattr(feature_extraction, name)))
+            mp.setattr(feature_lines, name, _recording(getattr(feature_lines, name)))
         summary = extract_features(_args(minilm_checkpoint_dir,
                                          os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
                                          out, layers="-1,-2,-3,-4", max_seq_length=128, batch_size=8,
@@ -330,7 +330,7 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_output(minilm_checkpoint_dir,
 
 
 def test_pool_takes_the_mask_for_either_padding_side():
-    from bert_tf.bert.tasks.feature_extraction import pool
+    from bert_tf.run.feature_lines import pool
 
     # BERT: right padding, mask 1 = real; [CLS] is the first real token.
     bert = np.array([[1.0, 2.0], [3.0, -4.0], [9.0, 9.0]], np.float32)

@@ -10,9 +10,9 @@ import pytest
 
 from bert_tf import resumable_files
 from bert_tf.errors import InputDataError
-from bert_tf.bert.tasks import feature_extraction
-from bert_tf.bert.tasks.feature_extraction import (ExtractFeaturesArgs, extract_features,
-                                              write_feature_lines)
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.run import feature_lines
+from bert_tf.run.feature_lines import write_feature_lines
 from bert_tf.data.text_lines import TextExample
 
 LINES = 150  # batch_size 1: chunks of 64 lines, so two complete chunks and one of 22
@@ -31,20 +31,20 @@ def _args(ckpt_dir, tmp_path, out, **kw):
 @pytest.fixture
 def warnings(monkeypatch):
     seen = []
-    for module in (resumable_files, feature_extraction):
+    for module in (resumable_files, feature_lines):
         monkeypatch.setattr(module.logging, "warning", lambda fmt, *a: seen.append(fmt % a))
     return seen
 
 
 def _interrupt_at(monkeypatch, line_number, exc):
-    real, calls = feature_extraction.feature_json_line, []
+    real, calls = feature_lines.feature_json_line, []
 
     def line(*args):
         calls.append(1)
         if len(calls) == line_number:
             raise exc
         return real(*args)
-    monkeypatch.setattr(feature_extraction, "feature_json_line", line)
+    monkeypatch.setattr(feature_lines, "feature_json_line", line)
 
 
 @pytest.mark.slow  # three MiniLM runs over 150 lines (~90 s on the shared machine)

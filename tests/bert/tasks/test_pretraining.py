@@ -24,9 +24,9 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.data import pretraining_records
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
-from bert_tf.bert.tasks import pretraining
-from bert_tf.bert.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingArgs,
-                                       build_pretrainer, run_pretraining)
+from bert_tf.bert.tasks.pretraining import PretrainingArgs, build_pretrainer, run_pretraining
+from bert_tf.run import pretraining
+from bert_tf.run.pretraining import EVAL_KEYS, NoModeError
 from bert_tf import checkpoint_io
 from bert_tf.training.eval_results import format_eval_results
 
@@ -153,7 +153,7 @@ def test_losses_and_metric_sums_match_original_on_golden_batches(tiny_pretrainer
     np.testing.assert_allclose(float(losses["total_loss"]), g["mlm_loss"] + g["nsp_loss"],
                                rtol=0, atol=LOSS_ATOL)
 
-    sums = {k: float(v) for k, v in pretraining.eval_metric_sums(outputs, features).items()}
+    sums = {k: float(v) for k, v in pretrainer.eval_metric_sums(outputs, features).items()}
     metrics = pretraining.metrics_from_sums(sums, global_step=7)
     assert sorted(metrics) == sorted(EVAL_KEYS) and metrics["global_step"] == 7
     for key, value in spec_metrics(g).items():
@@ -171,7 +171,7 @@ def test_masked_lm_metric_is_weighted_mean_without_epsilon_and_loss_has_it():
     losses = pretrainer.pretraining_losses(outputs, features)
     np.testing.assert_allclose(float(losses["masked_lm_loss"]), np.log(2) / (1 + 1e-5), rtol=1e-6)
     np.testing.assert_allclose(float(losses["next_sentence_loss"]), -np.log(0.2), rtol=1e-6)
-    sums = {k: float(v) for k, v in pretraining.eval_metric_sums(outputs, features).items()}
+    sums = {k: float(v) for k, v in pretrainer.eval_metric_sums(outputs, features).items()}
     m = pretraining.metrics_from_sums(sums, 0)
     np.testing.assert_allclose(m["masked_lm_loss"], np.log(2), rtol=1e-6)  # tf.metrics.mean
     assert m["masked_lm_accuracy"] == 1.0        # slot 0 right; slot 1 (weight 0) ignored
