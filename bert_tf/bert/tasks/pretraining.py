@@ -160,7 +160,7 @@ def metrics_from_sums(sums: Mapping[str, float], global_step: int) -> Dict[str, 
 # The run
 # ---------------------------------------------------------------------------------------------
 
-def validate_args(args: PretrainingArgs, config: BertConfig) -> None:
+def check_args(args: PretrainingArgs, config: BertConfig) -> None:
     """Flag checks made before anything is built.
 
     Raises:
@@ -335,7 +335,7 @@ def evaluate(model: BertPretrainer, input_fn, max_eval_steps: int, global_step: 
 
 @dataclass
 class PretrainingResult:
-    """What :func:`run_pretraining` did.
+    """What :func:`run` did (BERT's; ALBERT's run returns one too).
 
     Attributes:
       train: the :class:`bert_tf.training.loop.TrainResult`, or None without ``do_train``.
@@ -351,10 +351,28 @@ class PretrainingResult:
     train_seconds: float = 0.0
     train_steps_run: int = 0
 
+    def summary_lines(self) -> List[str]:
+        """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's
+        summary, not the original's output): ``trained to global_step N (S steps, R
+        steps/s); last loss L; checkpoint P`` after training, then ``wrote
+        <eval_results.txt>:`` and its ``key = value`` lines, indented by two spaces, after
+        evaluation. Empty without either."""
+        lines = []
+        if self.train is not None:
+            steps = self.train_steps_run
+            rate = steps / self.train_seconds if self.train_seconds > 0 else 0.0
+            lines.append(f"trained to global_step {self.train.global_step} ({steps} steps, "
+                         f"{rate:.2f} steps/s); last loss {self.train.last_loss}; "
+                         f"checkpoint {self.train.checkpoint}")
+        if self.eval_metrics is not None:
+            lines.append(f"wrote {self.eval_results_file}:")
+            lines.extend(f"  {line}"
+                         for line in format_eval_results(self.eval_metrics).splitlines())
+        return lines
 
-def run_pretraining(args: PretrainingArgs,
-                    strategy: Optional[tf.distribute.Strategy] = None,
-                    log_every_n_steps: int = 100) -> PretrainingResult:
+
+def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        log_every_n_steps: int = 100) -> PretrainingResult:
     """The original `run_pretraining.py` main: train and/or evaluate (spec 6).
 
     Args:
@@ -368,7 +386,7 @@ def run_pretraining(args: PretrainingArgs,
 
     Raises:
       NoModeError: neither do_train nor do_eval.
-      FlagError: a bad flag (see :func:`validate_args`), no file matches ``--input_file``.
+      FlagError: a bad flag (see :func:`check_args`), no file matches ``--input_file``.
       ConfigError: unreadable ``--bert_config_file``; token ids >= its ``vocab_size`` (names
         the file, the largest id and ``vocab_size``).
       InputDataError: records that do not fit ``--max_seq_length`` /
@@ -381,7 +399,7 @@ def run_pretraining(args: PretrainingArgs,
     if not args.bert_config_file:
         raise FlagError("--bert_config_file is required")
     config = BertConfig.from_json_file(args.bert_config_file)
-    validate_args(args, config)
+    check_args(args, config)
     check_tpu_flags(args)
     # before the record checks: they run TF ops, and a TF_CONFIG cluster's collective ops must
     # be configured before the first one ("Collective ops must be configured at program startup")
@@ -483,24 +501,6 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
         logging.info("  %s = %s", key, metrics[key])
 
 
-def run_report(result: PretrainingResult) -> str:
-    """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's summary,
-    not the original's output): ``trained to global_step N (S steps, R steps/s); last loss L;
-    checkpoint P`` after training, then ``wrote <eval_results.txt>:`` and its ``key = value``
-    lines, indented by two spaces, after evaluation. Empty without either."""
-    lines = []
-    if result.train is not None:
-        steps = result.train_steps_run
-        rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0
-        lines.append(f"trained to global_step {result.train.global_step} ({steps} steps, "
-                     f"{rate:.2f} steps/s); last loss {result.train.last_loss}; "
-                     f"checkpoint {result.train.checkpoint}")
-    if result.eval_metrics is not None:
-        lines.append(f"wrote {result.eval_results_file}:")
-        lines.extend(f"  {line}" for line in format_eval_results(result.eval_metrics).splitlines())
-    return "\n".join(lines)
-
-
 def step_in_output_dir(output_dir: str) -> int:
     """The step of the newest ``model.ckpt-N`` in ``output_dir`` (0: none, or no folder)."""
     existing = checkpoint_io.existing_checkpoints(output_dir) if tf.io.gfile.isdir(
@@ -509,8 +509,8 @@ def step_in_output_dir(output_dir: str) -> int:
 
 
 __all__ = [
-    "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult",
+    "EVAL_KEYS", "NoModeError", "PretrainingArgs", "PretrainingResult", "check_args",
     "check_sizes_and_steps", "checked_input_files", "eval_metric_sums", "evaluate",
-    "metrics_from_sums", "pretraining_loss_fn", "record_errors_explained", "run_eval",
-    "run_pretraining", "run_report", "step_in_output_dir", "validate_args",
+    "metrics_from_sums", "pretraining_loss_fn", "record_errors_explained",
+    "run", "run_eval", "step_in_output_dir",
 ]

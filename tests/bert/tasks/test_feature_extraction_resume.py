@@ -11,7 +11,7 @@ import pytest
 from bert_tf import resumable_files
 from bert_tf.errors import InputDataError
 from bert_tf.bert.tasks import feature_extraction
-from bert_tf.bert.tasks.feature_extraction import (ExtractFeaturesArgs, extract_features,
+from bert_tf.bert.tasks.feature_extraction import (ExtractFeaturesArgs, run as extract_features,
                                               write_feature_lines)
 from bert_tf.data.text_lines import TextExample
 
@@ -76,7 +76,7 @@ def test_interrupted_run_resumes_to_the_uninterrupted_bytes(minilm_checkpoint_di
     summary = extract_features(_args(minilm_checkpoint_dir, tmp_path, out))
     assert warnings == [f"resuming {out} after 64 lines written by an interrupted run with the "
                         f"same flags and inputs"]
-    assert summary["num_lines"] == LINES
+    assert summary.num_lines == LINES
     assert out.read_bytes() == ref.read_bytes()
     assert (tmp_path / "run" / "out.jsonl.embeddings.jsonl").read_bytes() == \
         (tmp_path / "ref" / "out.jsonl.embeddings.jsonl").read_bytes()
@@ -161,7 +161,7 @@ def test_fake_model_resume_gives_the_uninterrupted_bytes(tmp_path, warnings):
     summary = _write(out)
     assert warnings == [f"resuming {out} after 128 lines written by an interrupted run with "
                         f"the same flags and inputs"]
-    assert summary["num_lines"] == 300
+    assert summary.num_lines == 300
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
     assert (tmp_path / "out.jsonl.embeddings.jsonl").read_bytes() == \
         (tmp_path / "ref.jsonl.embeddings.jsonl").read_bytes()
