@@ -52,10 +52,7 @@ def main(_):
         from bert_tf.xlnet.tasks import squad as xlnet_squad
         result = xlnet_squad.run(xlnet_squad.args_from_flags(FLAGS))
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        # ALBERT's run_squad_v2 with --version_2_with_negative, else its run_squad_v1
-        from bert_tf.albert.tasks import squad as albert_squad
-        version = 2 if FLAGS.version_2_with_negative else 1
-        result = albert_squad.run(albert_squad.args_from_flags(FLAGS), version)
+        result = albert_main(FLAGS)
     else:
         from bert_tf.bert.tasks import squad
         args = bert_flags.args_from_flags(squad.SquadArgs, FLAGS)
@@ -63,6 +60,14 @@ def main(_):
         result = squad.run(resolve_model_files(args))
     for line in result.summary_lines():
         print(line)
+
+
+def albert_main(flag_values):
+    """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
+    (:func:`bert_tf.albert.tasks.squad.run`); returns its result."""
+    from bert_tf.albert.tasks import squad as albert_squad
+    version = 2 if flag_values.version_2_with_negative else 1
+    return albert_squad.run(albert_squad.args_from_flags(flag_values), version)
 
 
 if __name__ == "__main__":

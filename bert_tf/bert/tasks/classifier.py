@@ -225,6 +225,11 @@ def check_args(args: ClassifierArgs):
       FlagError / CaseMismatchError / ConfigError naming the flag or file.
     """
     require_args(args)
+    for name in ("bert_config_file", "vocab_file"):  # run_classifier.py resolves the default
+        if not getattr(args, name):
+            raise FlagError(f"--{name} missing: give --bert_config_file and --vocab_file, or "
+                            "run run_classifier.py without model flags (the embedded default "
+                            "model, bert_tf.defaults.resolve_model_files)")
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,

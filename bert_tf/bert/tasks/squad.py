@@ -152,6 +152,11 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
       ConfigError: unreadable config or vocab, or a vocab larger than ``vocab_size``.
       FlagError (CaseMismatchError included): the first failing check, naming the flags.
     """
+    for name in ("bert_config_file", "vocab_file"):  # run_squad.py resolves the default
+        if not getattr(args, name):
+            raise FlagError(f"--{name} missing: give --bert_config_file and --vocab_file, or "
+                            "run run_squad.py without model flags (the embedded default "
+                            "model, bert_tf.defaults.resolve_model_files)")
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:

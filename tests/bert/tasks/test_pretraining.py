@@ -26,7 +26,7 @@ from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
 from bert_tf.bert.tasks import pretraining
 from bert_tf.bert.tasks.pretraining import (EVAL_KEYS, NoModeError, PretrainingArgs,
-                                       build_pretrainer, run_pretraining)
+                                       build_pretrainer, run as run_pretraining)
 from bert_tf import checkpoint_io
 from bert_tf.training.eval_results import format_eval_results
 
