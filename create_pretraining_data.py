@@ -2,7 +2,8 @@
 
 Same flags, defaults and output as the original `create_pretraining_data.py` (spec `bert.md`
 section 5), plus ``--num_workers`` (parallel tokenization). The work is done by
-:func:`bert_tf.data.pretraining.create_pretraining_data`.
+:func:`bert_tf.bert.tasks.pretraining_data.run` (over
+:func:`bert_tf.data.pretraining.create_pretraining_data`).
 
     python create_pretraining_data.py --input_file=sample_text.txt \
         --output_file=/tmp/tf_examples.tfrecord --vocab_file=vocab.txt \

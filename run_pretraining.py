@@ -8,7 +8,7 @@
 
 Same flags and defaults as the original, plus ``--use_xla``, ``--dtype`` and
 ``--gradient_accumulation_steps``. The work is done by
-:func:`bert_tf.bert.tasks.pretraining.run_pretraining`.
+:func:`bert_tf.bert.tasks.pretraining.run`.
 
 With XLNet's flags (``--record_info_dir``, ``--model_dir``, ``--seq_len``, ``--mem_len``...;
 the original XLNet ``train.py`` / ``train_gpu.py``) it pretrains XLNet instead: see

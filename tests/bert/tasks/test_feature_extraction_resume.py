@@ -161,7 +161,7 @@ def test_fake_model_resume_gives_the_uninterrupted_bytes(tmp_path, warnings):
     summary = _write(out)
     assert warnings == [f"resuming {out} after 128 lines written by an interrupted run with "
                         f"the same flags and inputs"]
-    assert summary.num_lines == 300
+    assert summary["num_lines"] == 300
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
     assert (tmp_path / "out.jsonl.embeddings.jsonl").read_bytes() == \
         (tmp_path / "ref.jsonl.embeddings.jsonl").read_bytes()
