@@ -2,7 +2,8 @@
 
 Same flags, defaults and output as the original `create_pretraining_data.py` (spec `bert.md`
 section 5), plus ``--num_workers`` (parallel tokenization). The work is done by
-:func:`bert_tf.data.pretraining.create_pretraining_data`.
+:func:`bert_tf.bert.tasks.pretraining_data.run` (over
+:func:`bert_tf.data.pretraining.create_pretraining_data`).
 
     python create_pretraining_data.py --input_file=sample_text.txt \
         --output_file=/tmp/tf_examples.tfrecord --vocab_file=vocab.txt \
@@ -36,30 +37,25 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.data.pretraining import create_pretraining_data
+    # TensorFlow-free modules on the BERT and ALBERT paths (issue 16)
     from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
 
     logging.set_verbosity(logging.INFO)
     if FLAGS.sp_path:
-        from bert_tf.xlnet.tasks.pretraining_data import run_from_flags
-        for info in run_from_flags(FLAGS):
-            print(f"wrote {info['num_batch']} batches to {info['filenames'][0]}")
-        return
-    if albert_pretraining_data.is_albert_data_invocation(FLAGS):
-        n = albert_pretraining_data.run_from_flags(FLAGS)
-        print(f"wrote {n} ALBERT instances to {FLAGS.output_file}")
-        return
-    for name in ("input_file", "output_file", "vocab_file"):
-        if FLAGS[name].value is None:
-            raise FlagError(f"--{name} is required (or --sp_path and XLNet's data_utils.py "
-                            "flags for XLNet records)")
-    create_pretraining_data(
-        input_file=FLAGS.input_file, output_file=FLAGS.output_file, vocab_file=FLAGS.vocab_file,
-        do_lower_case=FLAGS.do_lower_case, do_whole_word_mask=FLAGS.do_whole_word_mask,
-        max_seq_length=FLAGS.max_seq_length, max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-        random_seed=FLAGS.random_seed, dupe_factor=FLAGS.dupe_factor,
-        masked_lm_prob=FLAGS.masked_lm_prob, short_seq_prob=FLAGS.short_seq_prob,
-        num_workers=FLAGS.num_workers)
+        from bert_tf.xlnet.tasks import pretraining_data as xlnet_pretraining_data
+        result = xlnet_pretraining_data.run(xlnet_pretraining_data.args_from_flags(FLAGS))
+    elif albert_pretraining_data.is_albert_data_invocation(FLAGS):
+        result = albert_pretraining_data.run(albert_pretraining_data.args_from_flags(FLAGS))
+    else:
+        for name in ("input_file", "output_file", "vocab_file"):
+            if FLAGS[name].value is None:
+                raise FlagError(f"--{name} is required (or --sp_path and XLNet's data_utils.py "
+                                "flags for XLNet records)")
+        from bert_tf.bert.tasks import pretraining_data
+        result = pretraining_data.run(
+            bert_flags.args_from_flags(PretrainingDataArgs, FLAGS))
+    for line in result.summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ model instead (bert_tf/xlnet/tasks/feature_extraction.py): same JSONL schema, Se
 tokens.
 """
 
+import dataclasses
 import gc
 
 # Importing TensorFlow and building the Keras model allocate millions of objects and few
@@ -24,6 +25,7 @@ from absl import logging  # noqa: E402
 from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.bert.tasks.args import ExtractFeaturesArgs  # noqa: E402
 from bert_tf.xlnet.tasks.args import XLNetExtractFeaturesArgs  # noqa: E402
+from bert_tf.defaults import EXAMPLE_INPUT, resolve_model_files  # noqa: E402
 
 # BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...), each from its
 # task's argument class: a shared flag is registered with BERT's default and help; XLNet's
@@ -36,16 +38,16 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.xlnet.tasks.feature_extraction import run_from_flags
-        run_from_flags(FLAGS)
-        return
-    from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
-    args = bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS)
-    summary = extract_features(args)
-    print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
-          f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
-    if summary["embeddings_file"]:
-        print(f"wrote sentence embeddings to {summary['embeddings_file']}")
+        from bert_tf.xlnet.tasks import feature_extraction as task
+        args = task.args_from_flags(FLAGS)
+    else:
+        from bert_tf.bert.tasks import feature_extraction as task
+        args = resolve_model_files(bert_flags.args_from_flags(task.ExtractFeaturesArgs, FLAGS),
+                                   require_init_checkpoint=True)
+    if not args.input_file:  # the example input
+        args = dataclasses.replace(args, input_file=EXAMPLE_INPUT)
+    for line in task.run(args).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

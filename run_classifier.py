@@ -24,13 +24,12 @@ evaluates and predicts with an ALBERT model, ALBERT's defaults for the flags not
 see bert_tf/albert/tasks/classifier.py (also `python -m bert_tf.albert.run_classifier`).
 """
 
-import os
-
 from absl import logging
 
 from bert_tf import flags as bert_flags
 from bert_tf.albert.tasks.args import AlbertClassifierArgs
 from bert_tf.bert.tasks.args import ClassifierArgs
+from bert_tf.defaults import resolve_model_files
 from bert_tf.errors import FlagError
 from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
 
@@ -51,38 +50,22 @@ def main(_):
         raise FlagError("--siamese: only for BERT models (--bert_config_file), not XLNet or "
                         "ALBERT")
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.xlnet.tasks.classifier import run_from_flags
-        run_from_flags(FLAGS)
-        return
-    if bert_flags.flag_given(FLAGS, "albert_config_file"):
-        albert_main(FLAGS)
-        return
-    from bert_tf.bert.tasks.classifier import ClassifierArgs, run
-    args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
-    result = run(args)
-    if result.eval_results is not None:
-        items = sorted(result.eval_results.items())
-        print("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in items))
-    if result.predictions is not None:
-        print(f"wrote {result.num_predict_examples} predictions to "
-              f"{os.path.join(args.output_dir, 'test_results.tsv')}")
-    if result.export_path:
-        print(f"exported the SavedModel to {result.export_path}")
-
-
-def albert_main(flag_values):
-    """The ALBERT path: :func:`bert_tf.albert.tasks.classifier.run_from_flags`, then a summary."""
-    from bert_tf.albert.tasks import classifier as albert_classifier
-    result = albert_classifier.run_from_flags(flag_values)
-    for prefix, results in result.evaluated:
-        print(f"eval {prefix or '(initial weights)'}: "
-              + ", ".join(f"{k} = {str(v)}" for k, v in sorted(results.items())))
-    if result.predictions is not None:
-        print(f"wrote {len(result.predictions)} predictions (from "
-              f"{result.predict_checkpoint or 'the initial weights'}) to "
-              f"{flag_values.output_dir}/test_results.tsv and submit_results.tsv")
-    if result.export_path:
-        print(f"exported the SavedModel to {result.export_path}")
+        from bert_tf.xlnet.tasks import classifier as task
+        args = task.args_from_flags(FLAGS)
+    elif bert_flags.flag_given(FLAGS, "albert_config_file"):
+        from bert_tf.albert.tasks import classifier as task
+        args = task.args_from_flags(FLAGS)
+    else:
+        from bert_tf.bert.tasks import classifier
+        args = bert_flags.args_from_flags(classifier.ClassifierArgs, FLAGS)
+        classifier.require_args(args)  # before the default model is resolved
+        args = resolve_model_files(args)
+        if args.siamese:  # bert_tf: the Sentence-BERT bi-encoder (issue 13)
+            from bert_tf.bert.tasks import siamese as task
+        else:
+            task = classifier
+    for line in task.run(args).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 Same flags and defaults as the original, plus ``--use_xla``, ``--dtype`` and
 ``--gradient_accumulation_steps``. The work is done by
-:func:`bert_tf.bert.tasks.pretraining.run_pretraining`.
+:func:`bert_tf.bert.tasks.pretraining.run`.
 
 With XLNet's flags (``--record_info_dir``, ``--model_dir``, ``--seq_len``, ``--mem_len``...;
 the original XLNet ``train.py`` / ``train_gpu.py``) it pretrains XLNet instead: see
@@ -36,33 +36,24 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
-
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:
-        from bert_tf.xlnet.tasks.pretraining import run_from_flags
-        done = run_from_flags(FLAGS)["train"]
-        print(f"trained to global_step {done.global_step}; last loss {done.last_loss}; "
-              f"checkpoint {done.checkpoint}")
-        return
-    if bert_flags.flag_given(FLAGS, "albert_config_file"):
+        from bert_tf.xlnet.tasks import pretraining as xlnet_pretraining
+        args = xlnet_pretraining.args_from_flags(FLAGS)
+        xlnet_pretraining.make_model_dir(args)
+        result = xlnet_pretraining.run(args)
+    elif bert_flags.flag_given(FLAGS, "albert_config_file"):
         from bert_tf.albert.tasks import pretraining as albert_pretraining
-        report(albert_pretraining.run_from_flags(FLAGS))
-        return
-    for name in ("input_file", "bert_config_file", "output_dir"):
-        if FLAGS[name].value is None:
-            raise FlagError(f"--{name} is required (or --record_info_dir and XLNet's train.py "
-                            "flags to pretrain XLNet)")
-    report(run_pretraining(bert_flags.args_from_flags(PretrainingArgs, FLAGS)))
-
-
-def report(result) -> None:
-    """Prints what a BERT or ALBERT pretraining run did (a ``PretrainingResult``)."""
-    from bert_tf.run.pretraining import run_report
-
-    text = run_report(result)
-    if text:
-        print(text)
+        result = albert_pretraining.run(albert_pretraining.args_from_flags(FLAGS))
+    else:
+        for name in ("input_file", "bert_config_file", "output_dir"):
+            if FLAGS[name].value is None:
+                raise FlagError(f"--{name} is required (or --record_info_dir and XLNet's "
+                                "train.py flags to pretrain XLNet)")
+        from bert_tf.bert.tasks import pretraining
+        result = pretraining.run(bert_flags.args_from_flags(PretrainingArgs, FLAGS))
+    for line in result.summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

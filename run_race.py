@@ -25,9 +25,10 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.xlnet.tasks.race import run_from_flags
+    from bert_tf.xlnet.tasks import race
     logging.set_verbosity(logging.INFO)
-    run_from_flags(FLAGS)
+    for line in race.run(bert_flags.args_from_flags(race.XLNetRaceArgs, FLAGS)).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.albert.tasks.args import AlbertSquadArgs
 from bert_tf.bert.tasks.args import SquadArgs
 from bert_tf.xlnet.tasks.args import XLNetSquadArgs
+from bert_tf.defaults import resolve_model_files
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1), then ALBERT's, each from its task's argument class: a shared flag is
@@ -41,34 +42,25 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        from bert_tf.xlnet.tasks.squad import run_from_flags
-        run_from_flags(FLAGS)
-        return
-    if bert_flags.flag_given(FLAGS, "albert_config_file"):
-        albert_main(FLAGS)
-        return
-    from bert_tf.bert.tasks.squad import SquadArgs, run
-    summary = run(bert_flags.args_from_flags(SquadArgs, FLAGS))
-    if "global_step" in summary:
-        print(f"trained to global_step {summary['global_step']}: {summary['checkpoint']}")
-    if "predictions_file" in summary:
-        print(f"predicted {summary['num_predict_examples']} questions "
-              f"({summary['predict_examples_per_second']:.1f} examples/s): "
-              f"{summary['predictions_file']}")
-    if summary.get("export_path"):
-        print(f"exported the SavedModel to {summary['export_path']}")
-    if summary.get("eval_results"):
-        print(f"metrics: {summary['eval_results_file']}")
-        for key, value in summary["eval_results"].items():
-            print(f"  {key} = {value}")
+        from bert_tf.xlnet.tasks import squad as xlnet_squad
+        result = xlnet_squad.run(xlnet_squad.args_from_flags(FLAGS))
+    elif bert_flags.flag_given(FLAGS, "albert_config_file"):
+        result = albert_main(FLAGS)
+    else:
+        from bert_tf.bert.tasks import squad
+        args = bert_flags.args_from_flags(squad.SquadArgs, FLAGS)
+        squad.require_args(args)  # before the default model is resolved
+        result = squad.run(resolve_model_files(args))
+    for line in result.summary_lines():
+        print(line)
 
 
 def albert_main(flag_values):
     """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
-    (:func:`bert_tf.albert.tasks.squad.run_from_flags`), then its summary."""
+    (:func:`bert_tf.albert.tasks.squad.run`); returns its result."""
     from bert_tf.albert.tasks import squad as albert_squad
     version = 2 if flag_values.version_2_with_negative else 1
-    albert_squad.print_summary(albert_squad.run_from_flags(flag_values, version))
+    return albert_squad.run(albert_squad.args_from_flags(flag_values), version)
 
 
 if __name__ == "__main__":

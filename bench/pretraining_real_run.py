@@ -211,9 +211,9 @@ def main():
                   input_file=records["train"], output_dir=minilm_out,
                   init_checkpoint=os.path.join(minilm_dir, "bert_model.ckpt"),
                   eval_batch_size=32, max_eval_steps=args.eval_batches)
-    before = pretraining.run_pretraining(pretraining.PretrainingArgs(do_eval=True, **common))
+    before = pretraining.run(pretraining.PretrainingArgs(do_eval=True, **common))
     start = time.time()
-    trained = pretraining.run_pretraining(pretraining.PretrainingArgs(
+    trained = pretraining.run(pretraining.PretrainingArgs(
         do_train=True, do_eval=True, train_batch_size=args.minilm_batch_size,
         num_train_steps=args.minilm_steps, num_warmup_steps=max(1, args.minilm_steps // 10),
         learning_rate=1e-4, save_checkpoints_steps=args.minilm_steps, **common),

@@ -2,7 +2,7 @@
 
     python bench/profile_extract_features.py [--lines 400] [--layers=-1,-2,-3,-4]
 
-Runs ``bert_tf.bert.tasks.feature_extraction.extract_features`` (the root script's main work) on
+Runs ``bert_tf.bert.tasks.feature_extraction.run`` (the root script's main work) on
 the first ``--lines`` MRPC dev pairs with the embedded MiniLM default (``--max_seq_length=128
 --batch_size=8``), with timers wrapped around its phases: importing TensorFlow (and Keras),
 building the Keras model, restoring the checkpoint, tokenization, each batch's forward pass
@@ -102,7 +102,7 @@ def main(argv=None):
     fargs.init_checkpoint, fargs.layers = model.init_checkpoint, args.layers
     fargs.max_seq_length, fargs.batch_size = 128, 8
     c, w = time.process_time(), time.perf_counter()
-    fe.extract_features(fargs)
+    fe.run(fargs)
     phases.add("extract_features total", time.process_time() - c, time.perf_counter() - w)
     info["total_cpu_seconds"] = time.process_time() - c0
     info["total_wall_seconds"] = time.perf_counter() - w0

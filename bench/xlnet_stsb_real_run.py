@@ -5,7 +5,7 @@ on the real STS-B train set (5,749 pairs, ``../shared/data/STS-B``) with the rea
 SentencePiece model (``../shared/data/xlnet/spiece.model``, 32,000 pieces), then evaluates on
 dev (1,500 pairs) and predicts the test set, through the same code as
 ``run_classifier.py --model_config_path=... --spiece_model_file=...``
-(:func:`bert_tf.xlnet.tasks.classifier.run_from_flags`), with XLNet's original flags::
+(:func:`bert_tf.xlnet.tasks.classifier.run` on :func:`~bert_tf.xlnet.tasks.classifier.args_from_flags`), with XLNet's original flags::
 
     python bench/xlnet_stsb_real_run.py --work_dir=/tmp/xlnet_stsb [--train_steps=400]
 
@@ -71,17 +71,19 @@ def main(_):
         if not FLAGS[name].present:
             setattr(FLAGS, name, value)
     start = time.time()
-    result = xlnet_classifier.run_from_flags(FLAGS)
+    result = xlnet_classifier.run(xlnet_classifier.args_from_flags(FLAGS))
+    for line in result.summary_lines():
+        print(line)
     seconds = time.time() - start
-    best = result["best_eval"]
+    best = result.best_eval
     summary = {
         "config": SMALL_CONFIG,
         "flags": {n: FLAGS[n].value for n in sorted(RUN_DEFAULTS)},
-        "train_examples": 5749, "global_step": result["train"].global_step,
-        "last_train_loss": result["train"].last_loss,
-        "eval": [{k: v for k, v in r.items() if k != "path"} for r in result["eval_results"]],
+        "train_examples": 5749, "global_step": result.train.global_step,
+        "last_train_loss": result.train.last_loss,
+        "eval": [{k: v for k, v in r.items() if k != "path"} for r in result.eval_results],
         "best": {k: v for k, v in best.items() if k != "path"},
-        "num_predictions": result["num_predictions"],
+        "num_predictions": result.num_predictions,
         "wall_seconds": round(seconds, 1),
     }
     print(json.dumps(summary, indent=2))

@@ -7,11 +7,12 @@ converted with :func:`bert_tf.convert.convert_hf_folder` into a cache folder
 the network and nothing is committed to the repository.
 """
 
+import copy
+import dataclasses
 import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 
 from absl import logging
 
@@ -35,7 +36,7 @@ XLNET_SMALL_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "r
                                   "xlnet_config.json")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class DefaultModel:
     """Paths of the converted default model (the original archive layout)."""
 
@@ -155,21 +156,25 @@ def default_model() -> DefaultModel:
 
 
 def resolve_model_files(args, require_init_checkpoint: bool = False):
-    """Fills in the embedded default model when none of :data:`MODEL_FLAGS` is given.
+    """The run's arguments with the embedded default model filled in when none of
+    :data:`MODEL_FLAGS` is given; ``args`` itself is not changed.
 
     bert_tf, beyond the original (which required ``--bert_config_file`` and
     ``--vocab_file``): with none of ``--bert_config_file``, ``--vocab_file``,
     ``--init_checkpoint`` the scripts run the default model (:func:`default_model`). Once one
     is given, ``--bert_config_file`` and ``--vocab_file`` are required, and
     ``--init_checkpoint`` too with ``require_init_checkpoint`` (extract_features: no head to
-    train, so no weights means nothing to extract).
+    train, so no weights means nothing to extract). The entry points call it before a task's
+    ``run``.
 
     Args:
-      args: the run's flags (any object with the three attributes; they are set in place).
+      args: the run's arguments (a dataclass such as ``ClassifierArgs``, or any object with
+        the three attributes).
       require_init_checkpoint: ``--init_checkpoint`` is required once a model flag is given.
 
     Returns:
-      ``args``.
+      ``args`` itself when a model flag is given; else a copy (``dataclasses.replace``, or
+      ``copy.copy`` of a non-dataclass) holding the default model's three paths.
 
     Raises:
       FlagError: a required model flag is missing (names the missing flags, sorted).
@@ -179,10 +184,14 @@ def resolve_model_files(args, require_init_checkpoint: bool = False):
     if not given:
         model = default_model()
         logging.info("using the embedded default model %s (%s)", MODEL_NAME, model.folder)
-        args.bert_config_file = model.bert_config_file
-        args.vocab_file = model.vocab_file
-        args.init_checkpoint = model.init_checkpoint
-        return args
+        paths = {"bert_config_file": model.bert_config_file, "vocab_file": model.vocab_file,
+                 "init_checkpoint": model.init_checkpoint}
+        if dataclasses.is_dataclass(args):
+            return dataclasses.replace(args, **paths)
+        resolved = copy.copy(args)
+        for name, path in paths.items():
+            setattr(resolved, name, path)
+        return resolved
     required = MODEL_FLAGS if require_init_checkpoint else MODEL_FLAGS[:2]
     missing = sorted(k for k in required if not getattr(args, k))
     if missing:

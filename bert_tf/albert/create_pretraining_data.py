@@ -21,10 +21,11 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.albert.tasks.pretraining_data import run_from_flags
+    from bert_tf.albert.tasks import pretraining_data
     logging.set_verbosity(logging.INFO)
-    n = run_from_flags(FLAGS)
-    print(f"wrote {n} instances to {FLAGS.output_file}")
+    result = pretraining_data.run(pretraining_data.args_from_flags(FLAGS))
+    for line in result.summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

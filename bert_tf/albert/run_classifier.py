@@ -20,14 +20,10 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.albert.tasks.classifier import run_from_flags
+    from bert_tf.albert.tasks import classifier
     logging.set_verbosity(logging.INFO)
-    result = run_from_flags(FLAGS)
-    for prefix, results in result.evaluated:
-        print(f"eval {prefix or '(initial weights)'}: "
-              + ", ".join(f"{k} = {str(v)}" for k, v in sorted(results.items())))
-    if result.predictions is not None:
-        print(f"wrote {len(result.predictions)} predictions to {FLAGS.output_dir}")
+    for line in classifier.run(classifier.args_from_flags(FLAGS)).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

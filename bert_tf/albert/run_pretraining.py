@@ -20,12 +20,10 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.albert.tasks.pretraining import run_from_flags
-    from bert_tf.run.pretraining import run_report
+    from bert_tf.albert.tasks import pretraining
     logging.set_verbosity(logging.INFO)
-    text = run_report(run_from_flags(FLAGS))
-    if text:
-        print(text)
+    for line in pretraining.run(pretraining.args_from_flags(FLAGS)).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

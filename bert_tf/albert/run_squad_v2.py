@@ -23,8 +23,9 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    from bert_tf.albert.tasks import squad as albert_squad  # after the flags: --help needs no TensorFlow
-    albert_squad.print_summary(albert_squad.run_from_flags(FLAGS, version=2))
+    from bert_tf.albert.tasks import squad  # after the flags: --help needs no TensorFlow
+    for line in squad.run(squad.args_from_flags(FLAGS), version=2).summary_lines():
+        print(line)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,8 @@ def evaluate(model, input_fn, max_eval_steps: int, global_step: int,
 
 @dataclass
 class PretrainingResult:
-    """What :func:`bert_tf.bert.tasks.pretraining.run_pretraining` did.
+    """What a pre-training run did (BERT's :func:`bert_tf.bert.tasks.pretraining.run`, ALBERT's
+    :func:`bert_tf.albert.tasks.pretraining.run`).
 
     Attributes:
       train: the :class:`bert_tf.training.loop.TrainResult`, or None without ``do_train``.
@@ -147,6 +148,25 @@ class PretrainingResult:
     eval_results_file: Optional[str] = None
     train_seconds: float = 0.0
     train_steps_run: int = 0
+
+    def summary_lines(self) -> List[str]:
+        """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's
+        summary, not the original's output): ``trained to global_step N (S steps, R
+        steps/s); last loss L; checkpoint P`` after training, then ``wrote
+        <eval_results.txt>:`` and its ``key = value`` lines, indented by two spaces, after
+        evaluation. Empty without either."""
+        lines = []
+        if self.train is not None:
+            steps = self.train_steps_run
+            rate = steps / self.train_seconds if self.train_seconds > 0 else 0.0
+            lines.append(f"trained to global_step {self.train.global_step} ({steps} steps, "
+                         f"{rate:.2f} steps/s); last loss {self.train.last_loss}; "
+                         f"checkpoint {self.train.checkpoint}")
+        if self.eval_metrics is not None:
+            lines.append(f"wrote {self.eval_results_file}:")
+            lines.extend(f"  {line}"
+                         for line in format_eval_results(self.eval_metrics).splitlines())
+        return lines
 
 
 def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variable],
@@ -199,24 +219,6 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
     logging.info("***** Eval results *****")
     for key in sorted(metrics):
         logging.info("  %s = %s", key, metrics[key])
-
-
-def run_report(result: PretrainingResult) -> str:
-    """What a BERT or ALBERT pre-training run did, as the scripts print it (bert_tf's summary,
-    not the original's output): ``trained to global_step N (S steps, R steps/s); last loss L;
-    checkpoint P`` after training, then ``wrote <eval_results.txt>:`` and its ``key = value``
-    lines, indented by two spaces, after evaluation. Empty without either."""
-    lines = []
-    if result.train is not None:
-        steps = result.train_steps_run
-        rate = steps / result.train_seconds if result.train_seconds > 0 else 0.0
-        lines.append(f"trained to global_step {result.train.global_step} ({steps} steps, "
-                     f"{rate:.2f} steps/s); last loss {result.train.last_loss}; "
-                     f"checkpoint {result.train.checkpoint}")
-    if result.eval_metrics is not None:
-        lines.append(f"wrote {result.eval_results_file}:")
-        lines.extend(f"  {line}" for line in format_eval_results(result.eval_metrics).splitlines())
-    return "\n".join(lines)
 
 
 def step_in_output_dir(output_dir: str) -> int:

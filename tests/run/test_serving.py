@@ -26,7 +26,7 @@ from bert_tf import checkpoint_io
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.xlnet.tasks import classifier as xc
 from bert_tf.bert.tasks.classifier import ClassifierArgs, run
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
 
 # the raw strings of 6 real rows of each file (the MRPC rows hold digits, commas, quotes)
 NUM_ROWS = 6
@@ -111,7 +111,7 @@ def bert_features(minilm_checkpoint_dir, shared_data_dir, tmp_path_factory):
         vocab_file=os.path.join(ckpt, "vocab.txt"),
         init_checkpoint=os.path.join(ckpt, "bert_model.ckpt"), layers="-1,-2",
         max_seq_length=32, pooling="mean", export_dir=str(root / "export")))
-    with open(summary["embeddings_file"], encoding="utf-8") as f:
+    with open(summary.embeddings_file, encoding="utf-8") as f:
         embeddings = np.array([json.loads(line)["embedding"] for line in f])
     with open(root / "out.jsonl", encoding="utf-8") as f:
         features = [json.loads(line)["features"] for line in f]
@@ -147,7 +147,7 @@ def xlnet_classifier(golden_dir, shared_data_dir, tmp_path_factory):
     with open(root / "pred" / "mrpc.logits.json", encoding="utf-8") as f:
         logits = np.array(json.load(f))
     rows = [line.split("\t") for line in lines[1:]]
-    return {"export": _one_version(str(root / "export")), "path": result["export_path"],
+    return {"export": _one_version(str(root / "export")), "path": result.export_path,
             "logits": logits, "rows": [(r[3], r[4]) for r in rows]}
 
 

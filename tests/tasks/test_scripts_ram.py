@@ -74,7 +74,7 @@ def _assert_same_two_step_pretraining(tmp_path, monkeypatch, files, run_fn):
 
 @pytest.mark.slow  # two short training runs: ~80 s on the 2 shared cores
 def test_run_pretraining_bert_train_eval(golden_dir, tmp_path, monkeypatch):
-    from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
+    from bert_tf.bert.tasks.pretraining import PretrainingArgs, run as run_pretraining
 
     config = json.loads(open(os.path.join(golden_dir, "bert", "tiny_random",
                                           "bert_config.json")).read())
@@ -116,7 +116,7 @@ def test_run_pretraining_xlnet_with_memory(golden_dir, tmp_path, monkeypatch):
     local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
         tmp_path, monkeypatch, files, run_fn)
     plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
-    assert ram_result["train"].global_step == local_result["train"].global_step == 2
+    assert ram_result.train.global_step == local_result.train.global_step == 2
     _assert_checkpoints(plain, "model", [1, 2])
     assert set(events) == {"model"}
 
@@ -182,7 +182,7 @@ def test_xlnet_run_classifier_train_eval_predict(golden_dir, tmp_path, monkeypat
     local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
         tmp_path, monkeypatch, files, run_fn)
     plain, events = assert_same_outputs(local, ram, local_tree, ram_tree)
-    assert ram_result["train"].global_step == local_result["train"].global_step == 2
+    assert ram_result.train.global_step == local_result.train.global_step == 2
     _assert_checkpoints(plain, "model", [1, 2])
     assert "model/eval_results.txt" in plain
     assert [n for n in plain if n.startswith("pred/")] and [n for n in plain
@@ -213,7 +213,7 @@ def test_xlnet_run_race_eval(golden_dir, shared_data_dir, tmp_path, monkeypatch)
     local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
         tmp_path, monkeypatch, files, run_fn)
     plain, _ = assert_same_outputs(local, ram, local_tree, ram_tree)
-    assert ram_result["eval"] == local_result["eval"]
+    assert ram_result.eval == local_result.eval
     assert "model_dir/eval_results.txt" in plain
     assert [n for n in plain if n.startswith("output_dir/") and n.endswith(".tf_record")]
 
@@ -317,7 +317,7 @@ def test_create_pretraining_data_albert(golden_dir, uncased_vocab_file, tmp_path
             input_file=f"{folder}/sample_text.txt", output_file=f"{folder}/out/s.tfrecord",
             vocab_file=f"{folder}/vocab.txt", do_lower_case=True, max_seq_length=64,
             max_predictions_per_seq=10, masked_lm_prob=0.15, dupe_factor=2, random_seed=12345,
-            ngram=3, favor_shorter_ngram=True, random_next_sentence=False))
+            ngram=3, favor_shorter_ngram=True, random_next_sentence=False)).num_instances
 
     local, ram, local_tree, ram_tree, local_result, ram_result = run_local_and_ram(
         tmp_path, monkeypatch, files, run_fn)

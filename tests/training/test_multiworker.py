@@ -151,13 +151,13 @@ PRETRAINING_WORKER = textwrap.dedent("""
     logging.set_verbosity(logging.INFO)
     spec = json.loads(sys.argv[1])
     if spec["family"] == "bert":
-        from bert_tf.bert.tasks.pretraining import PretrainingArgs, run_pretraining
+        from bert_tf.bert.tasks.pretraining import PretrainingArgs, run as run_pretraining
         result = run_pretraining(PretrainingArgs(**spec["args"]))
         train, metrics = result.train, result.eval_metrics
     else:
         from tests.xlnet.tasks.test_pretraining import tiny_args
         from bert_tf.xlnet.tasks import pretraining as xlnet_pretraining
-        train, metrics = xlnet_pretraining.run(tiny_args(**spec["args"]))["train"], None
+        train, metrics = xlnet_pretraining.run(tiny_args(**spec["args"])).train, None
     with open(spec["report"], "w") as f:
         json.dump({"global_step": train.global_step, "last_loss": train.last_loss,
                    "eval": {k: float(v) for k, v in (metrics or {}).items()}}, f)

@@ -96,6 +96,7 @@ class AlbertClassifierResult:
       predictions: float32 ``[num_test_examples, num_labels]`` (or None); predict_checkpoint:
         the prefix it came from ("" for the initial weights).
       export_path: the SavedModel folder (or None).
+      output_dir: ``--output_dir`` (where ``test_results.tsv`` went).
     """
 
     model: Any
@@ -105,6 +106,22 @@ class AlbertClassifierResult:
     predictions: Optional[np.ndarray] = None
     predict_checkpoint: Optional[str] = None
     export_path: Optional[str] = None
+    output_dir: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_classifier.py --albert_config_file`` and ``python -m
+        bert_tf.albert.run_classifier`` print (bert_tf's summary): each evaluation, where the
+        predictions went (and from which weights), the SavedModel."""
+        lines = [f"eval {prefix or '(initial weights)'}: "
+                 + ", ".join(f"{k} = {str(v)}" for k, v in sorted(results.items()))
+                 for prefix, results in self.evaluated]
+        if self.predictions is not None:
+            lines.append(f"wrote {len(self.predictions)} predictions (from "
+                         f"{self.predict_checkpoint or 'the initial weights'}) to "
+                         f"{self.output_dir}/test_results.tsv and submit_results.tsv")
+        if self.export_path:
+            lines.append(f"exported the SavedModel to {self.export_path}")
+        return lines
 
 
 def metric_key(task_name: str) -> str:
@@ -113,7 +130,7 @@ def metric_key(task_name: str) -> str:
     return {"sts-b": "pearson", "cola": "matthew_corr"}.get(task_name, "eval_accuracy")
 
 
-def check_flags(args: AlbertClassifierArgs):
+def check_args(args: AlbertClassifierArgs):
     """The original's start-up checks, in its order, plus bert_tf's.
 
     Returns:
@@ -282,124 +299,32 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
       FlagError, ConfigError: bad flags or files (named). InputDataError: a bad data row.
       CheckpointError: an unreadable or non-fitting checkpoint (names the first variable).
     """
-    config, processor, tokenizer = check_flags(args)
-    task = processor.task_name
-    label_list = processor.get_labels()
-    regression = processor.is_regression
-    cached_dir = args.cached_dir or args.output_dir
+    config, processor, tokenizer = check_args(args)
     examples = read_task_examples(processor, args)
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
     with dtype_policy(args.dtype), strategy.scope():
-        model = AlbertClassifier(config, processor.num_labels, is_regression=regression,
+        model = AlbertClassifier(config, processor.num_labels,
+                                 is_regression=processor.is_regression,
                                  use_one_hot_embeddings=args.use_tpu)
         model.build_with_dummy_input()
-    name_map = model.name_map()
-    result = AlbertClassifierResult(model=model)
+    result = AlbertClassifierResult(model=model, output_dir=args.output_dir)
 
     if args.do_train:
-        if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
-            # Fails on a BERT checkpoint (or another config) before any training.
-            load_fn(name_map, args.init_checkpoint)
-        train_file = os.path.join(cached_dir, f"{task}_train.tf_record")
-        write_cached_records(examples["train"], label_list, args, tokenizer, train_file,
-                             reuse=True)
-        logging.info("***** Running training *****")
-        logging.info("  Num examples = %d", len(examples["train"]))
-        logging.info("  Batch size = %d", args.train_batch_size)
-        logging.info("  Num steps = %d", args.train_step)
-        train_config = loop.TrainConfig.from_flags(
-            args, args.train_step, num_warmup_steps=args.warmup_step,
-            keep_checkpoint_max=args.keep_checkpoint_max,
-            log_every_n_steps=max(1, min(100, args.train_step // 20)),
-            stop_at_step=stop_at_step)
-
-        with strategy.scope():
-            optimizer, _ = create_albert_optimizer(
-                args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
-                variable_names=name_map, loss_scale=args.dtype == "float16")
-
-        result.train = loop.train(
-            model, classifier_loss_fn(regression),
-            train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
-                             regression, trim=trim),
-            name_map, train_config, strategy=strategy, optimizer=optimizer)
-
+        train_classifier(result, examples["train"], processor, tokenizer, args, strategy, trim,
+                         stop_at_step)
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)
     if args.do_eval:
-        eval_examples, num_actual = bert_data.add_tpu_padding(
-            examples["eval"], args.eval_batch_size, args.use_tpu)
-        eval_file = os.path.join(cached_dir, f"{task}_eval.tf_record")
-        write_cached_records(eval_examples, label_list, args, tokenizer, eval_file, reuse=True)
-        logging.info("***** Running evaluation *****")
-        logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
-                     num_actual, len(eval_examples) - num_actual)
-        logging.info("  Batch size = %d", args.eval_batch_size)
-        global_step, best_step, best_value = read_best_trial(args.output_dir)
-        found = checkpoint_io.step_checkpoints(args.output_dir)
-        todo = [(s, p) for s, p in found if s > global_step]
-        if found and not todo:
-            logging.info("every checkpoint of %s is evaluated already (%s); evaluating the "
-                         "newest again", args.output_dir, BEST_TRIAL_FILE)
-            todo = found[-1:]
-        key = metric_key(task)
-        lines = []
-        for _, prefix in (todo or [(None, None)]):
-            restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
-                                             checkpoint=prefix, load_fn=load_fn)
-            logits, labels, real, batch_losses = predict_all(
-                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
-                len(eval_examples))
-            results = albert_eval_results(eval_metrics(
-                logits, labels, real, batch_losses, restored.global_step, regression,
-                mcc=task == "cola"), task, logits, labels)
-            logging.info("***** Eval results %s *****", restored.prefix or "(initial)")
-            for k in sorted(results):
-                logging.info("  %s = %s", k, str(results[k]))
-                lines.append("%s = %s\n" % (k, str(results[k])))
-            lines.append("best = {}\n".format(best_value))
-            lines.append("=" * 50 + "\n")
-            result.evaluated.append((restored.prefix, results))
-            if chief:  # TensorBoard: <output_dir>/eval/ (the Estimator's eval summaries)
-                write_eval_summaries(args.output_dir, results,
-                                     step=int(restored.global_step))
-            global_step = int(restored.global_step)
-            if prefix is not None and results[key] > best_value:
-                best_value, best_step = results[key], global_step
-        if chief:
-            atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE), "".join(lines))
-            if todo:
-                atomic_write_text(os.path.join(args.output_dir, BEST_TRIAL_FILE),
-                                  "{}:{}:{}".format(global_step, best_step, best_value))
-        result.best = (global_step, best_step, best_value)
-
+        evaluate_checkpoints(result, predictor, examples["eval"], processor, tokenizer, args,
+                             chief)
     if args.do_predict:
-        predict_examples, num_actual, predict_file = write_predict_records(
-            examples["predict"], label_list, args, tokenizer)
-        _, best_step, _ = read_best_trial(args.output_dir)
-        restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
-                                         checkpoint=_predict_checkpoint(args.output_dir,
-                                                                        best_step),
-                                         load_fn=load_fn)
-        probabilities = predict_probabilities(
-            predictor, predict_file, args, regression, len(predict_examples),
-            num_actual).astype(np.float32)
-        result.predictions, result.predict_checkpoint = probabilities, restored.prefix
-        submit = ["index\tprediction\n"]
-        for example, row in zip(predict_examples[:num_actual], probabilities):
-            label = str(row[0]) if regression else label_list[int(np.argmax(row))]
-            submit.append(f"{example.guid}\t{label}\n")
-        if chief:
-            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
-                              format_test_results(probabilities))
-            atomic_write_text(os.path.join(args.output_dir, SUBMIT_RESULTS_FILE),
-                              "".join(submit))
-
+        predict_test_set(result, predictor, examples["predict"], processor, tokenizer, args,
+                         chief)
     if args.export_dir and chief:
         if not (args.do_train or args.do_eval or args.do_predict):
-            restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+            restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint,
                                   checkpoint=_predict_checkpoint(args.output_dir, -1),
                                   load_fn=load_fn)
         threshold = None if math.isnan(args.threshold_to_export) else args.threshold_to_export
@@ -407,17 +332,158 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     return result
 
 
-def run_from_flags(flag_values) -> AlbertClassifierResult:
-    """Reads :class:`AlbertClassifierArgs` (ALBERT's defaults for flags not given) and runs.
+def train_classifier(result: AlbertClassifierResult, train_examples: list, processor,
+                     tokenizer, args: AlbertClassifierArgs, strategy, trim: bool,
+                     stop_at_step: Optional[int]) -> None:
+    """The ``do_train`` step: checks ``--init_checkpoint`` fits (a BERT checkpoint fails
+    before any training), writes (or reuses) ``<task>_train.tf_record`` in ``--cached_dir``,
+    trains ``train_step`` steps of ``--optimizer``; fills ``result.train``.
 
     Raises:
-      FlagError: also for a BERT run_classifier flag that ALBERT's does not read
-        (``--bert_config_file``, ``--num_train_epochs``, ``--warmup_proportion``), given to the
-        root script in ALBERT mode (bert_tf: they would be ignored silently).
+      CheckpointError: ``--init_checkpoint`` does not fit; NanLossError: training diverged.
+    """
+    model = result.model
+    name_map = model.name_map()
+    regression = processor.is_regression
+    if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
+        # Fails on a BERT checkpoint (or another config) before any training.
+        load_fn(name_map, args.init_checkpoint)
+    train_file = os.path.join(args.cached_dir or args.output_dir,
+                              f"{processor.task_name}_train.tf_record")
+    write_cached_records(train_examples, processor.get_labels(), args, tokenizer, train_file,
+                         reuse=True)
+    logging.info("***** Running training *****")
+    logging.info("  Num examples = %d", len(train_examples))
+    logging.info("  Batch size = %d", args.train_batch_size)
+    logging.info("  Num steps = %d", args.train_step)
+    train_config = loop.TrainConfig.from_flags(
+        args, args.train_step, num_warmup_steps=args.warmup_step,
+        keep_checkpoint_max=args.keep_checkpoint_max,
+        log_every_n_steps=max(1, min(100, args.train_step // 20)),
+        stop_at_step=stop_at_step)
+
+    with strategy.scope():
+        optimizer, _ = create_albert_optimizer(
+            args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
+            variable_names=name_map, loss_scale=args.dtype == "float16")
+
+    result.train = loop.train(
+        model, classifier_loss_fn(regression),
+        train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
+                         regression, trim=trim),
+        name_map, train_config, strategy=strategy, optimizer=optimizer)
+
+
+def evaluate_checkpoints(result: AlbertClassifierResult, predictor, eval_examples: list,
+                         processor, tokenizer, args: AlbertClassifierArgs, chief: bool) -> None:
+    """The ``do_eval`` step: writes (or reuses) ``<task>_eval.tf_record``, evaluates every
+    checkpoint of ``--output_dir`` newer than ``best_trial.txt``'s step (the newest again
+    when all are evaluated; the initial weights when there is none), keeps the best by
+    :func:`metric_key`; on the chief ``eval_results.txt``, ``best_trial.txt`` and the
+    TensorBoard eval summaries. Fills ``result.evaluated`` and ``result.best``.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit.
+    """
+    task = processor.task_name
+    regression = processor.is_regression
+    name_map = result.model.name_map()
+    eval_examples, num_actual = bert_data.add_tpu_padding(
+        eval_examples, args.eval_batch_size, args.use_tpu)
+    eval_file = os.path.join(args.cached_dir or args.output_dir, f"{task}_eval.tf_record")
+    write_cached_records(eval_examples, processor.get_labels(), args, tokenizer, eval_file,
+                         reuse=True)
+    logging.info("***** Running evaluation *****")
+    logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
+                 num_actual, len(eval_examples) - num_actual)
+    logging.info("  Batch size = %d", args.eval_batch_size)
+    global_step, best_step, best_value = read_best_trial(args.output_dir)
+    found = checkpoint_io.step_checkpoints(args.output_dir)
+    todo = [(s, p) for s, p in found if s > global_step]
+    if found and not todo:
+        logging.info("every checkpoint of %s is evaluated already (%s); evaluating the "
+                     "newest again", args.output_dir, BEST_TRIAL_FILE)
+        todo = found[-1:]
+    key = metric_key(task)
+    lines = []
+    for _, prefix in (todo or [(None, None)]):
+        restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
+                                         checkpoint=prefix, load_fn=load_fn)
+        logits, labels, real, batch_losses = predict_all(
+            predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+            len(eval_examples))
+        results = albert_eval_results(eval_metrics(
+            logits, labels, real, batch_losses, restored.global_step, regression,
+            mcc=task == "cola"), task, logits, labels)
+        logging.info("***** Eval results %s *****", restored.prefix or "(initial)")
+        for k in sorted(results):
+            logging.info("  %s = %s", k, str(results[k]))
+            lines.append("%s = %s\n" % (k, str(results[k])))
+        lines.append("best = {}\n".format(best_value))
+        lines.append("=" * 50 + "\n")
+        result.evaluated.append((restored.prefix, results))
+        if chief:  # TensorBoard: <output_dir>/eval/ (the Estimator's eval summaries)
+            write_eval_summaries(args.output_dir, results,
+                                 step=int(restored.global_step))
+        global_step = int(restored.global_step)
+        if prefix is not None and results[key] > best_value:
+            best_value, best_step = results[key], global_step
+    if chief:
+        atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE), "".join(lines))
+        if todo:
+            atomic_write_text(os.path.join(args.output_dir, BEST_TRIAL_FILE),
+                              "{}:{}:{}".format(global_step, best_step, best_value))
+    result.best = (global_step, best_step, best_value)
+
+
+def predict_test_set(result: AlbertClassifierResult, predictor, predict_examples: list,
+                     processor, tokenizer, args: AlbertClassifierArgs, chief: bool) -> None:
+    """The ``do_predict`` step: ``predict.tf_record``, the weights of the best evaluated
+    checkpoint (:func:`_predict_checkpoint`), the probabilities of every real test example;
+    on the chief ``test_results.tsv`` and ``submit_results.tsv`` (``index``/``prediction``:
+    the label, or the score for regression). Fills ``result.predictions`` and
+    ``result.predict_checkpoint``.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit; RuntimeError: rows missing.
+    """
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    predict_examples, num_actual, predict_file = write_predict_records(
+        predict_examples, label_list, args, tokenizer)
+    _, best_step, _ = read_best_trial(args.output_dir)
+    restored = restore_for_inference(result.model.name_map(), args.output_dir,
+                                     args.init_checkpoint,
+                                     checkpoint=_predict_checkpoint(args.output_dir, best_step),
+                                     load_fn=load_fn)
+    probabilities = predict_probabilities(
+        predictor, predict_file, args, regression, len(predict_examples),
+        num_actual).astype(np.float32)
+    result.predictions, result.predict_checkpoint = probabilities, restored.prefix
+    submit = ["index\tprediction\n"]
+    for example, row in zip(predict_examples[:num_actual], probabilities):
+        label = str(row[0]) if regression else label_list[int(np.argmax(row))]
+        submit.append(f"{example.guid}\t{label}\n")
+    if chief:
+        atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
+                          format_test_results(probabilities))
+        atomic_write_text(os.path.join(args.output_dir, SUBMIT_RESULTS_FILE),
+                          "".join(submit))
+
+
+def args_from_flags(flag_values) -> AlbertClassifierArgs:
+    """The :class:`AlbertClassifierArgs` of absl ``flag_values`` (ALBERT's defaults for flags
+    not given), for ``run_classifier.py --albert_config_file`` and ``python -m
+    bert_tf.albert.run_classifier``.
+
+    Raises:
+      FlagError: a BERT run_classifier flag that ALBERT's does not read
+        (``--bert_config_file``, ``--num_train_epochs``, ``--warmup_proportion``...), given to
+        the root script in ALBERT mode (bert_tf: they would be ignored silently).
     """
     bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS, "ALBERT's run_classifier "
                                      "(--albert_config_file)")
-    return run(bert_flags.args_from_flags(AlbertClassifierArgs, flag_values))
+    return bert_flags.args_from_flags(AlbertClassifierArgs, flag_values)
 
 
 # BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.

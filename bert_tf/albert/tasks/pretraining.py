@@ -63,7 +63,7 @@ def albert_eval_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
     return {k.replace("next_sentence_", "sentence_order_"): v for k, v in metrics.items()}
 
 
-def validate_args(args: AlbertPretrainingArgs) -> AlbertConfig:
+def check_args(args: AlbertPretrainingArgs) -> AlbertConfig:
     """Flag checks before anything is built; returns the config.
 
     Raises:
@@ -111,7 +111,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
       do not fit the flags. CheckpointError: a checkpoint that does not fit (a BERT one
       names its first variable). NanLossError: training diverged.
     """
-    config = validate_args(args)
+    config = check_args(args)
     # before the record checks (TF ops): a TF_CONFIG cluster is configured before the first op
     strategy = strategy or strategy_from_flags(args)
     input_files = checked_input_files(args.input_file, args.max_seq_length,
@@ -165,8 +165,14 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     return result
 
 
-def run_from_flags(flag_values) -> PretrainingResult:
-    """Reads :class:`AlbertPretrainingArgs` (ALBERT's defaults for flags not given), runs."""
+def args_from_flags(flag_values) -> AlbertPretrainingArgs:
+    """The :class:`AlbertPretrainingArgs` of absl ``flag_values`` (ALBERT's defaults for flags
+    not given), for ``run_pretraining.py --albert_config_file`` and ``python -m
+    bert_tf.albert.run_pretraining``.
+
+    Raises:
+      FlagError: ``--bert_config_file`` given (names ``--albert_config_file``).
+    """
     bert_flags.check_flags_not_given(flag_values, {"bert_config_file": "--albert_config_file"},
                                      "ALBERT's run_pretraining (--albert_config_file)")
-    return run(bert_flags.args_from_flags(AlbertPretrainingArgs, flag_values))
+    return bert_flags.args_from_flags(AlbertPretrainingArgs, flag_values)

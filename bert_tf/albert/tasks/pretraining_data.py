@@ -10,7 +10,8 @@ or the root ``create_pretraining_data.py`` with an ALBERT-only flag (``--spm_mod
 The work is :func:`bert_tf.albert.data.pretraining.create_albert_pretraining_data`.
 """
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import List
 
 from bert_tf import flags as bert_flags
 from bert_tf.albert.tasks.args import AlbertDataArgs
@@ -30,8 +31,21 @@ def is_albert_data_invocation(flag_values) -> bool:
     return any(bert_flags.flag_given(flag_values, n) for n in bert_flags.ALBERT_CREATE_SELECTED_BY)
 
 
-def run(args: AlbertDataArgs) -> int:
-    """Writes the records; returns how many.
+@dataclass
+class AlbertDataResult:
+    """What :func:`run` wrote: ``num_instances`` records to ``output_file``."""
+
+    num_instances: int
+    output_file: str
+
+    def summary_lines(self) -> List[str]:
+        """What ``create_pretraining_data.py`` (ALBERT flags) and ``python -m
+        bert_tf.albert.create_pretraining_data`` print."""
+        return [f"wrote {self.num_instances} ALBERT instances to {self.output_file}"]
+
+
+def run(args: AlbertDataArgs) -> AlbertDataResult:
+    """Writes the records (:func:`bert_tf.albert.data.pretraining.create_albert_pretraining_data`).
 
     Raises:
       FlagError: ``--input_file`` / ``--output_file`` missing, or a bad value (names the
@@ -51,7 +65,7 @@ def run(args: AlbertDataArgs) -> int:
     # without importing TensorFlow (issue 16).
     from bert_tf.albert.data.pretraining import create_albert_pretraining_data
 
-    return create_albert_pretraining_data(
+    num_instances = create_albert_pretraining_data(
         args.input_file, args.output_file, vocab_file=args.vocab_file,
         spm_model_file=args.spm_model_file, do_lower_case=args.do_lower_case,
         do_whole_word_mask=args.do_whole_word_mask, do_permutation=args.do_permutation,
@@ -60,16 +74,18 @@ def run(args: AlbertDataArgs) -> int:
         ngram=args.ngram, max_predictions_per_seq=args.max_predictions_per_seq,
         random_seed=args.random_seed, dupe_factor=args.dupe_factor,
         masked_lm_prob=args.masked_lm_prob, short_seq_prob=args.short_seq_prob)
+    return AlbertDataResult(num_instances, args.output_file)
 
 
-def run_from_flags(flag_values) -> int:
-    """The ALBERT path of ``create_pretraining_data.py``: refuses ``--num_workers`` (BERT's
-    pipeline only), reads the arguments with ALBERT's defaults, and runs.
+def args_from_flags(flag_values) -> AlbertDataArgs:
+    """The :class:`AlbertDataArgs` of absl ``flag_values`` (ALBERT's defaults for flags not
+    given), for ``create_pretraining_data.py`` with ALBERT's flags and ``python -m
+    bert_tf.albert.create_pretraining_data``.
 
     Raises:
-      FlagError: ``--num_workers`` given.
+      FlagError: ``--num_workers`` given (BERT's pipeline only).
     """
     if bert_flags.flag_given(flag_values, "num_workers"):
         raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
                         "create_pretraining_data runs in one process)")
-    return run(bert_flags.args_from_flags(AlbertDataArgs, flag_values))
+    return bert_flags.args_from_flags(AlbertDataArgs, flag_values)

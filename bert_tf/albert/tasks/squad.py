@@ -45,6 +45,7 @@ Done differently (and said in the flags' help):
 import json
 import os
 import random
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 import tensorflow as tf
@@ -220,22 +221,60 @@ def eval_results_text(metrics: Dict[str, Any], global_step: int) -> str:
     return text + "".join(lines) + "best perf happened at step: {}".format(global_step)
 
 
+@dataclass
+class AlbertSquadResult:
+    """What :func:`run` did (a field is None when its step did not run).
+
+    Attributes:
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None; num_train_steps,
+        num_train_examples: training's schedule and examples.
+      weights_from: the checkpoint prefix predicted with; global_step: its step.
+      num_predict_examples, num_predict_features: prediction's counts.
+      predictions: the :class:`SquadPredictions` written; metrics: the official metrics (or
+        None: no gold answers, or v1 on a file it cannot score, e.g. SQuAD 2.0 questions
+        without an answer; a warning says so and the predictions are written); files: the
+        prediction files written.
+    """
+
+    train: Optional[loop.TrainResult] = None
+    num_train_steps: Optional[int] = None
+    num_train_examples: Optional[int] = None
+    weights_from: Optional[str] = None
+    global_step: Optional[int] = None
+    num_predict_examples: Optional[int] = None
+    num_predict_features: Optional[int] = None
+    predictions: Any = None
+    metrics: Optional[Dict[str, Any]] = None
+    files: Optional[List[str]] = None
+
+    def summary_lines(self) -> List[str]:
+        """What the ``python -m bert_tf.albert.run_squad_v1`` / ``_v2`` entry points and
+        ``run_squad.py``'s ALBERT mode print: the checkpoint trained to, the prediction
+        files, the metrics."""
+        lines = []
+        if self.train is not None:
+            lines.append(f"trained to global_step {self.train.global_step}: "
+                         f"{self.train.checkpoint}")
+        if self.files is not None:
+            lines.append(f"predicted {self.num_predict_examples} questions: "
+                         + ", ".join(self.files))
+        if self.metrics:
+            lines.append(", ".join(f"{k} = {str(v)}" for k, v in sorted(self.metrics.items())))
+        return lines
+
+
 def run(args: AlbertSquadArgs, version: int,
         strategy: Optional[tf.distribute.Strategy] = None,
-        stop_at_step: Optional[int] = None) -> Dict[str, Any]:
+        stop_at_step: Optional[int] = None) -> AlbertSquadResult:
     """Trains and/or predicts as the flags say (module docstring).
 
     Args:
-      version: 1 (run_squad_v1) or 2 (run_squad_v2).
+      version: 1 (run_squad_v1) or 2 (run_squad_v2; ``run_squad.py`` with
+        ``--version_2_with_negative``): the entry point's, not a flag of ALBERT's scripts.
       stop_at_step: (tests) stop training at this global step.
 
     Returns:
-      dict: ``train`` (a :class:`loop.TrainResult` or None), ``num_train_steps``,
-      ``num_train_examples``; after predicting ``weights_from``, ``global_step``,
-      ``num_predict_examples``, ``num_predict_features``, ``predictions`` (the
-      :class:`SquadPredictions` written), ``metrics`` (or None: no gold answers, or v1 on a
-      file it cannot score, e.g. SQuAD 2.0 questions without an answer; a warning says so and
-      the predictions are written), ``files``.
+      An :class:`AlbertSquadResult`.
 
     Raises:
       FlagError, ConfigError, InputDataError, CheckpointError naming the flag, file, question
@@ -259,87 +298,123 @@ def run(args: AlbertSquadArgs, version: int,
     strategy = strategy or strategy_from_flags(args)
     with strategy.scope():
         model = build_model(config, args, version)
-    name_map = model.name_map()
-    result: Dict[str, Any] = {"train": None, "metrics": None}
-
+    result = AlbertSquadResult()
     if args.do_train:
-        num_steps = int(len(train_examples) / args.train_batch_size * args.num_train_epochs)
-        if num_steps < 1:
-            raise FlagError(f"{len(train_examples)} training examples / --train_batch_size="
-                            f"{args.train_batch_size} x --num_train_epochs="
-                            f"{args.num_train_epochs} gives {num_steps} steps: nothing to train")
-        num_warmup = int(num_steps * args.warmup_proportion)
-        random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
-        existing = checkpoint_io.existing_checkpoints(args.output_dir)
-        if args.init_checkpoint and not existing:
-            report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
-            logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
-        path = records.train_records(args, sp, train_examples)
-        logging.info("***** Running training *****")
-        logging.info("  Num orig examples = %d", len(train_examples))
-        logging.info("  Batch size = %d", args.train_batch_size)
-        logging.info("  Num steps = %d", num_steps)
-        with strategy.scope():
-            optimizer, _ = create_albert_optimizer(
-                args.learning_rate, num_steps, num_warmup, optimizer="adamw",
-                variable_names=name_map, loss_scale=args.dtype == "float16")
-        train_config = loop.TrainConfig.from_flags(
-            args, num_steps, num_warmup_steps=num_warmup, init_checkpoint=None,
-            warm_started=bool(args.init_checkpoint), keep_checkpoint_max=2 ** 31 - 1,
-            steps_per_loop=max(1, min(args.iterations_per_loop, args.save_checkpoints_steps)),
-            log_every_n_steps=max(1, min(100, num_steps // 20)), stop_at_step=stop_at_step)
-        result["train"] = loop.train(
-            model, loss_fn_for(version),
-            records.train_dataset(path, args.max_seq_length, args.train_batch_size),
-            name_map, train_config, strategy=strategy, optimizer=optimizer)
-        result.update(num_train_steps=num_steps, num_train_examples=len(train_examples))
-
+        train_squad(result, model, sp, train_examples, args, version, strategy, stop_at_step)
     if args.do_predict:
-        restored = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
-                                         load_fn=load_fn)
-        features = records.predict_features(args, sp, eval_examples)
-        logging.info("***** Running predictions *****")
-        logging.info("  Num orig examples = %d", len(eval_examples))
-        logging.info("  Num split examples = %d", len(features))
-        results = raw_results(model, args, version, len(features))
-        out = [os.path.join(args.output_dir, n) for n in (PREDICTIONS_FILE, NBEST_FILE)]
-        scored = has_answers(dataset)
-        if version == 1:
-            preds = postprocess.compute_predictions_v1(eval_examples, features, results,
-                                                       args.n_best_size, args.max_answer_length)
-            metrics = None
-            if scored:
-                try:
-                    metrics = squad_metrics.evaluate_v1(dataset, preds.predictions)
-                except InputDataError as e:  # e.g. a SQuAD 2.0 file: keep the predictions
-                    logging.warning("%s: cannot score the predictions: %s (a SQuAD 2.0 file? "
-                                    "use run_squad_v2, or run_squad.py "
-                                    "--version_2_with_negative); no %s", args.predict_file,
-                                    e, EVAL_RESULTS_FILE)
-        else:
-            out.append(os.path.join(args.output_dir, NULL_ODDS_FILE))
-            if scored:
-                metrics, preds = postprocess.evaluate_v2(
-                    dataset, eval_examples, features, results, args.n_best_size,
-                    args.max_answer_length, args.start_n_top, args.end_n_top)
-            else:
-                metrics = None
-                preds = postprocess.compute_predictions_v2(
-                    eval_examples, features, results, args.n_best_size,
-                    args.max_answer_length, args.start_n_top, args.end_n_top)
-        postprocess.write_predictions(preds, *out)
-        if metrics is not None:
-            atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE),
-                              eval_results_text(metrics, int(restored.global_step)))
-            logging.info("***** Final Eval results *****")
-            for key in sorted(metrics):
-                logging.info("  %s = %s", key, str(metrics[key]))
-        result.update(weights_from=restored.prefix, global_step=int(restored.global_step),
-                      num_predict_examples=len(eval_examples),
-                      num_predict_features=len(features), predictions=preds, metrics=metrics,
-                      files=out)
-
+        predict_squad(result, model, sp, eval_examples, dataset, args, version)
     return result
+
+
+def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
+                args: AlbertSquadArgs, version: int, strategy,
+                stop_at_step: Optional[int]) -> None:
+    """The ``do_train`` step: the schedule (``num_train_epochs``), the original's seeded
+    shuffle, the warm start from ``--init_checkpoint`` (a BERT checkpoint fails here), the
+    train records, then AdamW training; fills ``result``'s ``train``, ``num_train_steps``,
+    ``num_train_examples``.
+
+    Raises:
+      FlagError: no training step; CheckpointError: ``--init_checkpoint`` does not fit.
+    """
+    name_map = model.name_map()
+    num_steps = int(len(train_examples) / args.train_batch_size * args.num_train_epochs)
+    if num_steps < 1:
+        raise FlagError(f"{len(train_examples)} training examples / --train_batch_size="
+                        f"{args.train_batch_size} x --num_train_epochs="
+                        f"{args.num_train_epochs} gives {num_steps} steps: nothing to train")
+    num_warmup = int(num_steps * args.warmup_proportion)
+    random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
+    existing = checkpoint_io.existing_checkpoints(args.output_dir)
+    if args.init_checkpoint and not existing:
+        report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
+        logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
+    path = records.train_records(args, sp, train_examples)
+    logging.info("***** Running training *****")
+    logging.info("  Num orig examples = %d", len(train_examples))
+    logging.info("  Batch size = %d", args.train_batch_size)
+    logging.info("  Num steps = %d", num_steps)
+    with strategy.scope():
+        optimizer, _ = create_albert_optimizer(
+            args.learning_rate, num_steps, num_warmup, optimizer="adamw",
+            variable_names=name_map, loss_scale=args.dtype == "float16")
+    train_config = loop.TrainConfig.from_flags(
+        args, num_steps, num_warmup_steps=num_warmup, init_checkpoint=None,
+        warm_started=bool(args.init_checkpoint), keep_checkpoint_max=2 ** 31 - 1,
+        steps_per_loop=max(1, min(args.iterations_per_loop, args.save_checkpoints_steps)),
+        log_every_n_steps=max(1, min(100, num_steps // 20)), stop_at_step=stop_at_step)
+    result.train = loop.train(
+        model, loss_fn_for(version),
+        records.train_dataset(path, args.max_seq_length, args.train_batch_size),
+        name_map, train_config, strategy=strategy, optimizer=optimizer)
+    result.num_train_steps, result.num_train_examples = num_steps, len(train_examples)
+
+
+def predict_squad(result: AlbertSquadResult, model, sp, eval_examples: list, dataset,
+                  args: AlbertSquadArgs, version: int) -> None:
+    """The ``do_predict`` step: the newest weights (:func:`restore_for_inference`), the
+    predict features (cached), the heads' outputs, the v1 or v2 post-processing, the
+    prediction files and, when ``dataset`` has gold answers, the metrics and
+    ``eval_results.txt``; fills ``result``'s prediction fields.
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit.
+    """
+    restored = restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint,
+                                     load_fn=load_fn)
+    features = records.predict_features(args, sp, eval_examples)
+    logging.info("***** Running predictions *****")
+    logging.info("  Num orig examples = %d", len(eval_examples))
+    logging.info("  Num split examples = %d", len(features))
+    results = raw_results(model, args, version, len(features))
+    out = [os.path.join(args.output_dir, n) for n in (PREDICTIONS_FILE, NBEST_FILE)]
+    if version == 1:
+        preds, metrics = score_v1(dataset, eval_examples, features, results, args)
+    else:
+        out.append(os.path.join(args.output_dir, NULL_ODDS_FILE))
+        preds, metrics = score_v2(dataset, eval_examples, features, results, args)
+    postprocess.write_predictions(preds, *out)
+    if metrics is not None:
+        atomic_write_text(os.path.join(args.output_dir, EVAL_RESULTS_FILE),
+                          eval_results_text(metrics, int(restored.global_step)))
+        logging.info("***** Final Eval results *****")
+        for key in sorted(metrics):
+            logging.info("  %s = %s", key, str(metrics[key]))
+    result.weights_from, result.global_step = restored.prefix, int(restored.global_step)
+    result.num_predict_examples, result.num_predict_features = (len(eval_examples),
+                                                                len(features))
+    result.predictions, result.metrics, result.files = preds, metrics, out
+
+
+def score_v1(dataset, eval_examples, features, results, args: AlbertSquadArgs):
+    """v1 post-processing: ``(SquadPredictions, metrics or None)``; the official v1.1 metrics
+    when ``dataset`` has gold answers, none (a warning) for a file v1 cannot score."""
+    preds = postprocess.compute_predictions_v1(eval_examples, features, results,
+                                               args.n_best_size, args.max_answer_length)
+    metrics = None
+    if has_answers(dataset):
+        try:
+            metrics = squad_metrics.evaluate_v1(dataset, preds.predictions)
+        except InputDataError as e:  # e.g. a SQuAD 2.0 file: keep the predictions
+            logging.warning("%s: cannot score the predictions: %s (a SQuAD 2.0 file? "
+                            "use run_squad_v2, or run_squad.py "
+                            "--version_2_with_negative); no %s", args.predict_file,
+                            e, EVAL_RESULTS_FILE)
+    return preds, metrics
+
+
+def score_v2(dataset, eval_examples, features, results, args: AlbertSquadArgs):
+    """v2 post-processing: ``(SquadPredictions, metrics or None)``; with gold answers the
+    original's threshold search and metrics (:func:`postprocess.evaluate_v2`)."""
+    if has_answers(dataset):
+        metrics, preds = postprocess.evaluate_v2(
+            dataset, eval_examples, features, results, args.n_best_size,
+            args.max_answer_length, args.start_n_top, args.end_n_top)
+        return preds, metrics
+    preds = postprocess.compute_predictions_v2(
+        eval_examples, features, results, args.n_best_size,
+        args.max_answer_length, args.start_n_top, args.end_n_top)
+    return preds, None
 
 
 # Flags of BERT's run_squad.py that ALBERT's do not read -> ALBERT's.
@@ -348,27 +423,15 @@ BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
                    "null_score_diff_threshold": "nothing (ALBERT v2 searches the threshold)"}
 
 
-def run_from_flags(flag_values, version: int) -> Dict[str, Any]:
-    """Reads :class:`AlbertSquadArgs` (ALBERT's defaults for flags not given) and runs.
+def args_from_flags(flag_values) -> AlbertSquadArgs:
+    """The :class:`AlbertSquadArgs` of absl ``flag_values`` (ALBERT's defaults for flags not
+    given), for ``run_squad.py --albert_config_file`` and ``python -m
+    bert_tf.albert.run_squad_v1`` / ``run_squad_v2``.
 
     Raises:
-      FlagError: also a BERT run_squad flag ALBERT's scripts do not read, given to the root
+      FlagError: a BERT run_squad flag ALBERT's scripts do not read, given to the root
         script in ALBERT mode (bert_tf: it would be ignored silently).
     """
     bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS,
                                      "ALBERT's run_squad (--albert_config_file)")
-    return run(bert_flags.args_from_flags(AlbertSquadArgs, flag_values), version)
-
-
-def print_summary(result: Dict[str, Any]) -> None:
-    """Prints what a run did (the checkpoint trained to, the prediction files, the metrics), as
-    the ``python -m bert_tf.albert.run_squad_v1`` / ``_v2`` entry points and ``run_squad.py``'s
-    ALBERT mode end; ``result`` is :func:`run_from_flags`'s."""
-    if result.get("train") is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if "files" in result:
-        print(f"predicted {result['num_predict_examples']} questions: "
-              + ", ".join(result["files"]))
-    if result.get("metrics"):
-        print(", ".join(f"{k} = {str(v)}" for k, v in sorted(result["metrics"].items())))
+    return bert_flags.args_from_flags(AlbertSquadArgs, flag_values)

@@ -61,16 +61,14 @@ Beyond the original:
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import defaults
 from bert_tf.atomic_files import atomic_write_text
-from bert_tf import flags as bert_flags
 from bert_tf.bert.classifier import BertClassifier, classifier_loss_fn
 from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.tasks.args import ClassifierArgs
@@ -113,6 +111,7 @@ class ClassifierResult:
       num_eval_examples, num_predict_examples: real examples evaluated / predicted.
       predictions: float32 ``[num_predict_examples, num_labels]`` (or None).
       export_path: the SavedModel folder written (or None).
+      test_results_file: where ``predictions`` were written (or None).
     """
 
     model: Any
@@ -126,6 +125,22 @@ class ClassifierResult:
     num_predict_examples: int = 0
     predictions: Optional[np.ndarray] = None
     export_path: Optional[str] = None
+    test_results_file: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_classifier.py`` prints (bert_tf's summary, not the original's output):
+        ``eval: k = v, ...`` (keys sorted), ``wrote N predictions to <test_results.tsv>``,
+        ``exported the SavedModel to <folder>``, each when done."""
+        lines = []
+        if self.eval_results is not None:
+            items = sorted(self.eval_results.items())
+            lines.append("eval: " + ", ".join(f"{k} = {str(v)}" for k, v in items))
+        if self.predictions is not None:
+            lines.append(f"wrote {self.num_predict_examples} predictions to "
+                         f"{self.test_results_file}")
+        if self.export_path:
+            lines.append(f"exported the SavedModel to {self.export_path}")
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,9 +162,23 @@ def _check_numbers(args: ClassifierArgs) -> None:
             raise FlagError(f"--warmup_proportion={args.warmup_proportion}: must be in [0, 1]")
 
 
-def check_flags(args: ClassifierArgs):
-    """The original start-up checks, in its order, plus bert_tf's.
+def require_args(args: ClassifierArgs) -> None:
+    """``--data_dir``, ``--task_name`` and ``--output_dir`` given (the first start-up check;
+    ``run_classifier.py`` makes it before resolving the default model).
 
+    Raises:
+      FlagError: naming the first one missing.
+    """
+    for name in ("data_dir", "task_name", "output_dir"):
+        if not getattr(args, name):
+            raise FlagError(f"--{name} is required")
+
+
+def check_args(args: ClassifierArgs):
+    """The original start-up checks, in its order, plus bert_tf's (``bert_config_file`` and
+    ``vocab_file`` given or resolved by :func:`bert_tf.defaults.resolve_model_files`).
+
+    0. ``data_dir``, ``task_name``, ``output_dir`` given (:func:`require_args`);
     1. ``do_lower_case`` vs a released checkpoint's name (original check);
     2. one of ``do_train`` / ``do_eval`` / ``do_predict`` (or ``--export_dir``);
     3. ``max_seq_length <= max_position_embeddings``;
@@ -163,10 +192,12 @@ def check_flags(args: ClassifierArgs):
     Raises:
       FlagError / CaseMismatchError / ConfigError naming the flag or file.
     """
-    for name in ("data_dir", "task_name", "output_dir"):
+    require_args(args)
+    for name in ("bert_config_file", "vocab_file"):  # run_classifier.py resolves the default
         if not getattr(args, name):
-            raise FlagError(f"--{name} is required")
-    args = defaults.resolve_model_files(args)
+            raise FlagError(f"--{name} missing: give --bert_config_file and --vocab_file, or "
+                            "run run_classifier.py without model flags (the embedded default "
+                            "model, bert_tf.defaults.resolve_model_files)")
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:
         run_checks.require_one_mode(do_train=args.do_train, do_eval=args.do_eval,
@@ -257,8 +288,12 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         stop_at_step: Optional[int] = None) -> ClassifierResult:
     """Runs training, evaluation, prediction and export as the flags say (spec 8.7).
 
+    The entry point (``run_classifier.py``) resolves the embedded default model
+    (:func:`bert_tf.defaults.resolve_model_files`) before, and runs
+    :func:`bert_tf.bert.tasks.siamese.run` instead for ``--siamese``.
+
     Args:
-      args: the flags.
+      args: the flags (``bert_config_file`` and ``vocab_file`` given or resolved).
       strategy: a ``tf.distribute`` strategy (default: from the TPU flags, ``TF_CONFIG`` and
         the visible devices, :func:`bert_tf.training.strategy.strategy_from_flags`).
       stop_at_step: (tests) stop training at this global step; the schedule keeps its length.
@@ -273,22 +308,15 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
       NanLossError: training diverged.
       Nothing is left half-written: every output is renamed into place when complete.
     """
-    if args.siamese:  # bert_tf: the Sentence-BERT bi-encoder (issue 13)
-        from bert_tf.bert.tasks.siamese import run_siamese
-        return run_siamese(args, strategy, stop_at_step=stop_at_step)
-    config, processor, tokenizer = check_flags(args)
+    if args.siamese:
+        raise FlagError("--siamese: run bert_tf.bert.tasks.siamese.run (run_classifier.py "
+                        "dispatches it)")
+    config, processor, tokenizer = check_args(args)
     window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
                                         args.max_seq_length)
     examples = read_task_examples(processor, args)
-    label_list = processor.get_labels()
-    regression = processor.is_regression
     if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
-        for name, file_name in (("train", TRAIN_FILE), ("eval", EVAL_FILE),
-                                ("predict", PREDICT_FILE)):
-            for example in examples.get(name, ()):
-                data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, label_list,
-                                             args.max_seq_length, tokenizer, args.doc_stride,
-                                             where=f"{file_name}: ")
+        check_examples_fit_windows(examples, processor.get_labels(), args, tokenizer)
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
@@ -298,32 +326,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     check_checkpoints_fit(model.name_map(), args)
 
     if args.do_train:
-        train_examples = examples["train"]
-        steps, warmup = training_steps(len(train_examples), args)
-        result.num_train_steps, result.num_warmup_steps = steps, warmup
-        train_file = os.path.join(args.output_dir, TRAIN_FILE)
-        num_records = data.file_based_convert_examples_to_features(
-            train_examples, label_list, args.max_seq_length, tokenizer, train_file,
-            doc_stride=args.doc_stride)
-        if args.doc_stride is not None:  # each window is a training instance
-            steps, warmup = training_steps(num_records, args)
-            result.num_train_steps, result.num_warmup_steps = steps, warmup
-        logging.info("***** Running training *****")
-        logging.info("  Num examples = %d", len(train_examples))
-        if args.doc_stride is not None:
-            logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
-        logging.info("  Batch size = %d", args.train_batch_size)
-        logging.info("  Num steps = %d", steps)
-        train_config = loop.TrainConfig.from_flags(
-            args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
-            stop_at_step=stop_at_step)
-
-        result.train = loop.train(
-            model, classifier_loss_fn(regression),
-            train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
-                             regression, trim=trim),
-            model.name_map(), train_config, strategy=strategy)
-        result.global_step = result.train.global_step
+        train_classifier(result, examples["train"], processor, tokenizer, args, strategy,
+                         trim, stop_at_step)
     elif args.do_eval or args.do_predict or args.export_dir:
         result.global_step = restore_for_inference(model.name_map(), args.output_dir,
                                                    args.init_checkpoint).global_step
@@ -331,55 +335,145 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)
     if args.do_eval:
-        eval_file = os.path.join(args.output_dir, EVAL_FILE)
-        if args.doc_stride is None:
-            eval_examples, num_actual = data.add_tpu_padding(examples["eval"],
-                                                             args.eval_batch_size, args.use_tpu)
-            data.file_based_convert_examples_to_features(eval_examples, label_list,
-                                                         args.max_seq_length, tokenizer,
-                                                         eval_file)
-            num_records = len(eval_examples)
-        else:
-            eval_examples = examples["eval"]
-            num_actual = len(eval_examples)
-            num_records = data.file_based_convert_examples_to_features(
-                eval_examples, label_list, args.max_seq_length, tokenizer, eval_file,
-                doc_stride=args.doc_stride,
-                pad_to_multiple=args.eval_batch_size if args.use_tpu else None)
-        logging.info("***** Running evaluation *****")
-        logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
-                     num_actual, len(eval_examples) - num_actual)
-        logging.info("  Batch size = %d", args.eval_batch_size)
-        if args.doc_stride is None:
-            logits, labels, real, batch_losses = predict_all(
-                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
-                num_records)
-        else:
-            logging.info("  Num windows = %d (--doc_stride=%d, --window_pooling=%s)",
-                         num_records, args.doc_stride, window_pooling)
-            logits, labels, batch_losses = predict_windows(
-                predictor, eval_file, args, args.eval_batch_size, regression, "eval",
-                num_records, num_actual, window_pooling)
-            real = np.ones(num_actual, np.int32)
-        result.eval_results = eval_metrics(
-            logits, labels, real, batch_losses, result.global_step, regression,
-            mcc=args.task_name.lower() in metrics.MCC_TASKS)
-        if label_list is not None and len(label_list) == 2:
-            result.eval_extra["eval_f1"] = metrics.binary_f1(logits, labels, real)
-        result.num_eval_examples = num_actual
-        logging.info("***** Eval results *****")
-        for key in sorted(result.eval_results):
-            logging.info("  %s = %s", key, str(result.eval_results[key]))
-        for key, value in result.eval_extra.items():
-            logging.info("  %s = %.6f (bert_tf, not written)", key, value)
-        if chief:
-            write_eval_results(args.output_dir, result.eval_results)
+        evaluate_classifier(result, predictor, examples["eval"], processor, tokenizer, args,
+                            window_pooling, chief)
+    if args.do_predict:
+        predict_classifier(result, predictor, examples["predict"], processor, tokenizer, args,
+                           window_pooling, chief)
+    if args.export_dir and chief:
+        preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case,
+                                            args.max_seq_length)
+        result.export_path = export_saved_model(model, args.export_dir, preprocessor)
+    return result
 
-    if args.do_predict and args.doc_stride is not None:
-        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
-        num_actual = len(examples["predict"])
+
+def check_examples_fit_windows(examples: Dict[str, list], label_list, args: ClassifierArgs,
+                               tokenizer) -> None:
+    """``--doc_stride``: cuts every example of every mode into its windows once, so a pair
+    that does not fit the windows fails before training (names the record file).
+
+    Raises:
+      InputDataError: a pair whose shorter side leaves no room for the other's window.
+    """
+    for name, file_name in (("train", TRAIN_FILE), ("eval", EVAL_FILE),
+                            ("predict", PREDICT_FILE)):
+        for example in examples.get(name, ()):
+            data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, label_list,
+                                         args.max_seq_length, tokenizer, args.doc_stride,
+                                         where=f"{file_name}: ")
+
+
+def train_classifier(result: ClassifierResult, train_examples: list, processor, tokenizer,
+                     args: ClassifierArgs, strategy, trim: bool,
+                     stop_at_step: Optional[int]) -> None:
+    """The ``do_train`` step: ``train.tf_record`` (one record per window with
+    ``--doc_stride``), the schedule, then :func:`bert_tf.training.loop.train` of
+    ``result.model``; fills ``result``'s ``num_train_steps``, ``num_warmup_steps``, ``train``
+    and ``global_step``.
+
+    Raises:
+      FlagError: no training step; NanLossError, CheckpointError: as :func:`run`.
+    """
+    model = result.model
+    regression = processor.is_regression
+    steps, warmup = training_steps(len(train_examples), args)
+    result.num_train_steps, result.num_warmup_steps = steps, warmup
+    train_file = os.path.join(args.output_dir, TRAIN_FILE)
+    num_records = data.file_based_convert_examples_to_features(
+        train_examples, processor.get_labels(), args.max_seq_length, tokenizer, train_file,
+        doc_stride=args.doc_stride)
+    if args.doc_stride is not None:  # each window is a training instance
+        steps, warmup = training_steps(num_records, args)
+        result.num_train_steps, result.num_warmup_steps = steps, warmup
+    logging.info("***** Running training *****")
+    logging.info("  Num examples = %d", len(train_examples))
+    if args.doc_stride is not None:
+        logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
+    logging.info("  Batch size = %d", args.train_batch_size)
+    logging.info("  Num steps = %d", steps)
+    train_config = loop.TrainConfig.from_flags(
+        args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
+        stop_at_step=stop_at_step)
+
+    result.train = loop.train(
+        model, classifier_loss_fn(regression),
+        train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
+                         regression, trim=trim),
+        model.name_map(), train_config, strategy=strategy)
+    result.global_step = result.train.global_step
+
+
+def evaluate_classifier(result: ClassifierResult, predictor, eval_examples: list, processor,
+                        tokenizer, args: ClassifierArgs, window_pooling: Optional[str],
+                        chief: bool) -> None:
+    """The ``do_eval`` step: ``eval.tf_record`` (TPU padding, or windows with
+    ``--doc_stride``), the logits of every example (pooled over its windows), the metrics of
+    :func:`eval_metrics` (spec 8.6), the log and, on the chief, ``eval_results.txt``; fills
+    ``result``'s ``eval_results``, ``eval_extra`` and ``num_eval_examples``."""
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    eval_file = os.path.join(args.output_dir, EVAL_FILE)
+    if args.doc_stride is None:
+        eval_examples, num_actual = data.add_tpu_padding(eval_examples, args.eval_batch_size,
+                                                         args.use_tpu)
+        data.file_based_convert_examples_to_features(eval_examples, label_list,
+                                                     args.max_seq_length, tokenizer,
+                                                     eval_file)
+        num_records = len(eval_examples)
+    else:
+        num_actual = len(eval_examples)
         num_records = data.file_based_convert_examples_to_features(
-            examples["predict"], label_list, args.max_seq_length, tokenizer, predict_file,
+            eval_examples, label_list, args.max_seq_length, tokenizer, eval_file,
+            doc_stride=args.doc_stride,
+            pad_to_multiple=args.eval_batch_size if args.use_tpu else None)
+    logging.info("***** Running evaluation *****")
+    logging.info("  Num examples = %d (%d actual, %d padding)", len(eval_examples),
+                 num_actual, len(eval_examples) - num_actual)
+    logging.info("  Batch size = %d", args.eval_batch_size)
+    if args.doc_stride is None:
+        logits, labels, real, batch_losses = predict_all(
+            predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+            num_records)
+    else:
+        logging.info("  Num windows = %d (--doc_stride=%d, --window_pooling=%s)",
+                     num_records, args.doc_stride, window_pooling)
+        logits, labels, batch_losses = predict_windows(
+            predictor, eval_file, args, args.eval_batch_size, regression, "eval",
+            num_records, num_actual, window_pooling)
+        real = np.ones(num_actual, np.int32)
+    result.eval_results = eval_metrics(
+        logits, labels, real, batch_losses, result.global_step, regression,
+        mcc=args.task_name.lower() in metrics.MCC_TASKS)
+    if label_list is not None and len(label_list) == 2:
+        result.eval_extra["eval_f1"] = metrics.binary_f1(logits, labels, real)
+    result.num_eval_examples = num_actual
+    logging.info("***** Eval results *****")
+    for key in sorted(result.eval_results):
+        logging.info("  %s = %s", key, str(result.eval_results[key]))
+    for key, value in result.eval_extra.items():
+        logging.info("  %s = %.6f (bert_tf, not written)", key, value)
+    if chief:
+        write_eval_results(args.output_dir, result.eval_results)
+
+
+def predict_classifier(result: ClassifierResult, predictor, predict_examples: list, processor,
+                       tokenizer, args: ClassifierArgs, window_pooling: Optional[str],
+                       chief: bool) -> None:
+    """The ``do_predict`` step: ``predict.tf_record`` (TPU padding, or windows with
+    ``--doc_stride``), the probabilities of every real example (of its windows' pooled
+    logits), on the chief ``test_results.tsv``; fills ``result``'s ``predictions``,
+    ``num_predict_examples`` and ``test_results_file``.
+
+    Raises:
+      RuntimeError: fewer predictions than examples came back.
+    """
+    label_list = processor.get_labels()
+    regression = processor.is_regression
+    if args.doc_stride is not None:
+        predict_file = os.path.join(args.output_dir, PREDICT_FILE)
+        num_actual = len(predict_examples)
+        num_records = data.file_based_convert_examples_to_features(
+            predict_examples, label_list, args.max_seq_length, tokenizer, predict_file,
             doc_stride=args.doc_stride,
             pad_to_multiple=args.predict_batch_size if args.use_tpu else None)
         logging.info("***** Running prediction*****")
@@ -389,22 +483,14 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                                        regression, "predict", num_records, num_actual,
                                        window_pooling)
         probabilities = probabilities_of_logits(logits, regression)
-    elif args.do_predict:
-        predict_examples, num_actual, predict_file = write_predict_records(
-            examples["predict"], label_list, args, tokenizer)
+    else:
+        padded, num_actual, predict_file = write_predict_records(
+            predict_examples, label_list, args, tokenizer)
         logging.info("  Batch size = %d", args.predict_batch_size)
         probabilities = predict_probabilities(predictor, predict_file, args, regression,
-                                              len(predict_examples), num_actual)
-    if args.do_predict:
-        result.predictions = probabilities
-        result.num_predict_examples = num_actual
-        if chief:
-            atomic_write_text(os.path.join(args.output_dir, TEST_RESULTS_FILE),
-                              format_test_results(probabilities))
-
-    if args.export_dir and chief:
-        preprocessor = BertTextPreprocessor(defaults.resolve_model_files(args).vocab_file,
-                                            args.do_lower_case,
-                                            args.max_seq_length)
-        result.export_path = export_saved_model(model, args.export_dir, preprocessor)
-    return result
+                                              len(padded), num_actual)
+    result.predictions = probabilities
+    result.num_predict_examples = num_actual
+    result.test_results_file = os.path.join(args.output_dir, TEST_RESULTS_FILE)
+    if chief:
+        atomic_write_text(result.test_results_file, format_test_results(probabilities))

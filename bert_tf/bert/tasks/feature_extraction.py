@@ -42,14 +42,13 @@ Beyond the original:
 """
 
 import contextlib
+import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import defaults
-from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig, load_config_for_length
@@ -59,6 +58,7 @@ from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_
 from bert_tf.data.text_lines import TextExample, check_input_file, read_text_examples
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.run import serving
 from bert_tf.run.checks import load_tokenizer
 from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
@@ -72,21 +72,16 @@ from bert_tf.training.predict import BatchPredictor
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
-    """Fills in the embedded default model and example input when their flags are absent.
+    """``args`` with :data:`DEFAULT_OUTPUT_FILE` for an absent ``output_file`` (a copy; ``args``
+    is not changed).
 
-    The three model flags (``bert_config_file``, ``vocab_file``, ``init_checkpoint``) go
-    together: none given means the embedded MiniLM default
-    (:func:`bert_tf.defaults.resolve_model_files`); no ``input_file`` means the example input,
-    no ``output_file`` :data:`bert_tf.run.feature_lines.DEFAULT_OUTPUT_FILE`.
-
-    Raises:
-      FlagError: only some of the three model flags are given.
+    The embedded MiniLM default model (none of ``bert_config_file``, ``vocab_file``,
+    ``init_checkpoint``) and the example input (no ``input_file``) are filled in by the entry
+    point before :func:`run` (:func:`bert_tf.defaults.resolve_model_files`,
+    :data:`bert_tf.defaults.EXAMPLE_INPUT`).
     """
-    defaults.resolve_model_files(args, require_init_checkpoint=True)
-    if not args.input_file:
-        args.input_file = defaults.EXAMPLE_INPUT
     if not args.output_file:
-        args.output_file = DEFAULT_OUTPUT_FILE
+        return dataclasses.replace(args, output_file=DEFAULT_OUTPUT_FILE)
     return args
 
 
@@ -239,12 +234,19 @@ def export_saved_model(extractor: "FeatureExtractor", preprocessor, pooling: str
                                      serving.text_endpoints(preprocessor, serve, dtypes))
 
 
-def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute.Strategy] = None) -> Dict:
-    """Runs feature extraction end to end; returns a summary dict.
+def run(args: ExtractFeaturesArgs,
+        strategy: Optional[tf.distribute.Strategy] = None) -> ExtractionResult:
+    """Runs feature extraction end to end (``extract_features.py``).
+
+    Args:
+      args: the flags, the model files and ``input_file`` given or resolved by the entry
+        point (:func:`bert_tf.defaults.resolve_model_files` with ``require_init_checkpoint``,
+        :data:`bert_tf.defaults.EXAMPLE_INPUT`).
+      strategy: where the model runs (default: from ``use_tpu``, ``master``,
+        ``num_tpu_cores``).
 
     Returns:
-      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
-      ``seconds`` and ``tokens_per_second``.
+      An :class:`bert_tf.run.extraction_result.ExtractionResult`.
 
     Raises:
       BertTfError subclasses for bad flags and files (ConfigError, CheckpointError, FlagError,
@@ -301,24 +303,23 @@ def extract_features(args: ExtractFeaturesArgs, strategy: Optional[tf.distribute
         return _featurize_windows(ex, tokenizer, args.max_seq_length, args.doc_stride,
                                   args.input_file)
 
-    summary = write_feature_lines(
+    summary = ExtractionResult(**write_feature_lines(
         read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
         args.output_file, args.batch_size, args.pooling, cls_position="first",
         normalize=args.normalize,
         resume_key=resume_key(args, {"--input_file": args.input_file,
                                      "--vocab_file": args.vocab_file,
                                      "--bert_config_file": args.bert_config_file,
-                                     "--init_checkpoint": args.init_checkpoint}))
+                                     "--init_checkpoint": args.init_checkpoint})))
     if truncation.summary():
         logging.warning("%s: %s", args.input_file, truncation.summary("lines"))
-    num_lines = summary["num_lines"]
-    if num_lines == 0:
+    if summary.num_lines == 0:
         logging.warning("%s: empty input, wrote an empty %s", args.input_file, args.output_file)
     if args.export_dir:
         preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case,
                                             args.max_seq_length)
-        summary["export_path"] = export_saved_model(extractor, preprocessor, args.pooling,
-                                                    args.export_dir, args.normalize)
+        summary.export_path = export_saved_model(extractor, preprocessor, args.pooling,
+                                                 args.export_dir, args.normalize)
     return summary
 
 

@@ -36,7 +36,6 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.pretrainer import BertPretrainer, pretraining_loss_fn
 from bert_tf.bert.tasks.args import PretrainingArgs
@@ -54,7 +53,7 @@ from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 # The run
 # ---------------------------------------------------------------------------------------------
 
-def validate_args(args: PretrainingArgs, config: BertConfig) -> None:
+def check_args(args: PretrainingArgs, config: BertConfig) -> None:
     """Flag checks made before anything is built.
 
     Raises:
@@ -96,9 +95,8 @@ def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
     return model
 
 
-def run_pretraining(args: PretrainingArgs,
-                    strategy: Optional[tf.distribute.Strategy] = None,
-                    log_every_n_steps: int = 100) -> PretrainingResult:
+def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
+        log_every_n_steps: int = 100) -> PretrainingResult:
     """The original `run_pretraining.py` main: train and/or evaluate (spec 6).
 
     Args:
@@ -112,7 +110,7 @@ def run_pretraining(args: PretrainingArgs,
 
     Raises:
       NoModeError: neither do_train nor do_eval.
-      FlagError: a bad flag (see :func:`validate_args`), no file matches ``--input_file``.
+      FlagError: a bad flag (see :func:`check_args`), no file matches ``--input_file``.
       ConfigError: unreadable ``--bert_config_file``; token ids >= its ``vocab_size`` (names
         the file, the largest id and ``vocab_size``).
       InputDataError: records that do not fit ``--max_seq_length`` /
@@ -125,7 +123,7 @@ def run_pretraining(args: PretrainingArgs,
     if not args.bert_config_file:
         raise FlagError("--bert_config_file is required")
     config = BertConfig.from_json_file(args.bert_config_file)
-    validate_args(args, config)
+    check_args(args, config)
     check_tpu_flags(args)
     # before the record checks: they run TF ops, and a TF_CONFIG cluster's collective ops must
     # be configured before the first one ("Collective ops must be configured at program startup")
@@ -176,4 +174,4 @@ def run_pretraining(args: PretrainingArgs,
     return result
 
 
-__all__ = ["PretrainingArgs", "run_pretraining", "validate_args"]
+__all__ = ["PretrainingArgs", "check_args", "run"]

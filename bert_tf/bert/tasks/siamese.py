@@ -145,9 +145,32 @@ def siamese_eval_metrics(model: BertSiamese, u: np.ndarray, v: np.ndarray, label
     return results
 
 
-def run_siamese(args, strategy: Optional[tf.distribute.Strategy] = None,
-                stop_at_step: Optional[int] = None) -> classifier.ClassifierResult:
-    """Runs the Siamese mode as the flags say (see the module docstring).
+def check_args(args):
+    """The Siamese mode's start-up checks, then ``run_classifier``'s
+    (:func:`bert_tf.bert.tasks.classifier.check_args`).
+
+    Returns:
+      ``(config, processor, tokenizer)``.
+
+    Raises:
+      FlagError: a single-sentence task, ``--export_dir``, ``--doc_stride`` /
+        ``--window_pooling``, and ``run_classifier``'s own flag checks.
+    """
+    check_siamese_task(args.task_name)
+    if args.export_dir:
+        raise FlagError("--export_dir: not supported with --siamese (export the encoder's "
+                        "checkpoint instead: its bert/* variables are a plain BERT checkpoint)")
+    if args.doc_stride is not None or args.window_pooling is not None:
+        raise FlagError("--doc_stride / --window_pooling: not supported with --siamese (each "
+                        "sentence is one [CLS] s [SEP] input, cut to --max_seq_length)")
+    return classifier.check_args(args)
+
+
+def run(args, strategy: Optional[tf.distribute.Strategy] = None,
+        stop_at_step: Optional[int] = None) -> classifier.ClassifierResult:
+    """Runs the Siamese mode as the flags say (see the module docstring): what
+    ``run_classifier.py --siamese=True`` runs, the default model resolved before as for
+    :func:`bert_tf.bert.tasks.classifier.run`.
 
     Args:
       args: a :class:`bert_tf.bert.tasks.classifier.ClassifierArgs` with ``siamese`` True.
@@ -162,14 +185,7 @@ def run_siamese(args, strategy: Optional[tf.distribute.Strategy] = None,
         checks; InputDataError: a bad row, an example without a second sentence;
       CheckpointError, NanLossError: as :func:`bert_tf.bert.tasks.classifier.run`.
     """
-    check_siamese_task(args.task_name)
-    if args.export_dir:
-        raise FlagError("--export_dir: not supported with --siamese (export the encoder's "
-                        "checkpoint instead: its bert/* variables are a plain BERT checkpoint)")
-    if args.doc_stride is not None or args.window_pooling is not None:
-        raise FlagError("--doc_stride / --window_pooling: not supported with --siamese (each "
-                        "sentence is one [CLS] s [SEP] input, cut to --max_seq_length)")
-    config, processor, tokenizer = classifier.check_flags(args)
+    config, processor, tokenizer = check_args(args)
     examples = glue_files.read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression
@@ -230,7 +246,8 @@ def run_siamese(args, strategy: Optional[tf.distribute.Strategy] = None,
             result.predictions = tf.nn.softmax(model.classify(tf.constant(u), tf.constant(v)),
                                                axis=-1).numpy()
         result.num_predict_examples = len(test)
+        result.test_results_file = os.path.join(args.output_dir, classifier.TEST_RESULTS_FILE)
         if chief:
-            atomic_write_text(os.path.join(args.output_dir, classifier.TEST_RESULTS_FILE),
+            atomic_write_text(result.test_results_file,
                               glue_files.format_test_results(result.predictions))
     return result

@@ -52,13 +52,12 @@ import math
 import os
 import random
 import time
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from absl import logging
 
-from bert_tf import defaults
-from bert_tf import flags as bert_flags
 from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
@@ -87,7 +86,18 @@ PredictFn = Callable[[Dict[str, np.ndarray]], Tuple[np.ndarray, np.ndarray]]
 
 # ---- start-up checks ---------------------------------------------------------------------------
 
-def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
+def require_args(args: SquadArgs) -> None:
+    """``--output_dir`` given (the first start-up check; ``run_squad.py`` makes it before
+    resolving the default model).
+
+    Raises:
+      FlagError: it is not.
+    """
+    if not args.output_dir:
+        raise FlagError("Flag --output_dir must have a value other than None.")
+
+
+def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     """The original ``validate_flags_or_throw`` checks in their order, then bert_tf's.
 
     Order (spec 9.1): the config is read; 1. the case check against the checkpoint name;
@@ -105,6 +115,11 @@ def validate_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
       ConfigError: unreadable config or vocab, or a vocab larger than ``vocab_size``.
       FlagError (CaseMismatchError included): the first failing check, naming the flags.
     """
+    for name in ("bert_config_file", "vocab_file"):  # run_squad.py resolves the default
+        if not getattr(args, name):
+            raise FlagError(f"--{name} missing: give --bert_config_file and --vocab_file, or "
+                            "run run_squad.py without model flags (the embedded default "
+                            "model, bert_tf.defaults.resolve_model_files)")
     config = BertConfig.from_json_file(args.bert_config_file)
     validate_case_matches_checkpoint(args.do_lower_case, args.init_checkpoint or "")
     if not args.export_dir:
@@ -398,11 +413,68 @@ def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
 
 # ---- the run ----------------------------------------------------------------------------------
 
-def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) -> Dict:
+@dataclass
+class SquadResult:
+    """What :func:`run` did (a field is None when its step did not run).
+
+    Attributes:
+      output_dir: ``--output_dir`` as given (``display_path``).
+      num_train_examples, num_train_features, num_train_steps, num_warmup_steps: training's
+        counts; global_step, checkpoint, loss: where it ended (the last step's loss).
+      num_predict_examples, num_predict_features: prediction's counts; predict_seconds and
+        predict_examples_per_second, predict_features_per_second: its speed; weights_from:
+        the checkpoint prefix predicted with (``"predict_fn"`` for a replaced model);
+        predictions_file, nbest_file, null_odds_file (v2): the files written;
+        eval_results: the official metrics (dict, or None: no gold answers) and
+        eval_results_file (``eval_results.json``, or None).
+      export_path: the SavedModel folder written (or None).
+    """
+
+    output_dir: Optional[str] = None
+    num_train_examples: Optional[int] = None
+    num_train_features: Optional[int] = None
+    num_train_steps: Optional[int] = None
+    num_warmup_steps: Optional[int] = None
+    global_step: Optional[int] = None
+    checkpoint: Optional[str] = None
+    loss: Optional[float] = None
+    num_predict_examples: Optional[int] = None
+    num_predict_features: Optional[int] = None
+    predict_seconds: Optional[float] = None
+    predict_examples_per_second: Optional[float] = None
+    predict_features_per_second: Optional[float] = None
+    weights_from: Optional[str] = None
+    predictions_file: Optional[str] = None
+    nbest_file: Optional[str] = None
+    null_odds_file: Optional[str] = None
+    eval_results: Optional[Dict[str, Any]] = None
+    eval_results_file: Optional[str] = None
+    export_path: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_squad.py`` prints (bert_tf's summary): the checkpoint trained to, the
+        predictions file and speed, the SavedModel, the metrics file and its values."""
+        lines = []
+        if self.global_step is not None:
+            lines.append(f"trained to global_step {self.global_step}: {self.checkpoint}")
+        if self.predictions_file is not None:
+            lines.append(f"predicted {self.num_predict_examples} questions "
+                         f"({self.predict_examples_per_second:.1f} examples/s): "
+                         f"{self.predictions_file}")
+        if self.export_path:
+            lines.append(f"exported the SavedModel to {self.export_path}")
+        if self.eval_results:
+            lines.append(f"metrics: {self.eval_results_file}")
+            lines.extend(f"  {key} = {value}" for key, value in self.eval_results.items())
+        return lines
+
+
+def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) -> SquadResult:
     """Runs ``run_squad.py``: checks, then training and/or prediction.
 
     Args:
-      args: the flags.
+      args: the flags (``bert_config_file`` and ``vocab_file`` given or resolved:
+        ``run_squad.py`` calls :func:`bert_tf.defaults.resolve_model_files` first).
       strategy: a ``tf.distribute`` strategy; None: from the TPU flags and the machine
         (:func:`bert_tf.training.strategy.strategy_from_flags`).
       predict_fn: replaces the model in prediction (``batch -> (start_logits, end_logits)``,
@@ -410,25 +482,17 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
         post-processing, metrics) runs as usual. Not allowed with ``do_train``.
 
     Returns:
-      A summary dict: ``output_dir``; training: ``num_train_examples``,
-      ``num_train_features``, ``num_train_steps``, ``num_warmup_steps``, ``global_step``,
-      ``checkpoint``, ``loss``; prediction: ``num_predict_examples``,
-      ``num_predict_features``, ``predict_seconds``, ``predict_examples_per_second``,
-      ``predict_features_per_second``, ``weights_from``, ``predictions_file``,
-      ``nbest_file``, ``null_odds_file`` (v2), ``eval_results`` (dict or None) and
-      ``eval_results_file`` (or None).
+      A :class:`SquadResult`.
 
     Raises:
-      BertTfError subclasses for bad flags, files and checkpoints (see :func:`validate_args`,
+      BertTfError subclasses for bad flags, files and checkpoints (see :func:`check_args`,
       :func:`read_train_examples`, :func:`read_predict_examples`); they are raised before
       anything is written to ``output_dir`` whenever the inputs alone show the problem.
     """
-    if not args.output_dir:
-        raise FlagError("Flag --output_dir must have a value other than None.")
-    args = defaults.resolve_model_files(args)
+    require_args(args)
     if predict_fn is not None and args.do_train:
         raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
-    config, tokenizer = validate_args(args)
+    config, tokenizer = check_args(args)
     # Read both inputs before any work, so a bad predict_file fails before training.
     train_examples = read_train_examples(args) if args.do_train else None
     eval_examples = read_predict_examples(args) if args.do_predict else None
@@ -438,7 +502,7 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
         from bert_tf.run import serving
         serving.check_export_dir(args.export_dir)
     run_checks.make_output_dir(args.output_dir)
-    summary: Dict = {"output_dir": display_path(args.output_dir)}
+    summary = SquadResult(output_dir=display_path(args.output_dir))
 
     model = None
     if strategy is None and (args.do_train or predict_fn is None):
@@ -450,7 +514,7 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
         model = _predict(args, config, tokenizer, eval_examples, strategy, model, predict_fn,
                          summary)
     if args.export_dir:
-        summary["export_path"] = _export(args, config, tokenizer, strategy, model)
+        summary.export_path = _export(args, config, tokenizer, strategy, model)
     return summary
 
 
@@ -498,10 +562,10 @@ def _train(args, config, tokenizer, examples, strategy, summary):
     dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size)
     result = loop.train(model, loss_fn, dataset, model.name_map(), loop.TrainConfig.from_flags(
         args, num_train_steps, num_warmup_steps=num_warmup_steps), strategy=strategy)
-    summary.update(num_train_examples=len(examples), num_train_features=num_features,
-                   num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps,
-                   global_step=result.global_step, checkpoint=result.checkpoint,
-                   loss=result.last_loss)
+    summary.num_train_examples, summary.num_train_features = len(examples), num_features
+    summary.num_train_steps, summary.num_warmup_steps = num_train_steps, num_warmup_steps
+    summary.global_step, summary.checkpoint = result.global_step, result.checkpoint
+    summary.loss = result.last_loss
     return model
 
 
@@ -516,7 +580,7 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
             weights_from = restore_for_inference(model.name_map(), args.output_dir,
                                                  args.init_checkpoint).prefix
         else:
-            weights_from = summary.get("checkpoint") or ""
+            weights_from = summary.checkpoint or ""
         predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)
 
     eval_file = os.path.join(args.output_dir, EVAL_RECORD)
@@ -534,21 +598,21 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
     predictions = write_prediction_files(examples, features, results, args)
     # display_path, not abspath: abspath("gs://b/x") is "<cwd>/gs:/b/x", a local folder
     join = lambda name: display_path(os.path.join(args.output_dir, name))  # noqa: E731
-    summary.update(num_predict_examples=len(examples), num_predict_features=len(features),
-                   predict_seconds=seconds, predict_examples_per_second=len(examples) / seconds,
-                   predict_features_per_second=len(features) / seconds,
-                   weights_from=weights_from, predictions_file=join(PREDICTIONS_FILE),
-                   nbest_file=join(NBEST_FILE),
-                   null_odds_file=join(NULL_ODDS_FILE) if args.version_2_with_negative else None)
+    summary.num_predict_examples, summary.num_predict_features = len(examples), len(features)
+    summary.predict_seconds = seconds
+    summary.predict_examples_per_second = len(examples) / seconds
+    summary.predict_features_per_second = len(features) / seconds
+    summary.weights_from, summary.predictions_file = weights_from, join(PREDICTIONS_FILE)
+    summary.nbest_file = join(NBEST_FILE)
+    summary.null_odds_file = join(NULL_ODDS_FILE) if args.version_2_with_negative else None
 
     metrics = evaluate_predictions(args.predict_file, predictions, args.version_2_with_negative)
-    summary["eval_results"] = metrics
-    summary["eval_results_file"] = None
+    summary.eval_results = metrics
     if metrics is not None:
         from bert_tf.atomic_files import atomic_write_text
 
         atomic_write_text(join(EVAL_RESULTS_FILE), json.dumps(metrics, indent=4) + "\n")
-        summary["eval_results_file"] = join(EVAL_RESULTS_FILE)
+        summary.eval_results_file = join(EVAL_RESULTS_FILE)
         for key, value in metrics.items():
             logging.info("  %s = %s", key, value)
     return model

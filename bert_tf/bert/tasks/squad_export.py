@@ -54,7 +54,7 @@ class SquadAnswerer(tf.Module):
       preprocessor: a ``BertTextPreprocessor`` (the run's vocab and ``do_lower_case``).
       vocab_tokens: the token of each id (list of str, index = id).
       max_seq_length, doc_stride, max_query_length, n_best_size, max_answer_length: the flags
-        (already validated by ``validate_args``: ``doc_stride <= max_seq_length -
+        (already validated by ``check_args``: ``doc_stride <= max_seq_length -
         max_query_length - 3``).
       version_2_with_negative, null_score_diff_threshold: the v2 flags.
     """

@@ -87,7 +87,7 @@ from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
-from bert_tf.training import metrics
+from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.summaries import write_eval_summaries
 from bert_tf.training.predict import BatchPredictor, numpy_batches
@@ -106,22 +106,51 @@ XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
                                                 dataclasses.fields(XLNetClassifierArgs))
 
 
-def run_from_flags(flags_obj) -> Dict[str, Any]:
-    """The XLNet run_classifier from absl ``FLAGS``: :func:`run` on the
-    :class:`XLNetClassifierArgs` read by :func:`bert_tf.flags.args_from_flags`, after
-    :func:`bert_tf.flags.check_no_bert_only_flags`; prints the best eval result and where the
-    predictions went. Returns :func:`run`'s dict."""
-    check_no_bert_only_flags(flags_obj, bert_flags.XLNET_RUN_CLASSIFIER)
-    result = run(bert_flags.args_from_flags(XLNetClassifierArgs, flags_obj))
-    if result["train"] is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if result["best_eval"] is not None:
-        print("eval: " + ", ".join(f"{k} = {v}" for k, v in sorted(result["best_eval"].items())))
-    if result["predict_files"]:
-        print(f"wrote {result['num_predictions']} predictions to "
-              f"{' and '.join(result['predict_files'])}")
-    return result
+def args_from_flags(flag_values) -> XLNetClassifierArgs:
+    """The :class:`XLNetClassifierArgs` of absl ``flag_values`` (the XLNet path of
+    ``run_classifier.py``: XLNet's defaults for the flags not given).
+
+    Raises:
+      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
+    """
+    check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_CLASSIFIER)
+    return bert_flags.args_from_flags(XLNetClassifierArgs, flag_values)
+
+
+@dataclasses.dataclass
+class XLNetClassifierResult:
+    """What :func:`run` did.
+
+    Attributes:
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      eval_results: one result dict per evaluated checkpoint, or None; best_eval: the best of
+        them (or None).
+      predict_files: ``[<task>.tsv, <task>.logits.json]`` written, or None;
+        num_predictions: their rows.
+      export_path: the SavedModel folder written, or None.
+    """
+
+    train: Optional[loop.TrainResult] = None
+    eval_results: Optional[List[Dict[str, Any]]] = None
+    best_eval: Optional[Dict[str, Any]] = None
+    predict_files: Optional[List[str]] = None
+    num_predictions: int = 0
+    export_path: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_classifier.py`` prints with XLNet's flags (bert_tf's summary): where
+        training ended, the best eval result, where the predictions went."""
+        lines = []
+        if self.train is not None:
+            lines.append(f"trained to global_step {self.train.global_step}: "
+                         f"{self.train.checkpoint}")
+        if self.best_eval is not None:
+            lines.append("eval: " + ", ".join(f"{k} = {v}"
+                                              for k, v in sorted(self.best_eval.items())))
+        if self.predict_files:
+            lines.append(f"wrote {self.num_predictions} predictions to "
+                         f"{' and '.join(self.predict_files)}")
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -570,13 +599,11 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
 
 
 def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None
-        ) -> Dict[str, Any]:
+        ) -> XLNetClassifierResult:
     """Runs XLNet's run_classifier: train, evaluate, predict (module docstring).
 
     Returns:
-      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None),
-      ``eval_results`` (list of result dicts, or None), ``best_eval`` (dict or None),
-      ``predict_files`` (``[tsv, json]`` or None), ``num_predictions``.
+      An :class:`XLNetClassifierResult`.
 
     Raises:
       FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, line or
@@ -589,10 +616,9 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     name_map = checkpoint_map.xlnet_variable_map(model)
     resume = _check_checkpoints(r, name_map)
     _read_examples(r)
-    result: Dict[str, Any] = {"train": None, "eval_results": None, "best_eval": None,
-                              "predict_files": None, "num_predictions": 0}
+    result = XLNetClassifierResult()
     if args.do_train:
-        result["train"] = _train(r, model, name_map, resume)
+        result.train = _train(r, model, name_map, resume)
     if not (args.do_eval or args.do_predict or args.export_dir):
         return result
     with tf.distribute.get_strategy().scope():
@@ -600,11 +626,11 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     if args.do_eval or args.do_predict:
         logging.info("Num of eval samples: %d", len(r.eval_examples))
     if args.do_eval:
-        result["eval_results"], result["best_eval"] = _evaluate(r, eval_model)
+        result.eval_results, result.best_eval = _evaluate(r, eval_model)
     if args.do_predict:
-        result["predict_files"], result["num_predictions"] = _predict(r, eval_model)
+        result.predict_files, result.num_predictions = _predict(r, eval_model)
     if args.export_dir:
-        result["export_path"] = _export(r, eval_model)
+        result.export_path = _export(r, eval_model)
     return result
 
 

@@ -35,13 +35,13 @@ the text ends: :func:`bert_tf.run.feature_lines.stitch_windows`). One text per l
 BERT's.
 """
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+import dataclasses
+from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import defaults
 from bert_tf import flags as bert_flags
 from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
@@ -53,6 +53,7 @@ from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_
                                       check_pooling_flags, l2_normalize_in_graph,
                                       parse_layer_indexes, pool_in_graph, resume_key,
                                       stitch_windows, write_feature_lines)
+from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
@@ -207,7 +208,13 @@ class XLNetFeatureExtractor:
         return out["layers"], out["sequence_output"]
 
 
-def _check_args(args: XLNetExtractFeaturesArgs) -> None:
+def check_args(args: XLNetExtractFeaturesArgs) -> None:
+    """The start-up checks (before anything is read or written): the TPU flags, the three
+    model flags, the pooling flags, positive sizes, no TPU, the window flags.
+
+    Raises:
+      FlagError: naming the flag.
+    """
     check_tpu_flags(args)
     for name in ("model_config_path", "spiece_model_file", "init_checkpoint"):
         if not getattr(args, name):
@@ -224,25 +231,31 @@ def _check_args(args: XLNetExtractFeaturesArgs) -> None:
     check_window_flags(args.doc_stride, None, args.max_seq_length, num_special=2)
 
 
-def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
-    """Runs XLNet feature extraction end to end; returns a summary dict.
+def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
+    """Runs XLNet feature extraction end to end.
+
+    Args:
+      args: the flags; ``input_file`` given or resolved by the entry point
+        (:data:`bert_tf.defaults.EXAMPLE_INPUT`); no ``output_file`` means
+        :data:`DEFAULT_OUTPUT_FILE`.
 
     Returns:
-      dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
-      ``seconds``, ``tokens_per_second``, ``literal_symbol_lines``.
+      An :class:`bert_tf.run.extraction_result.ExtractionResult` (``literal_symbol_lines``
+      set).
 
     Raises:
       FlagError, ConfigError, CheckpointError, InputDataError (naming the flag, file or
       variable); nothing is written then.
     """
-    _check_args(args)
+    check_args(args)
     if args.export_dir:
         from bert_tf.run import serving
         serving.check_export_dir(args.export_dir)
     if not args.input_file:
-        args.input_file = defaults.EXAMPLE_INPUT
+        raise FlagError("--input_file is required (extract_features.py fills in the example "
+                        "input)")
     if not args.output_file:
-        args.output_file = DEFAULT_OUTPUT_FILE
+        args = dataclasses.replace(args, output_file=DEFAULT_OUTPUT_FILE)
     config = XLNetConfig.from_json_file(args.model_config_path)
     sp = load_sp_model(args.spiece_model_file)
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
@@ -269,19 +282,19 @@ def extract_features(args: XLNetExtractFeaturesArgs) -> Dict:
         return featurize_windows(sp, ex, args.max_seq_length, args.doc_stride, args.uncased,
                                  args.input_file)
 
-    summary = write_feature_lines(
+    summary = ExtractionResult(**write_feature_lines(
         read_text_examples(args.input_file), featurize, run_batch, layer_indexes,
         args.output_file, args.batch_size, args.pooling,
         cls_position="last", check_example=check_example, normalize=args.normalize,
         resume_key=resume_key(args, {"--input_file": args.input_file,
                                      "--spiece_model_file": args.spiece_model_file,
                                      "--model_config_path": args.model_config_path,
-                                     "--init_checkpoint": args.init_checkpoint}))
+                                     "--init_checkpoint": args.init_checkpoint})))
     if symbols.summary():
         logging.warning("%s", symbols.summary())
-    summary["literal_symbol_lines"] = symbols.count
+    summary.literal_symbol_lines = symbols.count
     if args.export_dir:
-        summary["export_path"] = export_saved_model(extractor, args)
+        summary.export_path = export_saved_model(extractor, args)
     return summary
 
 
@@ -328,17 +341,12 @@ def export_saved_model(extractor: XLNetFeatureExtractor, args: XLNetExtractFeatu
                                      serving.text_endpoints(preprocessor, serve, dtypes))
 
 
-def run_from_flags(flags_obj) -> Dict:
-    """XLNet extract_features from absl ``FLAGS``; prints where it wrote the output.
+def args_from_flags(flag_values) -> XLNetExtractFeaturesArgs:
+    """The :class:`XLNetExtractFeaturesArgs` of absl ``flag_values`` (the XLNet path of
+    ``extract_features.py``).
 
     Raises:
-      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`), or
-        as :func:`extract_features`.
+      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
     """
-    bert_flags.check_no_bert_only_flags(flags_obj, bert_flags.XLNET_EXTRACT_FEATURES)
-    summary = extract_features(bert_flags.args_from_flags(XLNetExtractFeaturesArgs, flags_obj))
-    print(f"wrote {summary['num_lines']} lines ({summary['num_tokens']} tokens, "
-          f"{summary['tokens_per_second']:.0f} tokens/s) to {summary['output_file']}")
-    if summary["embeddings_file"]:
-        print(f"wrote sentence embeddings to {summary['embeddings_file']}")
-    return summary
+    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_EXTRACT_FEATURES)
+    return bert_flags.args_from_flags(XLNetExtractFeaturesArgs, flag_values)

@@ -20,6 +20,7 @@ after a resume) and are never reset. (``train.py`` on a TPU resets them every
 ``--iterations`` steps, a limit of its on-device loop, not a modelling choice.)
 """
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import tensorflow as tf
@@ -161,10 +162,29 @@ def pretraining_loss_fn(memory: Memory):
     return loss_fn
 
 
+@dataclass
+class XLNetPretrainingResult:
+    """What :func:`run` did.
+
+    Attributes:
+      train: the :class:`bert_tf.training.loop.TrainResult`.
+      record_info: the record_info dict of the records read (``num_batch``, ``filenames``...;
+        :func:`bert_tf.xlnet.data.pretraining_input.find_record_info`).
+    """
+
+    train: loop.TrainResult
+    record_info: Dict[str, Any]
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_pretraining.py`` prints with XLNet's flags (bert_tf's summary)."""
+        return [f"trained to global_step {self.train.global_step}; last loss "
+                f"{self.train.last_loss}; checkpoint {self.train.checkpoint}"]
+
+
 def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
-        shuffle_fn=None) -> Dict[str, Any]:
-    """Trains ``train_steps`` updates (resuming from ``--model_dir``) and returns
-    ``{"train": TrainResult, "record_info": {...}}``.
+        shuffle_fn=None) -> XLNetPretrainingResult:
+    """Trains ``train_steps`` updates (resuming from ``--model_dir``); returns an
+    :class:`XLNetPretrainingResult`.
 
     Args:
       strategy: default :func:`bert_tf.training.strategy.strategy_from_flags` (XLNet's
@@ -222,21 +242,28 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
         raise InputDataError(f"{', '.join(info['filenames'])}: a record file is truncated or "
                              f"corrupt ({first_line}); the checkpoints written so far are "
                              f"complete; recreate the records") from e
-    return {"train": result, "record_info": info}
+    return XLNetPretrainingResult(train=result, record_info=info)
 
 
-def run_from_flags(flag_values) -> Dict[str, Any]:
-    """The XLNet path of ``run_pretraining.py``: refuses BERT-only flags, reads the arguments
-    and runs.
+def args_from_flags(flag_values) -> XLNetPretrainingArgs:
+    """The :class:`XLNetPretrainingArgs` of absl ``flag_values`` (the XLNet path of
+    ``run_pretraining.py``).
 
     Raises:
       FlagError: a BERT flag given (names the XLNet flag to use instead).
     """
     bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_PRETRAINING)
-    args = bert_flags.args_from_flags(XLNetPretrainingArgs, flag_values)
+    return bert_flags.args_from_flags(XLNetPretrainingArgs, flag_values)
+
+
+def make_model_dir(args: XLNetPretrainingArgs) -> None:
+    """Creates ``--model_dir`` (when given), as ``run_pretraining.py`` does before :func:`run`.
+
+    Raises:
+      FlagError: it cannot be created.
+    """
     if args.model_dir:
         try:
             tf.io.gfile.makedirs(args.model_dir)
         except (OSError, tf.errors.OpError) as e:
             raise FlagError(f"--model_dir={args.model_dir}: cannot create it ({e})") from e
-    return run(args)

@@ -12,6 +12,7 @@ original. The work is :func:`bert_tf.xlnet.data.pretraining.create_data`.
 """
 
 import random
+from dataclasses import dataclass
 from typing import List
 
 from absl import logging
@@ -25,7 +26,21 @@ from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 XLNET_DATA_FLAGS = tuple(f for f in XLNetDataArgs.__dataclass_fields__)
 
 
-def run(args: XLNetDataArgs, py_rng=None) -> List[dict]:
+@dataclass
+class XLNetDataResult:
+    """What :func:`run` wrote: ``record_infos``, the record_info dict of each pass
+    (``num_batch``, ``filenames``, ...; :func:`bert_tf.xlnet.data.pretraining.create_data`)."""
+
+    record_infos: List[dict]
+
+    def summary_lines(self) -> List[str]:
+        """What ``create_pretraining_data.py`` prints with XLNet's flags: ``wrote N batches to
+        <file>`` per pass."""
+        return [f"wrote {info['num_batch']} batches to {info['filenames'][0]}"
+                for info in self.record_infos]
+
+
+def run(args: XLNetDataArgs, py_rng=None) -> XLNetDataResult:
     """Seeds Python's ``random`` with ``--random_seed`` (when given; the original never does)
     and writes the records (:func:`bert_tf.xlnet.data.pretraining.create_data`).
 
@@ -33,7 +48,7 @@ def run(args: XLNetDataArgs, py_rng=None) -> List[dict]:
       py_rng: the random source of the A/B splits (default: Python's ``random`` module).
 
     Returns:
-      the record_info dict of each pass.
+      an :class:`XLNetDataResult`.
 
     Raises:
       FlagError, ConfigError, InputDataError: one line naming the flag or file; nothing is
@@ -47,15 +62,15 @@ def run(args: XLNetDataArgs, py_rng=None) -> List[dict]:
     infos = create_data(args, sp_model, py_rng)
     for info in infos:
         logging.info("wrote %d batches to %s", info["num_batch"], info["filenames"][0])
-    return infos
+    return XLNetDataResult(infos)
 
 
-def run_from_flags(flag_values) -> List[dict]:
-    """The XLNet path of ``create_pretraining_data.py``: refuses BERT-only flags, reads the
-    arguments and runs.
+def args_from_flags(flag_values) -> XLNetDataArgs:
+    """The :class:`XLNetDataArgs` of absl ``flag_values`` (the XLNet path of
+    ``create_pretraining_data.py``).
 
     Raises:
       FlagError: a BERT flag given (names the XLNet flag to use instead).
     """
     bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_CREATE_PRETRAINING_DATA)
-    return run(bert_flags.args_from_flags(XLNetDataArgs, flag_values))
+    return bert_flags.args_from_flags(XLNetDataArgs, flag_values)

@@ -59,7 +59,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import flags as bert_flags
 from bert_tf.data import record_cache
 from bert_tf.xlnet.data import race as data
 from bert_tf.xlnet.data import race_records as records
@@ -88,17 +87,34 @@ XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLN
 EVAL_KEYS = ("eval_accuracy", "eval_loss", "loss", "global_step")
 
 
-def run_from_flags(flags_obj) -> Dict[str, Any]:
-    """run_race from absl ``FLAGS``: :func:`run` on the :class:`XLNetRaceArgs` read by
-    :func:`bert_tf.flags.args_from_flags`; prints where training ended and the eval result.
-    Returns :func:`run`'s dict."""
-    result = run(bert_flags.args_from_flags(XLNetRaceArgs, flags_obj))
-    if result["train"] is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if result["eval"] is not None:
-        print("eval: " + ", ".join(f"{k} = {result['eval'][k]}" for k in EVAL_KEYS))
-    return result
+@dataclasses.dataclass
+class XLNetRaceResult:
+    """What :func:`run` did.
+
+    Attributes:
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      warm_start: the :class:`bert_tf.checkpoint_io.LoadReport` of ``--init_checkpoint`` when
+        training started from it, else None.
+      eval: the :func:`evaluate` dict (:data:`EVAL_KEYS`), or None.
+      train_file, eval_file: the TFRecords used (paths), or None.
+    """
+
+    train: Any = None
+    warm_start: Optional[checkpoint_io.LoadReport] = None
+    eval: Optional[Dict[str, Any]] = None
+    train_file: Optional[str] = None
+    eval_file: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_race.py`` prints (bert_tf's summary): where training ended and the eval
+        result."""
+        lines = []
+        if self.train is not None:
+            lines.append(f"trained to global_step {self.train.global_step}: "
+                         f"{self.train.checkpoint}")
+        if self.eval is not None:
+            lines.append("eval: " + ", ".join(f"{k} = {self.eval[k]}" for k in EVAL_KEYS))
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,7 +426,7 @@ def _read_examples(r: _Run) -> None:
             raise FlagError(f"cannot create {folder}: {e}") from e
 
 
-def _train(r: _Run, result: Dict[str, Any]) -> None:
+def _train(r: _Run, result: XLNetRaceResult) -> None:
     """Writes the training TFRecord (unless cached), warm-starts from ``--init_checkpoint``
     (or resumes) and trains with the original optimizer."""
     args, train_file = r.args, r.train_file
@@ -419,18 +435,18 @@ def _train(r: _Run, result: Dict[str, Any]) -> None:
     if not _use_cache(train_file, args.overwrite_data):
         write_records(r.train_examples, r.sp, args, train_file)
         record_cache.write_fingerprint(train_file, r.train_fingerprint)
-    result["train_file"] = train_file
+    result.train_file = train_file
     batch = finetuning.global_train_batch_size(args, r.strategy)
     dataset = records.train_dataset(train_file, args.max_seq_length, batch,
                                     args.shuffle_buffer, seed=args.random_seed)
-    result["train"], report = finetuning.train_with_xlnet_optimizer(
+    result.train, report = finetuning.train_with_xlnet_optimizer(
         r.model, r.name_map, dataset, args, r.strategy, r.config, r.init_checkpoint,
         bool(r.existing))
     if report is not None:
-        result["warm_start"] = report
+        result.warm_start = report
 
 
-def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:
+def _evaluate_split(r: _Run, result: XLNetRaceResult) -> None:
     """Writes the padded eval TFRecord (unless cached), evaluates (:func:`evaluate`), logs
     ``Eval | ...`` and writes ``<model_dir>/eval_results.txt``."""
     args, eval_file = r.args, r.eval_file
@@ -439,7 +455,7 @@ def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:
     if not _use_cache(eval_file, args.overwrite_data):
         write_records(r.eval_examples, r.sp, args, eval_file, num_padding)
         record_cache.write_fingerprint(eval_file, r.eval_fingerprint)
-    result["eval_file"] = eval_file
+    result.eval_file = eval_file
     with tf.distribute.get_strategy().scope():
         eval_model = build_race_model(r.config, args, is_training=False)
     ret = evaluate(eval_model, r.config, eval_file, args, r.init_checkpoint)
@@ -448,18 +464,15 @@ def _evaluate_split(r: _Run, result: Dict[str, Any]) -> None:
     logging.info("=" * 80)
     path = write_eval_results(args.model_dir, ret)
     logging.info("Wrote %s", path)
-    result["eval"] = ret
+    result.eval = ret
 
 
 def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
-        ) -> Dict[str, Any]:
+        ) -> XLNetRaceResult:
     """Runs XLNet's run_race: train, then evaluate (module docstring).
 
     Returns:
-      dict with ``train`` (a :class:`bert_tf.training.loop.TrainResult` or None),
-      ``warm_start`` (the :class:`bert_tf.checkpoint_io.LoadReport` of ``--init_checkpoint``
-      when training started from it, else None), ``eval`` (the :func:`evaluate` dict or
-      None), ``eval_file`` and ``train_file`` (paths, or None).
+      An :class:`XLNetRaceResult`.
 
     Raises:
       FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, question
@@ -469,8 +482,7 @@ def run(args: XLNetRaceArgs, strategy: Optional[tf.distribute.Strategy] = None
     r = _prepare(args, strategy)
     _check_checkpoints(r)
     _read_examples(r)
-    result: Dict[str, Any] = {"train": None, "eval": None, "train_file": None,
-                              "eval_file": None, "warm_start": None}
+    result = XLNetRaceResult()
     if args.do_train:
         _train(r, result)
     if args.do_eval:

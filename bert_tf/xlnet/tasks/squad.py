@@ -100,25 +100,61 @@ RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "e
 XLNET_SQUAD_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetSquadArgs))
 
 
-def run_from_flags(flags_obj) -> Dict[str, Any]:
-    """The XLNet run_squad from absl ``FLAGS``: :func:`run` on the :class:`XLNetSquadArgs`
-    read by :func:`bert_tf.flags.args_from_flags`, after
-    :func:`bert_tf.flags.check_no_bert_only_flags`; prints what it wrote. Returns
-    :func:`run`'s dict."""
-    bert_flags.check_no_bert_only_flags(flags_obj, bert_flags.XLNET_RUN_SQUAD)
-    result = run(bert_flags.args_from_flags(XLNetSquadArgs, flags_obj))
-    if result["prepro_file"]:
-        print(f"wrote {result['num_train_features']} training features to "
-              f"{result['prepro_file']}")
-    if result["train"] is not None:
-        print(f"trained to global_step {result['train'].global_step}: "
-              f"{result['train'].checkpoint}")
-    if result["predictions_file"]:
-        print(f"predicted {result['num_predict_examples']} questions: "
-              f"{result['predictions_file']}")
-    if result["eval_results"]:
-        print("eval: " + ", ".join(f"{k} = {v}" for k, v in result["eval_results"].items()))
-    return result
+def args_from_flags(flag_values) -> XLNetSquadArgs:
+    """The :class:`XLNetSquadArgs` of absl ``flag_values`` (the XLNet path of
+    ``run_squad.py``: XLNet's defaults for the flags not given).
+
+    Raises:
+      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
+    """
+    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_SQUAD)
+    return bert_flags.args_from_flags(XLNetSquadArgs, flag_values)
+
+
+@dataclasses.dataclass
+class XLNetSquadResult:
+    """What :func:`run` did.
+
+    Attributes:
+      prepro_file: the train TFRecord ``--do_prepro`` wrote (or None); num_train_features:
+        the training features written (0 when none was).
+      train: the :class:`bert_tf.training.loop.TrainResult`, or None.
+      weights_from: the checkpoint predicted with (or None).
+      num_predict_examples, num_predict_features: prediction's counts (0 without it).
+      predictions_file, nbest_file, null_odds_file: the files written (or None).
+      eval_results: the original's ``Result`` values and the official metrics (dict, or
+        None: no gold answers); eval_results_file: ``eval_results.json`` (or None).
+    """
+
+    prepro_file: Optional[str] = None
+    num_train_features: int = 0
+    train: Any = None
+    weights_from: Optional[str] = None
+    num_predict_examples: int = 0
+    num_predict_features: int = 0
+    predictions_file: Optional[str] = None
+    nbest_file: Optional[str] = None
+    null_odds_file: Optional[str] = None
+    eval_results: Optional[Dict[str, Any]] = None
+    eval_results_file: Optional[str] = None
+
+    def summary_lines(self) -> List[str]:
+        """What ``run_squad.py`` prints with XLNet's flags (bert_tf's summary): what it wrote
+        and trained to, the eval values."""
+        lines = []
+        if self.prepro_file:
+            lines.append(f"wrote {self.num_train_features} training features to "
+                         f"{self.prepro_file}")
+        if self.train is not None:
+            lines.append(f"trained to global_step {self.train.global_step}: "
+                         f"{self.train.checkpoint}")
+        if self.predictions_file:
+            lines.append(f"predicted {self.num_predict_examples} questions: "
+                         f"{self.predictions_file}")
+        if self.eval_results:
+            lines.append("eval: " + ", ".join(f"{k} = {v}"
+                                              for k, v in self.eval_results.items()))
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,15 +490,11 @@ def _predict(r: _Run, result: Dict[str, Any]) -> None:
 
 
 def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
-        ) -> Dict[str, Any]:
+        ) -> XLNetSquadResult:
     """Runs XLNet's run_squad: prepro, or train and/or predict (module docstring).
 
     Returns:
-      dict with ``prepro_file`` (or None), ``num_train_features``, ``train`` (a
-      :class:`bert_tf.training.loop.TrainResult` or None), ``weights_from`` (the checkpoint
-      predicted with), ``num_predict_examples``, ``num_predict_features``,
-      ``predictions_file``, ``nbest_file``, ``null_odds_file`` (or None), ``eval_results``
-      (dict or None), ``eval_results_file`` (or None).
+      An :class:`XLNetSquadResult`.
 
     Raises:
       FlagError, ConfigError, CheckpointError, InputDataError naming the flag, file, question
@@ -474,14 +506,14 @@ def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
     sp = load_sp_model(args.spiece_model_file)
     if args.do_prepro:
         _prepro(args, sp, result)
-        return result
+        return XLNetSquadResult(**result)
     r = _prepare(args, sp, strategy)
     _check_inputs(r)
     if args.do_train:
         _train_on_records(r, result)
     if args.do_predict:
         _predict(r, result)
-    return result
+    return XLNetSquadResult(**result)
 
 
 def _train(r: _Run):

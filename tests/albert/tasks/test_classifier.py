@@ -151,14 +151,14 @@ def test_hub_module_and_missing_config_are_one_line_errors(tmp_path, golden_dir,
                                                            uncased_vocab_file):
     args = _args(golden_dir, golden_classifier, str(tmp_path / "o"), uncased_vocab_file)
     with pytest.raises(ConfigError, match="TF-Hub is not supported"):
-        albert_classifier.check_flags(dataclasses.replace(
+        albert_classifier.check_args(dataclasses.replace(
             args, albert_hub_module_handle="https://tfhub.dev/google/albert_base/3"))
     with pytest.raises(FlagError, match="--albert_config_file is required"):
-        albert_classifier.check_flags(dataclasses.replace(args, albert_config_file=None))
+        albert_classifier.check_args(dataclasses.replace(args, albert_config_file=None))
     with pytest.raises(FlagError, match="Cannot use sequence length 129"):
-        albert_classifier.check_flags(dataclasses.replace(args, max_seq_length=129))
+        albert_classifier.check_args(dataclasses.replace(args, max_seq_length=129))
     with pytest.raises(FlagError, match="valid ALBERT tasks: cola, mnli, mismnli"):
-        albert_classifier.check_flags(dataclasses.replace(args, task_name="xnli"))
+        albert_classifier.check_args(dataclasses.replace(args, task_name="xnli"))
 
 
 def test_root_script_flags_select_albert_with_its_defaults():
@@ -190,7 +190,7 @@ def test_root_script_refuses_bert_flags_albert_does_not_read():
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--num_train_epochs=0.1",
         "--bert_config_file=b.json"])
     with pytest.raises(FlagError) as e:
-        albert_classifier.run_from_flags(fv)
+        albert_classifier.args_from_flags(fv)
     assert str(e.value) == (
         "ALBERT's run_classifier (--albert_config_file) does not read --bert_config_file (use "
         "--albert_config_file), --num_train_epochs (use --train_step (ALBERT trains a number "

@@ -76,17 +76,17 @@ def test_bert_checkpoint_is_refused_before_training(tmp_path, golden_dir):
 def test_flag_errors_are_one_line(tmp_path, golden_dir):
     args = _args(golden_dir, str(tmp_path / "o"))
     with pytest.raises(NoModeError):
-        albert_pretraining.validate_args(dataclasses.replace(args, do_train=False))
+        albert_pretraining.check_args(dataclasses.replace(args, do_train=False))
     with pytest.raises(FlagError, match="--albert_config_file is required"):
-        albert_pretraining.validate_args(dataclasses.replace(args, albert_config_file=None))
+        albert_pretraining.check_args(dataclasses.replace(args, albert_config_file=None))
     with pytest.raises(FlagError, match="--max_seq_length=512 is longer than "
                                         "max_position_embeddings=128"):
-        albert_pretraining.validate_args(dataclasses.replace(args, max_seq_length=512))
+        albert_pretraining.check_args(dataclasses.replace(args, max_seq_length=512))
     # The original's --masked_lm_budget > 0 reads only token_boundary, and its model_fn then
     # fails on features["masked_lm_positions"]: refused in one line.
     with pytest.raises(FlagError, match="--masked_lm_budget=0.5: on-the-fly masking is not "
                                         "supported"):
-        albert_pretraining.validate_args(dataclasses.replace(args, masked_lm_budget=0.5))
+        albert_pretraining.check_args(dataclasses.replace(args, masked_lm_budget=0.5))
 
 
 def test_root_script_flags_select_albert_with_its_defaults():
@@ -148,4 +148,4 @@ def test_root_script_refuses_bert_config_file_in_albert_mode():
     with pytest.raises(FlagError, match=r"^ALBERT's run_pretraining \(--albert_config_file\) "
                                         r"does not read --bert_config_file \(use "
                                         r"--albert_config_file\)$"):
-        albert_pretraining.run_from_flags(fv)
+        albert_pretraining.args_from_flags(fv)

@@ -65,10 +65,10 @@ def test_bert_flags_alone_stay_bert():
 def test_num_workers_and_missing_files_are_one_line_errors():
     fv = _root_flag_values(["--ngram=2", "--num_workers=2"])
     with pytest.raises(FlagError, match="--num_workers is not supported with ALBERT"):
-        albert_pretraining_data.run_from_flags(fv)
+        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
     fv = _root_flag_values(["--ngram=2", "--input_file=a.txt", "--output_file=o"])
     with pytest.raises(FlagError, match="--vocab_file .* or --spm_model_file"):
-        albert_pretraining_data.run_from_flags(fv)
+        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
 
 
 def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_dir,
@@ -80,7 +80,8 @@ def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_d
     fv = _root_flag_values(argv + [
         "--input_file=" + os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"),
         "--output_file=" + out, "--vocab_file=" + uncased_vocab_file])
-    assert albert_pretraining_data.run_from_flags(fv) == 28
+    assert albert_pretraining_data.run(
+        albert_pretraining_data.args_from_flags(fv)).num_instances == 28
     golden = [json.loads(line) for line in open(os.path.join(
         golden_dir, "albert", "pretraining_data", "sample_text.seq64.decoded.jsonl"))]
     for mine, theirs in zip(read_examples(out), golden):
@@ -103,14 +104,15 @@ def test_input_file_mode_rb_gives_the_golden_records_and_w_is_refused(tmp_path, 
     out = str(tmp_path / "out.tfrecord")
     common = ["--input_file=" + text, "--output_file=" + out, "--vocab_file=" + uncased_vocab_file]
     fv = _root_flag_values(argv + common + ["--input_file_mode=rb"])
-    assert albert_pretraining_data.run_from_flags(fv) == 28
+    assert albert_pretraining_data.run(
+        albert_pretraining_data.args_from_flags(fv)).num_instances == 28
     golden = [json.loads(line) for line in open(os.path.join(
         golden_dir, "albert", "pretraining_data", "sample_text.seq64.decoded.jsonl"))]
     assert [r["input_ids"] for r in read_examples(out)] == [r["input_ids"] for r in golden]
     os.remove(out)
     fv = _root_flag_values(argv + common + ["--input_file_mode=w"])
     with pytest.raises(FlagError, match="--input_file_mode='w': not a read mode"):
-        albert_pretraining_data.run_from_flags(fv)
+        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
     assert not os.path.exists(out) and open(text, "rb").read() == original
 
 

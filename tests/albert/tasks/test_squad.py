@@ -289,14 +289,14 @@ def test_v1_train_then_predict(albert_dir, spm_file, small_files, tmp_path):
                      predict_file=small_files["predict_v1"], do_train=True, do_predict=True)
     result = task.run(args, version=1)
     n_train = len(_qas(small_files["train_v1"]))
-    assert result["num_train_steps"] == int(n_train / 4 * 1.0)
-    assert result["train"].global_step == result["num_train_steps"]
-    assert np.isfinite(result["train"].last_loss)
-    ckpt = result["train"].checkpoint
+    assert result.num_train_steps == int(n_train / 4 * 1.0)
+    assert result.train.global_step == result.num_train_steps
+    assert np.isfinite(result.train.last_loss)
+    ckpt = result.train.checkpoint
     names = dict(tf.train.list_variables(ckpt))
     assert names["cls/squad/output_weights"] == [2, 64]
     assert names["bert/embeddings/word_embeddings"] == [SPM_PIECES, 16]
-    assert result["weights_from"] == ckpt
+    assert result.weights_from == ckpt
     qas = _qas(small_files["predict_v1"])
     preds = json.loads(_read(out / "predictions.json"))
     nbest = json.loads(_read(out / "nbest_predictions.json"))
@@ -316,14 +316,14 @@ def test_v1_train_then_predict(albert_dir, spm_file, small_files, tmp_path):
                      for qa in qas) / len(qas)
     text = _read(out / "eval_results.txt")
     block = f"exact_match = {em}\nf1 = {f1}\n"
-    step = result["train"].global_step
+    step = result.train.global_step
     assert text == block + f"best f1 = {f1}\n" + "=" * 50 + "\n" + block + \
         f"best perf happened at step: {step}"
     # The predict features are reused on a second run (same settings), giving the same files.
     before = _read(out / "nbest_predictions.json")
     again = task.run(make_args(albert_dir, spm_file, out, predict_file=small_files["predict_v1"],
                                do_predict=True), version=1)
-    assert again["weights_from"] == ckpt and _read(out / "nbest_predictions.json") == before
+    assert again.weights_from == ckpt and _read(out / "nbest_predictions.json") == before
 
 
 @pytest.mark.slow
@@ -334,8 +334,8 @@ def test_v2_train_then_predict_with_threshold_search(albert_dir, spm_file, small
     args = make_args(albert_dir, spm_file, out, train_file=small_files["train_v2"],
                      predict_file=small_files["predict_v2"], do_train=True, do_predict=True)
     result = task.run(args, version=2)
-    assert np.isfinite(result["train"].last_loss)
-    names = dict(tf.train.list_variables(result["train"].checkpoint))
+    assert np.isfinite(result.train.last_loss)
+    names = dict(tf.train.list_variables(result.train.checkpoint))
     for name, shape in (("start_logits/dense/kernel", [64, 1]),
                         ("end_logits/dense_0/kernel", [128, 64]),
                         ("end_logits/LayerNorm/gamma", [64]),
@@ -343,7 +343,7 @@ def test_v2_train_then_predict_with_threshold_search(albert_dir, spm_file, small
                         ("answer_class/dense_1/kernel", [64, 1])):
         assert names[name] == shape
     assert "answer_class/dense_1/bias" not in names
-    check_v2_outputs(out, small_files["predict_v2"], result["metrics"])
+    check_v2_outputs(out, small_files["predict_v2"], result.metrics)
 
 
 def test_v2_predict_from_init_checkpoint(albert_dir, spm_file, small_files, tmp_path):
@@ -354,10 +354,10 @@ def test_v2_predict_from_init_checkpoint(albert_dir, spm_file, small_files, tmp_
     args = make_args(albert_dir, spm_file, out, predict_file=small_files["predict_v2"],
                      do_predict=True, start_n_top=3, end_n_top=2, predict_batch_size=32)
     result = task.run(args, version=2)
-    assert result["weights_from"] == os.path.join(albert_dir, "model.ckpt")
-    assert result["global_step"] == 0
-    assert result["num_predict_features"] > result["num_predict_examples"]
-    check_v2_outputs(out, small_files["predict_v2"], result["metrics"])
+    assert result.weights_from == os.path.join(albert_dir, "model.ckpt")
+    assert result.global_step == 0
+    assert result.num_predict_features > result.num_predict_examples
+    check_v2_outputs(out, small_files["predict_v2"], result.metrics)
 
 
 def check_v2_outputs(out, predict_file, metrics):
@@ -519,7 +519,7 @@ def test_v1_on_a_squad2_file_keeps_the_predictions(albert_dir, spm_file, small_f
                      do_predict=True, predict_batch_size=32)
     with caplog.at_level(logging.WARNING):
         result = task.run(args, version=1)
-    assert result["metrics"] is None
+    assert result.metrics is None
     preds = json.loads(_read(out / "predictions.json"))
     assert list(preds) == [qa["id"] for qa in _qas(small_files["predict_v2"])]
     assert not (out / "eval_results.txt").exists()

@@ -200,7 +200,7 @@ def test_albert_mode_refuses_doc_stride_in_one_line():
         flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--doc_stride=64"])
     with pytest.raises(FlagError) as e:
-        albert_classifier.run_from_flags(fv)
+        albert_classifier.args_from_flags(fv)
     assert str(e.value) == (
         "ALBERT's run_classifier (--albert_config_file) does not read --doc_stride (use the "
         "BERT or XLNet mode for sliding windows; ALBERT mode truncates as ALBERT's original)")

@@ -12,7 +12,8 @@ import pytest
 
 from bert_tf.errors import CheckpointError, ConfigError, FlagError, InputDataError
 from bert_tf.run import feature_lines
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
+from bert_tf.defaults import resolve_model_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -98,7 +99,7 @@ def test_golden_output_reproduced_line_for_line(golden_run, golden_dir):
     ours = _read_jsonl(out)
     gold = _read_jsonl(os.path.join(golden_dir, "bert", "extract_features", "output.jsonl.gz"))
     assert len(ours) == len(gold) == 20
-    assert summary["num_tokens"] == 226
+    assert summary.num_tokens == 226
     max_diff = 0.0
     for o, g in zip(ours, gold):
         assert list(o) == ["linex_index", "features"]
@@ -124,7 +125,7 @@ def test_output_text_format_is_the_originals(golden_run):
 def test_mean_pooling_is_the_mean_of_the_last_layer(golden_run):
     summary, out = golden_run
     lines = _read_jsonl(out)
-    pooled = _read_jsonl(summary["embeddings_file"])
+    pooled = _read_jsonl(summary.embeddings_file)
     assert [p["linex_index"] for p in pooled] == list(range(20))
     for line, p in zip(lines[:3], pooled[:3]):
         last = np.array([f["layers"][0]["values"] for f in line["features"]])
@@ -136,7 +137,7 @@ def test_empty_file_gives_empty_output(minilm_checkpoint_dir, tmp_path):
     empty.write_bytes(b"")
     out = tmp_path / "out.jsonl"
     summary = extract_features(_args(minilm_checkpoint_dir, str(empty), str(out)))
-    assert summary["num_lines"] == 0 and out.read_bytes() == b""
+    assert summary.num_lines == 0 and out.read_bytes() == b""
 
 
 def test_empty_line_and_invalid_utf8_as_original(minilm_checkpoint_dir, tmp_path):
@@ -201,8 +202,9 @@ def test_checkpoint_of_another_size_names_variable(minilm_checkpoint_dir, golden
 
 def test_partial_model_flags_are_refused(tmp_path):
     with pytest.raises(FlagError, match="--init_checkpoint --vocab_file missing"):
-        extract_features(ExtractFeaturesArgs(input_file="x", output_file=str(tmp_path / "o"),
-                                             bert_config_file="c.json"))
+        extract_features(resolve_model_files(ExtractFeaturesArgs(
+            input_file="x", output_file=str(tmp_path / "o"), bert_config_file="c.json"),
+            require_init_checkpoint=True))
 
 
 def test_cased_vocab_with_lower_case_is_refused(minilm_checkpoint_dir, golden_dir, tmp_path):
@@ -325,7 +327,7 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_output(minilm_checkpoint_dir,
                                      str(out / "o.jsonl"), **kw))
     extract_features(_args(minilm_checkpoint_dir, str(tmp_path / "in.txt"),
                            str(tmp_path / "ref.jsonl"), **kw))
-    assert summary["num_lines"] == 1500
+    assert summary.num_lines == 1500
     assert (out / "o.jsonl").read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
 
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 import tensorflow as tf
 
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
 
 gfile = tf.io.gfile
 
@@ -50,8 +50,8 @@ def test_every_path_on_ram_gives_the_local_bytes(golden_dir, uncased_vocab_file,
         monkeypatch.chdir(cwd)
         ram_summary = extract_features(_args(ram, f"{ram}/vocab.txt", "o.jsonl"))
         assert os.listdir(cwd) == []  # nothing local made under a "ram:" folder
-        assert ram_summary["output_file"] == f"{ram}/out/o.jsonl"  # not abspath'ed into cwd
-        assert ram_summary["embeddings_file"] == f"{ram}/out/o.jsonl.embeddings.jsonl"
+        assert ram_summary.output_file == f"{ram}/out/o.jsonl"  # not abspath'ed into cwd
+        assert ram_summary.embeddings_file == f"{ram}/out/o.jsonl.embeddings.jsonl"
         for name in ("o.jsonl", "o.jsonl.embeddings.jsonl"):
             assert _read(f"{ram}/out/{name}") == _read(f"{local}/out/{name}"), name
         assert sorted(gfile.listdir(f"{ram}/out")) == ["o.jsonl", "o.jsonl.embeddings.jsonl"]
@@ -62,6 +62,6 @@ def test_every_path_on_ram_gives_the_local_bytes(golden_dir, uncased_vocab_file,
         ours = [[t["token"] for t in json.loads(line)["features"]]
                 for line in _read(f"{ram}/out/o.jsonl").decode("utf-8").splitlines()]
         assert ours == golden and sum(map(len, golden)) == 226
-        assert ram_summary["num_tokens"] == local_summary["num_tokens"] == 226
+        assert ram_summary.num_tokens == local_summary.num_tokens == 226
     finally:
         gfile.rmtree(ram)

@@ -10,7 +10,7 @@ import pytest
 
 from bert_tf import resumable_files
 from bert_tf.errors import InputDataError
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
 from bert_tf.run import feature_lines
 from bert_tf.run.feature_lines import write_feature_lines
 from bert_tf.data.text_lines import TextExample
@@ -76,7 +76,7 @@ def test_interrupted_run_resumes_to_the_uninterrupted_bytes(minilm_checkpoint_di
     summary = extract_features(_args(minilm_checkpoint_dir, tmp_path, out))
     assert warnings == [f"resuming {out} after 64 lines written by an interrupted run with the "
                         f"same flags and inputs"]
-    assert summary["num_lines"] == LINES
+    assert summary.num_lines == LINES
     assert out.read_bytes() == ref.read_bytes()
     assert (tmp_path / "run" / "out.jsonl.embeddings.jsonl").read_bytes() == \
         (tmp_path / "ref" / "out.jsonl.embeddings.jsonl").read_bytes()

@@ -24,7 +24,7 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.data import pretraining_records
 from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
 from bert_tf.errors import BertTfError, ConfigError, FlagError, InputDataError
-from bert_tf.bert.tasks.pretraining import PretrainingArgs, build_pretrainer, run_pretraining
+from bert_tf.bert.tasks.pretraining import PretrainingArgs, build_pretrainer, run as run_pretraining
 from bert_tf.run import pretraining
 from bert_tf.run.pretraining import EVAL_KEYS, NoModeError
 from bert_tf import checkpoint_io

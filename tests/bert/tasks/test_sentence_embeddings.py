@@ -16,7 +16,7 @@ import pytest
 
 from bert_tf.bert.config import BertConfig
 from bert_tf.errors import FlagError
-from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
 
 SENTENCES = [
     "Amrozi accused his brother , whom he called \" the witness \" , of deliberately "
@@ -86,7 +86,7 @@ def _embeddings(ckpt_dir, tmp_path, **kw):
     input_file.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
     output = str(tmp_path / "out.jsonl")
     summary = extract_features(_args(ckpt_dir, str(input_file), output, **kw))
-    with open(summary["embeddings_file"], encoding="utf-8") as f:
+    with open(summary.embeddings_file, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     assert [r["linex_index"] for r in rows] == list(range(len(SENTENCES)))
     return np.asarray([r["embedding"] for r in rows], np.float32)

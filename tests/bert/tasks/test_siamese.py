@@ -9,7 +9,8 @@ from bert_tf.checkpoint_io import list_checkpoint
 from bert_tf.data.classifier import InputExample
 from bert_tf.bert.data.siamese_pairs import pair_arrays
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.bert.tasks.classifier import ClassifierArgs, run
+from bert_tf.bert.tasks.classifier import ClassifierArgs
+from bert_tf.bert.tasks.siamese import run
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training import metrics
 
@@ -102,7 +103,7 @@ def test_stsb_short_real_run(minilm_checkpoint_dir, shared_data_dir, tmp_path):
     assert keys == ["eval_loss", "eval_pearson", "eval_spearman", "global_step"]
     # eval_spearman is that of the cosine of the mean-pooled embeddings of the trained bert/*
     # variables as extract_features --pooling=mean computes them (another code path).
-    from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, extract_features
+    from bert_tf.bert.tasks.feature_extraction import ExtractFeaturesArgs, run as extract_features
     import json
     from bert_tf.data.classifier_processors import StsbProcessor
     dev = StsbProcessor().get_dev_examples(str(data))
@@ -113,7 +114,7 @@ def test_stsb_short_real_run(minilm_checkpoint_dir, shared_data_dir, tmp_path):
         bert_config_file=os.path.join(minilm_checkpoint_dir, "bert_config.json"),
         vocab_file=os.path.join(minilm_checkpoint_dir, "vocab.txt"),
         init_checkpoint=str(out / "model.ckpt-4"), max_seq_length=64, pooling="mean"))
-    with open(summary["embeddings_file"], encoding="utf-8") as f:
+    with open(summary.embeddings_file, encoding="utf-8") as f:
         emb = np.asarray([json.loads(line)["embedding"] for line in f], np.float64)
     u, v = emb[0::2], emb[1::2]
     cos = (u * v).sum(1) / np.linalg.norm(u, axis=1) / np.linalg.norm(v, axis=1)

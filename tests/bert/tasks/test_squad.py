@@ -104,8 +104,8 @@ def test_golden_logits_through_the_run_give_the_golden_files(golden_dir, uncased
         assert not (out / "null_odds.json").exists()
     n = NUM_FEATURES[version]
     assert predict_fn.calls == [7] * (n // 7) + [n % 7]  # last batch kept (drop_remainder False)
-    assert summary["num_predict_examples"] == NUM_QUESTIONS[version]
-    assert summary["num_predict_features"] == n
+    assert summary.num_predict_examples == NUM_QUESTIONS[version]
+    assert summary.num_predict_features == n
     from bert_tf.data import tfrecord
     records = list(tfrecord.read_examples(str(out / "eval.tf_record")))
     assert len(records) == n
@@ -113,7 +113,7 @@ def test_golden_logits_through_the_run_give_the_golden_files(golden_dir, uncased
     assert records[0]["unique_ids"] == [1000000000] and len(records[0]["input_ids"]) == 128
 
     results = json.loads(_read(out / "eval_results.json"))
-    assert results == summary["eval_results"]
+    assert results == summary.eval_results
     if version == "v1.1":
         assert list(results) == ["exact_match", "f1"]
     else:
@@ -177,7 +177,7 @@ def test_logits_peaked_at_the_gold_span_score_perfectly(golden_dir, uncased_voca
     wrong = {qa["id"] for article in dev for p in article["paragraphs"] for qa in p["qas"]
              if preds[qa["id"]] not in ([a["text"] for a in qa["answers"]] or [""])}
     assert wrong == mid_word
-    metrics = summary["eval_results"]
+    metrics = summary.eval_results
     if version == "v1.1":
         # Five mid-word answers; one of them, 'Japanese)' for gold 'Japan' (of "(Japanese)"),
         # still matches the third gold answer 'Japanese' after normalisation. The other four
@@ -240,7 +240,7 @@ def test_predict_file_without_answers_writes_no_metrics(golden_dir, uncased_voca
     summary = task.run(_golden_args(golden_dir, uncased_vocab_file, out, "v1.1",
                                     predict_file=path),
                        predict_fn=_golden_logits_fn(golden_dir, "v1.1"))
-    assert summary["eval_results"] is None and not (out / "eval_results.json").exists()
+    assert summary.eval_results is None and not (out / "eval_results.json").exists()
     gold = _squad_dir(golden_dir, "v1.1")
     assert _read(out / "predictions.json") == _read(os.path.join(gold, "predictions.json"))
 
@@ -304,25 +304,25 @@ def test_tiny_run_counts_steps_from_examples_and_skips_the_moved_answer(tiny_run
     s = tiny_run["first"]
     n = tiny_run["num_train_questions"]
     assert n == 17
-    assert s["num_train_examples"] == n - 1  # the moved answer is skipped...
+    assert s.num_train_examples == n - 1  # the moved answer is skipped...
     assert any("Could not find answer" in line for line in tiny_run["logs"])
     assert any(f"skipped 1 of {n} questions" in line for line in tiny_run["logs"])  # ...counted
     assert any("empty 'paragraphs' list" in line for line in tiny_run["logs"])
     # num_train_steps = int(16 examples / 4 * 1.0) = 4 (examples, not the split features);
     # warmup int(4 * 0.1) = 0.
-    assert (s["num_train_steps"], s["num_warmup_steps"], s["global_step"]) == (4, 0, 4)
-    assert s["num_train_features"] > s["num_train_examples"]
+    assert (s.num_train_steps, s.num_warmup_steps, s.global_step) == (4, 0, 4)
+    assert s.num_train_features > s.num_train_examples
     from bert_tf.data import tfrecord
     records = list(tfrecord.read_examples(str(tiny_run["out"] / "train.tf_record")))
-    assert len(records) == s["num_train_features"]
+    assert len(records) == s.num_train_features
     assert sorted(records[0]) == ["end_positions", "input_ids", "input_mask", "is_impossible",
                                   "segment_ids", "start_positions", "unique_ids"]
-    assert any("Num split examples = %d" % s["num_train_features"] in line
+    assert any("Num split examples = %d" % s.num_train_features in line
                for line in tiny_run["logs"])
 
 
 def test_tiny_run_checkpoint_has_original_names_and_adam_slots(tiny_run):
-    prefix = tiny_run["first"]["checkpoint"]
+    prefix = tiny_run["first"].checkpoint
     assert prefix.endswith("model.ckpt-4")
     names = checkpoint_io.list_checkpoint(prefix)
     assert names["cls/squad/output_weights"] == ((2, 64), "float32")
@@ -364,13 +364,13 @@ def test_tiny_run_writes_prediction_files_of_the_original_structure(tiny_run):
                 "best_f1", "best_f1_thresh"):
         assert key in results
     s = tiny_run["first"]
-    assert s["num_predict_examples"] == len(ids) and s["predict_examples_per_second"] > 0
+    assert s.num_predict_examples == len(ids) and s.predict_examples_per_second > 0
 
 
 def test_tiny_run_predict_only_restores_the_trained_checkpoint(tiny_run):
     # The second run builds a new model and restores model.ckpt-4 from output_dir (not the
     # init_checkpoint): its answers are those of the model in memory after training.
-    assert tiny_run["second"]["weights_from"].endswith("model.ckpt-4")
+    assert tiny_run["second"].weights_from.endswith("model.ckpt-4")
     assert _read(tiny_run["out"] / "predictions.json") == tiny_run["first_preds"]
 
 
@@ -450,7 +450,7 @@ def test_v2_file_scored_as_v1_keeps_predictions_and_skips_metrics(golden_dir, un
                         version_2_with_negative=False)
     with caplog.at_level(logging.WARNING):
         summary = task.run(args, predict_fn=_golden_logits_fn(golden_dir, "v2.0"))
-    assert summary["eval_results"] is None and not (out / "eval_results.json").exists()
+    assert summary.eval_results is None and not (out / "eval_results.json").exists()
     assert (out / "predictions.json").exists()
     assert "--version_2_with_negative" in caplog.text
 
@@ -568,7 +568,7 @@ def test_predict_with_every_path_on_ram_writes_the_golden_predictions(golden_dir
                                         predict_file=f"{ram}/dev-subset.json.gz"),
                            predict_fn=_golden_logits_fn(golden_dir, "v2.0"))
         assert os.listdir(cwd) == []  # nothing written under a local "ram:" folder
-        assert summary["predictions_file"] == f"{ram}/out/predictions.json"
+        assert summary.predictions_file == f"{ram}/out/predictions.json"
 
         def ram_bytes(name):
             with gfile.GFile(f"{ram}/out/{name}", "rb") as f:

@@ -106,7 +106,7 @@ def squad_runs(minilm_dir, shared_data_dir, tmp_path_factory):
 def test_squad_export_answers_raw_text_as_do_predict(squad_runs, tmp_path):
     questions = squad_runs["questions"]
     v1, v2 = squad_runs["v1"], squad_runs["v2"]
-    assert v1["summary"]["num_predict_features"] > v1["summary"]["num_predict_examples"]
+    assert v1["summary"].num_predict_features > v1["summary"].num_predict_examples
     inputs = {"question": [q for _, q, _ in questions], "context": [c for _, _, c in questions]}
     job = {name: {"export": squad_runs[name]["export"], "signature": "serving_default",
                   "inputs": inputs} for name in ("v1", "v2")}

@@ -123,10 +123,12 @@ def test_final_text_in_graph_equals_get_final_text(tiny, pred, orig):
 def test_unwritable_export_dir_fails_before_output_dir_is_made(tmp_path):
     from bert_tf.errors import FlagError
     from bert_tf.bert.tasks.squad import SquadArgs, run
+    from bert_tf.defaults import resolve_model_files
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
     out = tmp_path / "out"
     with pytest.raises(FlagError, match=r"^--export_dir=.*file/export: cannot create it"):
-        run(SquadArgs(output_dir=str(out), export_dir=str(blocker / "export")))
+        run(resolve_model_files(SquadArgs(output_dir=str(out),
+                                          export_dir=str(blocker / "export"))))
     assert not out.exists()

@@ -118,7 +118,7 @@ def test_golden_pooled_output_through_eval_and_predict(golden, tmp_path, task):
         tsv = f.read().splitlines()
     assert tsv[0] == "index\tprediction" and len(tsv) == 4
     y = np.array(labels, np.float64)
-    best = result["best_eval"]
+    best = result.best_eval
     if regression:
         assert [line.split("\t") for line in tsv[1:]] == [
             [str(i), str(v[0])] for i, v in enumerate(logits)]
@@ -183,7 +183,7 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
     assert len(train_records) == 41 and [2.5] in [r["label_ids"] for r in train_records]
 
     model_dir = tmp_path / "model"
-    assert result["train"].global_step == 4
+    assert result.train.global_step == 4
     assert [s for s, _ in checkpoint_io.step_checkpoints(str(model_dir))] == [2, 4]
     stored = checkpoint_io.list_checkpoint(str(model_dir / "model.ckpt-4"))
     model_names = [n for n in stored if not checkpoint_io.is_optimizer_entry(n)]
@@ -199,8 +199,8 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
     assert reader.get_tensor("beta2_power") == pytest.approx(0.999 ** 5)
 
     # eval of both checkpoints; the last one (also used by predict) checked by hand.
-    assert [r["step"] for r in result["eval_results"]] == [2, 4]
-    last = result["eval_results"][-1]
+    assert [r["step"] for r in result.eval_results] == [2, 4]
+    last = result.eval_results[-1]
     with open(tmp_path / "pred" / "sts-b.logits.json") as f:
         logits = np.array(json.load(f), np.float64)[:, 0]
     with open(os.path.join(stsb_subset, "dev.tsv"), encoding="utf-8") as f:
@@ -208,7 +208,7 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
     assert len(logits) == len(y) == 20
     assert last["eval_loss"] == pytest.approx(np.mean((logits - y) ** 2), rel=1e-5)
     assert last["eval_pearsonr"] == pytest.approx(np.corrcoef(logits, y)[0, 1], abs=1e-5)
-    best = max(result["eval_results"], key=lambda r: r["eval_pearsonr"])
+    best = max(result.eval_results, key=lambda r: r["eval_pearsonr"])
     with open(model_dir / "eval_results.txt") as f:
         assert f"eval_pearsonr = {best['eval_pearsonr']}" in f.read().splitlines()
     # TensorBoard (issue 15 item 8): each evaluated checkpoint at its step in eval/
@@ -219,7 +219,7 @@ def test_short_stsb_run_writes_the_original_outputs_and_resumes(golden, stsb_sub
 
     # resume: a second run continues from model.ckpt-4; max_save=0 keeps every checkpoint.
     again = xc.run(_args(tmp_path, do_train=True, train_steps=6, save_steps=2, **common))
-    assert again["train"].resumed_from.endswith("model.ckpt-4") and again["train"].global_step == 6
+    assert again.train.resumed_from.endswith("model.ckpt-4") and again.train.global_step == 6
     assert [s for s, _ in checkpoint_io.step_checkpoints(str(model_dir))] == [2, 4, 6]
 
 

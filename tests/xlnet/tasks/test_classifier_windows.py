@@ -103,7 +103,7 @@ def test_eval_and_predict_pool_the_windows_logits(golden, shared_data_dir, tmp_p
     labels = np.array([y for y, _, _ in examples])
     log_probs = pooled - np.log(np.exp(pooled).sum(1, keepdims=True))
     losses = -log_probs[np.arange(3), labels]
-    best = result["best_eval"]
+    best = result.best_eval
     assert best["eval_loss"] == pytest.approx(losses.mean(), abs=2e-5)
     assert best["eval_accuracy"] == pytest.approx(np.mean(pooled.argmax(1) == labels))
     assert best["loss"] == pytest.approx((losses[:2].mean() + losses[2:].mean()) / 2, abs=2e-5)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
-from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, extract_features
+from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, run as extract_features
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -62,7 +62,7 @@ def test_last_layer_is_the_golden_sequence_output(golden, tmp_path):
         lines = [_line(a, bb) for a, bb in golden["texts"][b]]
         args = _args(golden, tmp_path, lines, max_seq_length=length, batch_size=2, pooling="cls")
         summary = extract_features(args)
-        assert summary["num_lines"] == 3
+        assert summary.num_lines == 3
         records = _read_jsonl(args.output_file)
         embeddings = _read_jsonl(args.output_file + ".embeddings.jsonl")
         ids = out[f"batch{b}/input_ids"].T          # [bsz, L]
@@ -93,7 +93,7 @@ def test_literal_special_symbols_are_kept_and_reported(golden, golden_dir, tmp_p
     args = _args(golden, tmp_path, ["plain line", _line(eop_text, cls_text)], layers="-1")
     with caplog.at_level(logging.WARNING):
         summary = extract_features(args)
-    assert summary["num_lines"] == 2 and summary["literal_symbol_lines"] == 2
+    assert summary.num_lines == 2 and summary.literal_symbol_lines == 2
     tokens = [f["token"] for f in _read_jsonl(args.output_file)[1]["features"]]
     assert tokens == prepro[eop_text]["pieces"] + ["<sep>"] + prepro[cls_text]["pieces"] + [
         "<sep>", "<cls>"]

@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, extract_features
+from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, run as extract_features
 from tests.run.test_serving import _one_version
 from tests.bert.tasks.test_squad_serving import _fresh_process_calls
 
@@ -42,7 +42,7 @@ def test_xlnet_export_gives_the_json_lines_values(golden_dir, tmp_path, pooling)
         init_checkpoint=os.path.join(folder, "xlnet_model.ckpt"), layers="-1,0",
         max_seq_length=32, pooling=pooling, export_dir=str(tmp_path / "export")))
     export = _one_version(str(tmp_path / "export"))
-    assert summary["export_path"] == export
+    assert summary.export_path == export
     job = {"pairs": {"export": export, "signature": "serving_default",
                      "inputs": {"text_a": [a for a, _ in PAIRS], "text_b": [b for _, b in PAIRS]}},
            "singles": {"export": export, "signature": "serving_single",

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, extract_features
+from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, run as extract_features
 from tests.tasks.reference_windows import reference_owner, reference_spans
 
 MAX_SEQ_LENGTH = 32

@@ -71,7 +71,7 @@ def tiny_args(record_info_dir, model_dir, **overrides):
 def test_train_checkpoint_summaries_resume(tmp_path, golden_dir):
     records = golden_records_dir(tmp_path, golden_dir)
     model_dir = str(tmp_path / "model")
-    result = xpt.run(tiny_args(records, model_dir))["train"]
+    result = xpt.run(tiny_args(records, model_dir)).train
     assert result.global_step == 6 and result.resumed_from is None
     stored = checkpoint_io.list_checkpoint(os.path.join(model_dir, "model.ckpt-6"))
     # The original layout: transformer, mask_emb, lm_loss bias and TF1 Adam slots.
@@ -90,7 +90,7 @@ def test_train_checkpoint_summaries_resume(tmp_path, golden_dir):
     want = 1e-3 * ((1 - 0.001) * (1 - 3 / 6) + 0.001)
     assert float(tf.make_ndarray(lr3.tensor_proto)) == pytest.approx(want, rel=1e-5)
     # resume: 2 more steps from model.ckpt-6
-    again = xpt.run(tiny_args(records, model_dir, train_steps=8))["train"]
+    again = xpt.run(tiny_args(records, model_dir, train_steps=8)).train
     assert again.resumed_from.endswith("model.ckpt-6") and again.global_step == 8
 
 

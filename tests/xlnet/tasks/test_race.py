@@ -165,9 +165,9 @@ def test_intended_layout_changes_exactly_the_mutated_choices(tmp_path, race, qa_
     """--original_context_mutation=False: the 15 choices of articles 13-14 that carried earlier
     choices' tokens (README surprise 7) differ from the original's records, nothing else."""
     result = xr.run(_args(tmp_path, race, qa_dir, spiece, original_context_mutation=False))
-    assert os.path.basename(result["eval_file"]) == \
+    assert os.path.basename(result.eval_file) == \
         "spiece.model.len-128.dev.clean_context.tf_record"
-    clean = list(tfrecord.read_examples(result["eval_file"]))
+    clean = list(tfrecord.read_examples(result.eval_file))
     assert len(clean) == 36
     golden = [r for r in _golden_records(race) if not r.get("padding_example")]
     changed, files = 0, set()
@@ -181,7 +181,7 @@ def test_intended_layout_changes_exactly_the_mutated_choices(tmp_path, race, qa_
                 files.add(record["file"])
     assert changed == 15
     assert files == {"dev/middle/13.txt", "dev/high/14.txt"}
-    assert result["eval"]["eval_loss"] != pytest.approx(want["eval_loss"], abs=1e-9)
+    assert result.eval["eval_loss"] != pytest.approx(want["eval_loss"], abs=1e-9)
 
 
 def test_eval_reuses_a_fitting_cache_and_refuses_one_that_does_not(tmp_path, race, qa_dir,
@@ -194,8 +194,8 @@ def test_eval_reuses_a_fitting_cache_and_refuses_one_that_does_not(tmp_path, rac
     with caplog.at_level(logging.INFO):
         result = xr.run(_args(tmp_path, race, qa_dir, spiece))
     assert "Reusing the cached" in caplog.text
-    assert result["eval"]["eval_loss"] == pytest.approx(want["eval_loss"], abs=1e-5)
-    assert result["eval"]["loss"] == pytest.approx(want["loss"], abs=1e-5)
+    assert result.eval["eval_loss"] == pytest.approx(want["eval_loss"], abs=1e-5)
+    assert result.eval["loss"] == pytest.approx(want["loss"], abs=1e-5)
     before = (out / RECORD).read_bytes()
     with pytest.raises(FlagError, match="not a multiple of --eval_batch_size=8"):
         xr.run(_args(tmp_path, race, qa_dir, spiece, eval_batch_size=8))
@@ -210,11 +210,11 @@ def test_empty_model_dir_and_no_init_checkpoint_is_a_warning(tmp_path, race, qa_
         result = xr.run(_args(tmp_path, race, qa_dir, spiece, init_checkpoint=None,
                               middle_only=True))
     assert "evaluating randomly initialized weights" in caplog.text
-    assert os.path.basename(result["eval_file"]) == "middle." + RECORD
-    records = list(tfrecord.read_examples(result["eval_file"]))
+    assert os.path.basename(result.eval_file) == "middle." + RECORD
+    records = list(tfrecord.read_examples(result.eval_file))
     # middle/{1,3,5,7,9,11,13}.txt: 2+3+3+2+3+3+2 = 18 questions (README), padded to 20
     assert sum(r["is_real_example"] == [1] for r in records) == 18 and len(records) == 20
-    assert result["eval"]["global_step"] == 0
+    assert result.eval["global_step"] == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,9 +231,9 @@ def test_short_training_run_writes_original_names_and_resumes(tmp_path, race, qa
     result = xr.run(_args(tmp_path, race, qa_dir, spiece, do_train=True, do_eval=False,
                           train_steps=2, **common))
     model_dir = tmp_path / "model_dir"
-    assert result["train"].global_step == 2 and result["train"].resumed_from is None
-    assert len(result["warm_start"].loaded) == 35 and not result["warm_start"].missing
-    train_records = list(tfrecord.read_examples(result["train_file"]))
+    assert result.train.global_step == 2 and result.train.resumed_from is None
+    assert len(result.warm_start.loaded) == 35 and not result.warm_start.missing
+    train_records = list(tfrecord.read_examples(result.train_file))
     assert len(train_records) == 34 and all(r["is_real_example"] == [1] for r in train_records)
     stored = checkpoint_io.list_checkpoint(str(model_dir / "model.ckpt-2"))
     assert stored["logits/dense/kernel"] == ((32, 1), "float32")
@@ -254,10 +254,10 @@ def test_short_training_run_writes_original_names_and_resumes(tmp_path, race, qa
     # resume to step 3, then evaluate the trained checkpoint (not --init_checkpoint)
     again = xr.run(_args(tmp_path, race, qa_dir, spiece, do_train=True, do_eval=True,
                          train_steps=3, **common))
-    assert again["train"].resumed_from.endswith("model.ckpt-2")
-    assert again["train"].global_step == 3
+    assert again.train.resumed_from.endswith("model.ckpt-2")
+    assert again.train.global_step == 3
     assert [s for s, _ in checkpoint_io.step_checkpoints(str(model_dir))] == [2, 3]
-    assert again["eval"]["global_step"] == 3
+    assert again.eval["global_step"] == 3
     assert _eval_results(str(model_dir))["global_step"] == "3"
 
 
@@ -357,7 +357,7 @@ def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
                     "input_mask": tf.zeros([1, n], tf.float32)})["logits"]
     assert logits.dtype == tf.float32 and logits.shape == (1, 4)
     result = xr.run(args)
-    assert result["train"].global_step == 1
+    assert result.train.global_step == 1
     assert 0.0 <= float(_eval_results(str(tmp_path / "model_dir"))["eval_accuracy"]) <= 1.0
     dtypes = tf.train.load_checkpoint(str(tmp_path / "model_dir" / "model.ckpt-1")
                                       ).get_variable_to_dtype_map()

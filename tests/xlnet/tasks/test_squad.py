@@ -163,7 +163,7 @@ def test_predict_from_init_checkpoint_with_empty_model_dir(golden, shared_data_d
                      checkpoint_in_model_dir=False)
     args = args_from_command_line(golden_predict_flags(golden), case)
     result = xsq.run(args)
-    assert result["weights_from"] == os.path.join(case, "xlnet_model.ckpt")
+    assert result.weights_from == os.path.join(case, "xlnet_model.ckpt")
     assert_predictions_equal_golden(golden, os.path.join(case, "predict_dir"))
     assert_eval_results_equal_golden(golden, os.path.join(case, "predict_dir"))
 
@@ -197,8 +197,8 @@ def test_prepro_gives_the_golden_train_records(golden, shared_data_dir, tmp_path
     """squad/flags.txt step 2 with the seed the golden launcher used (random.seed(20190701))."""
     case = make_case(golden, shared_data_dir, str(tmp_path / "case"))
     result = xsq.run(prepro_args(case, random_seed=20190701))
-    assert result["prepro_file"] == os.path.join(case, "output_dir", TRAIN_RECORD)
-    ours = list(read_examples(result["prepro_file"]))
+    assert result.prepro_file == os.path.join(case, "output_dir", TRAIN_RECORD)
+    ours = list(read_examples(result.prepro_file))
     theirs = list(read_examples(os.path.join(golden, "squad", "output_dir", TRAIN_RECORD)))
     assert len(ours) == 192 and ours == theirs
 
@@ -218,9 +218,9 @@ def test_short_training_writes_original_names_and_resumes(golden, shared_data_di
                        model_dir=model_dir, train_batch_size=2, train_steps=2, iterations=2,
                        num_core_per_host=1, shuffle_buffer=16)
     result = xsq.run(args)
-    assert result["num_train_features"] == 192
+    assert result.num_train_features == 192
     assert os.path.exists(os.path.join(case, "output_dir", TRAIN_RECORD))
-    assert result["train"].global_step == 2
+    assert result.train.global_step == 2
     stored = checkpoint_io.list_checkpoint(os.path.join(model_dir, "model.ckpt-2"))
     golden_names = set(checkpoint_io.list_checkpoint(os.path.join(case, "xlnet_model.ckpt")))
     race_only = {n for n in golden_names if n.startswith(("logits/", "model/sequnece_summary/"))}
@@ -236,8 +236,8 @@ def test_short_training_writes_original_names_and_resumes(golden, shared_data_di
 
     args.train_steps = 3
     result = xsq.run(args)
-    assert result["train"].resumed_from == os.path.join(model_dir, "model.ckpt-2")
-    assert result["train"].global_step == 3
+    assert result.train.resumed_from == os.path.join(model_dir, "model.ckpt-2")
+    assert result.train.global_step == 3
     assert os.path.exists(os.path.join(model_dir, "model.ckpt-3.index"))
 
 
@@ -427,7 +427,7 @@ def test_xlnet_flags_select_the_xlnet_path_with_its_defaults():
     bert = bert_flags.args_from_flags(SquadArgs, _squad_flag_values([]))
     assert (bert.do_train, bert.max_seq_length) == (False, 384)
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
-        xsq.run_from_flags(_squad_flag_values(["--spiece_model_file=s.model",
+        xsq.args_from_flags(_squad_flag_values(["--spiece_model_file=s.model",
                                                "--vocab_file=v.txt"]))
 
 
@@ -516,7 +516,7 @@ def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
     assert out["start_top_log_probs"].dtype == tf.float32 and out["cls_logits"].dtype == tf.float32
     assert out["start_top_index"].dtype == tf.int32
     result = xsq.run(args)
-    assert result["train"].global_step == 1 and np.isfinite(result["train"].last_loss)
+    assert result.train.global_step == 1 and np.isfinite(result.train.last_loss)
     dtypes = tf.train.load_checkpoint(os.path.join(model_dir, "model.ckpt-1")
                                       ).get_variable_to_dtype_map()
     initial = tf.train.load_checkpoint(os.path.join(case, "xlnet_model.ckpt")
