@@ -25,36 +25,34 @@ is the same with ALBERT's defaults registered.
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import AlbertDataArgs
+from bert_tf.albert.tasks import args as albert_args
 from bert_tf.bert.tasks.args import PretrainingDataArgs
 from bert_tf.errors import FlagError
-from bert_tf.xlnet.tasks.args import XLNetDataArgs
+from bert_tf.xlnet.tasks import args as xlnet_args
 
 # BERT's flags, then XLNet's data_utils.py flags, then ALBERT's, each from its argument class
 # (TensorFlow-free; the task modules are imported in main).
-bert_flags.define_args(PretrainingDataArgs, XLNetDataArgs, AlbertDataArgs)
+bert_flags.define_args(PretrainingDataArgs, xlnet_args.XLNetDataArgs, albert_args.AlbertDataArgs)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    # TensorFlow-free modules on the BERT and ALBERT paths (issue 16)
-    from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
-
     logging.set_verbosity(logging.INFO)
+    # The BERT and ALBERT paths import no TensorFlow (issue 16).
     if FLAGS.sp_path:
-        from bert_tf.xlnet.tasks import pretraining_data as xlnet_pretraining_data
-        result = xlnet_pretraining_data.run(xlnet_pretraining_data.args_from_flags(FLAGS))
-    elif albert_pretraining_data.is_albert_data_invocation(FLAGS):
-        result = albert_pretraining_data.run(albert_pretraining_data.args_from_flags(FLAGS))
+        args = xlnet_args.read_args(xlnet_args.XLNetDataArgs, FLAGS)
+        from bert_tf.xlnet.tasks import pretraining_data as task
+    elif albert_args.is_albert_data_invocation(FLAGS):
+        args = albert_args.read_args(albert_args.AlbertDataArgs, FLAGS)
+        from bert_tf.albert.tasks import pretraining_data as task
     else:
         for name in ("input_file", "output_file", "vocab_file"):
             if FLAGS[name].value is None:
                 raise FlagError(f"--{name} is required (or --sp_path and XLNet's data_utils.py "
                                 "flags for XLNet records)")
-        from bert_tf.bert.tasks import pretraining_data
-        result = pretraining_data.run(
-            bert_flags.args_from_flags(PretrainingDataArgs, FLAGS))
-    for line in result.summary_lines():
+        args = bert_flags.args_from_flags(PretrainingDataArgs, FLAGS)
+        from bert_tf.bert.tasks import pretraining_data as task
+    for line in task.run(args).summary_lines():
         print(line)
 
 

@@ -27,18 +27,19 @@ see bert_tf/albert/tasks/classifier.py (also `python -m bert_tf.albert.run_class
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import AlbertClassifierArgs
+from bert_tf.albert.tasks import args as albert_args
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.defaults import resolve_model_files
 from bert_tf.errors import FlagError
-from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
+from bert_tf.xlnet.tasks import args as xlnet_args
 
 # BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1), then ALBERT's, each
 # from its task's argument class: a shared flag is registered with BERT's default; the XLNet
 # and ALBERT paths read their own unless the flag is given.
 # The task modules (TensorFlow) are imported in main, after the flags are parsed: --help
 # answers without them (the argument classes are TensorFlow-free).
-bert_flags.define_args(ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs)
+bert_flags.define_args(ClassifierArgs, xlnet_args.XLNetClassifierArgs,
+                       albert_args.AlbertClassifierArgs)
 FLAGS = bert_flags.FLAGS
 
 
@@ -50,14 +51,14 @@ def main(_):
         raise FlagError("--siamese: only for BERT models (--bert_config_file), not XLNet or "
                         "ALBERT")
     if bert_flags.is_xlnet_invocation(FLAGS):
+        args = xlnet_args.read_args(xlnet_args.XLNetClassifierArgs, FLAGS)
         from bert_tf.xlnet.tasks import classifier as task
-        args = task.args_from_flags(FLAGS)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
+        args = albert_args.read_args(albert_args.AlbertClassifierArgs, FLAGS)
         from bert_tf.albert.tasks import classifier as task
-        args = task.args_from_flags(FLAGS)
     else:
+        args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
         from bert_tf.bert.tasks import classifier
-        args = bert_flags.args_from_flags(classifier.ClassifierArgs, FLAGS)
         classifier.require_args(args)  # before the default model is resolved
         args = resolve_model_files(args)
         if args.siamese:  # bert_tf: the Sentence-BERT bi-encoder (issue 13)

@@ -25,9 +25,10 @@ FLAGS = bert_flags.FLAGS
 
 
 def main(_):
-    from bert_tf.xlnet.tasks import race
     logging.set_verbosity(logging.INFO)
-    for line in race.run(bert_flags.args_from_flags(race.XLNetRaceArgs, FLAGS)).summary_lines():
+    args = bert_flags.args_from_flags(XLNetRaceArgs, FLAGS)
+    from bert_tf.xlnet.tasks import race
+    for line in race.run(args).summary_lines():
         print(line)
 
 

@@ -26,29 +26,30 @@ defaults for the flags not given: see bert_tf/albert/tasks/squad.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import AlbertSquadArgs
+from bert_tf.albert.tasks import args as albert_args
 from bert_tf.bert.tasks.args import SquadArgs
-from bert_tf.xlnet.tasks.args import XLNetSquadArgs
+from bert_tf.xlnet.tasks import args as xlnet_args
 from bert_tf.defaults import resolve_model_files
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1), then ALBERT's, each from its task's argument class: a shared flag is
 # registered with BERT's default; the XLNet and ALBERT paths read their own unless the flag is
 # given.
-bert_flags.define_args(SquadArgs, XLNetSquadArgs, AlbertSquadArgs)
+bert_flags.define_args(SquadArgs, xlnet_args.XLNetSquadArgs, albert_args.AlbertSquadArgs)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
+        args = xlnet_args.read_args(xlnet_args.XLNetSquadArgs, FLAGS)
         from bert_tf.xlnet.tasks import squad as xlnet_squad
-        result = xlnet_squad.run(xlnet_squad.args_from_flags(FLAGS))
+        result = xlnet_squad.run(args)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
         result = albert_main(FLAGS)
     else:
+        args = bert_flags.args_from_flags(SquadArgs, FLAGS)
         from bert_tf.bert.tasks import squad
-        args = bert_flags.args_from_flags(squad.SquadArgs, FLAGS)
         squad.require_args(args)  # before the default model is resolved
         result = squad.run(resolve_model_files(args))
     for line in result.summary_lines():
@@ -58,9 +59,10 @@ def main(_):
 def albert_main(flag_values):
     """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
     (:func:`bert_tf.albert.tasks.squad.run`); returns its result."""
-    from bert_tf.albert.tasks import squad as albert_squad
+    args = albert_args.read_args(albert_args.AlbertSquadArgs, flag_values)
     version = 2 if flag_values.version_2_with_negative else 1
-    return albert_squad.run(albert_squad.args_from_flags(flag_values), version)
+    from bert_tf.albert.tasks import squad as albert_squad
+    return albert_squad.run(args, version)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ on the real STS-B train set (5,749 pairs, ``../shared/data/STS-B``) with the rea
 SentencePiece model (``../shared/data/xlnet/spiece.model``, 32,000 pieces), then evaluates on
 dev (1,500 pairs) and predicts the test set, through the same code as
 ``run_classifier.py --model_config_path=... --spiece_model_file=...``
-(:func:`bert_tf.xlnet.tasks.classifier.run` on :func:`~bert_tf.xlnet.tasks.classifier.args_from_flags`), with XLNet's original flags::
+(:func:`bert_tf.xlnet.tasks.classifier.run` on :func:`~bert_tf.xlnet.tasks.args.read_args`), with XLNet's original flags::
 
     python bench/xlnet_stsb_real_run.py --work_dir=/tmp/xlnet_stsb [--train_steps=400]
 
@@ -28,6 +28,7 @@ sys.path.insert(0, REPO_ROOT)
 from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.xlnet.tasks import classifier as xlnet_classifier  # noqa: E402
 from bert_tf.atomic_files import atomic_write_text  # noqa: E402
+from bert_tf.xlnet.tasks.args import XLNetClassifierArgs, read_args
 
 SHARED_DATA = os.environ.get("BERT_TF_SHARED_DATA",
                              os.path.join(os.path.dirname(REPO_ROOT), "shared", "data"))
@@ -71,7 +72,7 @@ def main(_):
         if not FLAGS[name].present:
             setattr(FLAGS, name, value)
     start = time.time()
-    result = xlnet_classifier.run(xlnet_classifier.args_from_flags(FLAGS))
+    result = xlnet_classifier.run(read_args(XLNetClassifierArgs, FLAGS))
     for line in result.summary_lines():
         print(line)
     seconds = time.time() - start

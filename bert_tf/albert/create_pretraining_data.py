@@ -13,7 +13,7 @@ An entry point (level "entry points" of tests/test_layering.py): flags, then one
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import AlbertDataArgs
+from bert_tf.albert.tasks.args import AlbertDataArgs, read_args
 
 # The task module (TensorFlow) is imported in main, after the flags are parsed.
 bert_flags.define_args(AlbertDataArgs)
@@ -23,7 +23,7 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     from bert_tf.albert.tasks import pretraining_data
     logging.set_verbosity(logging.INFO)
-    result = pretraining_data.run(pretraining_data.args_from_flags(FLAGS))
+    result = pretraining_data.run(read_args(AlbertDataArgs, FLAGS))
     for line in result.summary_lines():
         print(line)
 

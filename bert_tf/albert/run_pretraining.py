@@ -12,7 +12,7 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import AlbertPretrainingArgs
+from bert_tf.albert.tasks.args import AlbertPretrainingArgs, read_args
 
 # The task module (TensorFlow) is imported in main, after the flags are parsed.
 bert_flags.define_args(AlbertPretrainingArgs)
@@ -22,7 +22,7 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     from bert_tf.albert.tasks import pretraining
     logging.set_verbosity(logging.INFO)
-    for line in pretraining.run(pretraining.args_from_flags(FLAGS)).summary_lines():
+    for line in pretraining.run(read_args(AlbertPretrainingArgs, FLAGS)).summary_lines():
         print(line)
 
 

@@ -13,7 +13,7 @@ An entry point (level "entry points" of tests/test_layering.py).
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks.args import ALBERT_SQUAD_V1_FLAGS
+from bert_tf.albert.tasks.args import ALBERT_SQUAD_V1_FLAGS, AlbertSquadArgs, read_args
 
 # v1's part of AlbertSquadArgs' fields (bert_tf/albert/tasks/args.py), with run_squad_v1.py's
 # profile; the task module (TensorFlow) is imported in main, after the flags are parsed.
@@ -24,7 +24,7 @@ FLAGS = bert_flags.FLAGS
 def main(_):
     logging.set_verbosity(logging.INFO)
     from bert_tf.albert.tasks import squad  # after the flags: --help needs no TensorFlow
-    for line in squad.run(squad.args_from_flags(FLAGS), version=1).summary_lines():
+    for line in squad.run(read_args(AlbertSquadArgs, FLAGS), version=1).summary_lines():
         print(line)
 
 

@@ -6,13 +6,14 @@ types; the defaults are the script's profile's, :mod:`bert_tf.flags`).
 Each class is the one list of its task's flags: the entry points (the root scripts and
 ``python -m bert_tf.albert.<script>``) define their flags from the fields
 (:func:`bert_tf.flags.define_args`) and the task reads them back
-(:func:`bert_tf.flags.args_from_flags`). TensorFlow-free, so that an entry point imports it at
+(:func:`read_args`). TensorFlow-free, so that an entry point imports it at
 module level and ``--help`` answers without TensorFlow (issue 15 item 6).
 """
 
 from typing import Optional
 
 from bert_tf import flags as bert_flags
+from bert_tf.errors import FlagError
 
 
 @bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
@@ -152,3 +153,63 @@ ALBERT_SQUAD_V1_FLAGS = tuple(n for n in bert_flags.field_names(AlbertSquadArgs)
                               if n not in ("start_n_top", "end_n_top", "dropout_prob"))
 ALBERT_SQUAD_V2_FLAGS = tuple(n for n in bert_flags.field_names(AlbertSquadArgs)
                               if n not in ("use_einsum", "export_dir"))
+
+
+# BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
+CLASSIFIER_BERT_ONLY_FLAGS = {
+    "bert_config_file": "--albert_config_file",
+    "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
+    "warmup_proportion": "--warmup_step",
+    # issue 13: ALBERT mode keeps ALBERT's truncation (its cached records)
+    "doc_stride": "the BERT or XLNet mode for sliding windows; ALBERT mode truncates as "
+                  "ALBERT's original",
+    "window_pooling": "the BERT or XLNet mode, with --doc_stride"}
+
+# Flags of BERT's run_squad.py that ALBERT's do not read -> ALBERT's.
+SQUAD_BERT_ONLY_FLAGS = {
+    "bert_config_file": "--albert_config_file",
+    "verbose_logging": "nothing (ALBERT answers are character spans)",
+    "null_score_diff_threshold": "nothing (ALBERT v2 searches the threshold)"}
+
+# Each argument class -> the BERT flags its root script refuses in ALBERT mode, and the mode's
+# name in the error (bert_tf: they would be ignored silently).
+REFUSED_BERT_FLAGS = {
+    AlbertClassifierArgs: (CLASSIFIER_BERT_ONLY_FLAGS,
+                           "ALBERT's run_classifier (--albert_config_file)"),
+    AlbertSquadArgs: (SQUAD_BERT_ONLY_FLAGS, "ALBERT's run_squad (--albert_config_file)"),
+    AlbertPretrainingArgs: ({"bert_config_file": "--albert_config_file"},
+                            "ALBERT's run_pretraining (--albert_config_file)"),
+}
+
+
+def is_albert_data_invocation(flag_values) -> bool:
+    """True when an ALBERT-only flag (:data:`bert_tf.flags.ALBERT_CREATE_SELECTED_BY`) is given
+    on the command line (``--spm_model_file=`` with an empty value counts too)."""
+    return any(bert_flags.flag_given(flag_values, n) for n in bert_flags.ALBERT_CREATE_SELECTED_BY)
+
+
+def read_args(args_class, flag_values):
+    """An ALBERT task's argument class read from absl ``flag_values`` (ALBERT's defaults for
+    the flags not given): what the entry points (``run_classifier.py --albert_config_file``,
+    ``run_squad.py --albert_config_file``, ``run_pretraining.py --albert_config_file``,
+    ``create_pretraining_data.py`` with ALBERT's flags, and ``python -m
+    bert_tf.albert.<script>``) pass to the task's ``run``.
+
+    Args:
+      args_class: :class:`AlbertClassifierArgs`, :class:`AlbertSquadArgs`,
+        :class:`AlbertPretrainingArgs` or :class:`AlbertDataArgs`.
+      flag_values: parsed absl flags.
+
+    Raises:
+      FlagError: a BERT flag the ALBERT script does not read (:data:`REFUSED_BERT_FLAGS`:
+        ``--bert_config_file``, ``--num_train_epochs``...) given to the root script in ALBERT
+        mode; ``--num_workers`` with ALBERT's create_pretraining_data flags (BERT's pipeline
+        only).
+    """
+    if args_class is AlbertDataArgs:
+        if bert_flags.flag_given(flag_values, "num_workers"):
+            raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
+                            "create_pretraining_data runs in one process)")
+    else:
+        bert_flags.check_flags_not_given(flag_values, *REFUSED_BERT_FLAGS[args_class])
+    return bert_flags.args_from_flags(args_class, flag_values)

@@ -47,7 +47,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.classifier import AlbertClassifier
 from bert_tf.albert.config import AlbertConfig
@@ -471,26 +470,3 @@ def predict_test_set(result: AlbertClassifierResult, predictor, predict_examples
                           "".join(submit))
 
 
-def args_from_flags(flag_values) -> AlbertClassifierArgs:
-    """The :class:`AlbertClassifierArgs` of absl ``flag_values`` (ALBERT's defaults for flags
-    not given), for ``run_classifier.py --albert_config_file`` and ``python -m
-    bert_tf.albert.run_classifier``.
-
-    Raises:
-      FlagError: a BERT run_classifier flag that ALBERT's does not read
-        (``--bert_config_file``, ``--num_train_epochs``, ``--warmup_proportion``...), given to
-        the root script in ALBERT mode (bert_tf: they would be ignored silently).
-    """
-    bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS, "ALBERT's run_classifier "
-                                     "(--albert_config_file)")
-    return bert_flags.args_from_flags(AlbertClassifierArgs, flag_values)
-
-
-# BERT run_classifier flags that ALBERT's run_classifier has no use for -> ALBERT's flag.
-BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
-                   "num_train_epochs": "--train_step (ALBERT trains a number of steps)",
-                   "warmup_proportion": "--warmup_step",
-                   # issue 13: ALBERT mode keeps ALBERT's truncation (its cached records)
-                   "doc_stride": "the BERT or XLNet mode for sliding windows; ALBERT mode "
-                                 "truncates as ALBERT's original",
-                   "window_pooling": "the BERT or XLNet mode, with --doc_stride"}

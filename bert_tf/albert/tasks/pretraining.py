@@ -34,7 +34,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.pretrainer import AlbertPretrainer
@@ -165,14 +164,3 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     return result
 
 
-def args_from_flags(flag_values) -> AlbertPretrainingArgs:
-    """The :class:`AlbertPretrainingArgs` of absl ``flag_values`` (ALBERT's defaults for flags
-    not given), for ``run_pretraining.py --albert_config_file`` and ``python -m
-    bert_tf.albert.run_pretraining``.
-
-    Raises:
-      FlagError: ``--bert_config_file`` given (names ``--albert_config_file``).
-    """
-    bert_flags.check_flags_not_given(flag_values, {"bert_config_file": "--albert_config_file"},
-                                     "ALBERT's run_pretraining (--albert_config_file)")
-    return bert_flags.args_from_flags(AlbertPretrainingArgs, flag_values)

@@ -13,7 +13,6 @@ The work is :func:`bert_tf.albert.data.pretraining.create_albert_pretraining_dat
 from dataclasses import dataclass
 from typing import List
 
-from bert_tf import flags as bert_flags
 from bert_tf.albert.tasks.args import AlbertDataArgs
 from bert_tf.errors import FlagError
 
@@ -23,12 +22,6 @@ ALBERT_DATA_FLAGS = tuple(AlbertDataArgs.__dataclass_fields__)
 # The original's --input_file_mode values that read the file: text ("r") or bytes ("rb",
 # decoded as UTF-8 by convert_to_unicode / preprocess_text); both give the same lines.
 READ_MODES = ("r", "rb")
-
-
-def is_albert_data_invocation(flag_values) -> bool:
-    """True when an ALBERT-only flag (:data:`bert_tf.flags.ALBERT_CREATE_SELECTED_BY`) is given
-    on the command line (``--spm_model_file=`` with an empty value counts too)."""
-    return any(bert_flags.flag_given(flag_values, n) for n in bert_flags.ALBERT_CREATE_SELECTED_BY)
 
 
 @dataclass
@@ -61,8 +54,7 @@ def run(args: AlbertDataArgs) -> AlbertDataResult:
         raise FlagError(f"--input_file_mode={args.input_file_mode!r}: not a read mode of the "
                         "original's tf.gfile.GFile(input_file, mode) (it would not read, or, "
                         "with 'w', empty the input file): r or rb")
-    # Imported here: the BERT path of create_pretraining_data.py asks is_albert_data_invocation
-    # without importing TensorFlow (issue 16).
+    # Imported here: TensorFlow-free until run (issue 16).
     from bert_tf.albert.data.pretraining import create_albert_pretraining_data
 
     num_instances = create_albert_pretraining_data(
@@ -77,15 +69,3 @@ def run(args: AlbertDataArgs) -> AlbertDataResult:
     return AlbertDataResult(num_instances, args.output_file)
 
 
-def args_from_flags(flag_values) -> AlbertDataArgs:
-    """The :class:`AlbertDataArgs` of absl ``flag_values`` (ALBERT's defaults for flags not
-    given), for ``create_pretraining_data.py`` with ALBERT's flags and ``python -m
-    bert_tf.albert.create_pretraining_data``.
-
-    Raises:
-      FlagError: ``--num_workers`` given (BERT's pipeline only).
-    """
-    if bert_flags.flag_given(flag_values, "num_workers"):
-        raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
-                        "create_pretraining_data runs in one process)")
-    return bert_flags.args_from_flags(AlbertDataArgs, flag_values)

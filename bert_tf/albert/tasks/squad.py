@@ -52,7 +52,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import flags as bert_flags
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
@@ -417,21 +416,3 @@ def score_v2(dataset, eval_examples, features, results, args: AlbertSquadArgs):
     return preds, None
 
 
-# Flags of BERT's run_squad.py that ALBERT's do not read -> ALBERT's.
-BERT_ONLY_FLAGS = {"bert_config_file": "--albert_config_file",
-                   "verbose_logging": "nothing (ALBERT answers are character spans)",
-                   "null_score_diff_threshold": "nothing (ALBERT v2 searches the threshold)"}
-
-
-def args_from_flags(flag_values) -> AlbertSquadArgs:
-    """The :class:`AlbertSquadArgs` of absl ``flag_values`` (ALBERT's defaults for flags not
-    given), for ``run_squad.py --albert_config_file`` and ``python -m
-    bert_tf.albert.run_squad_v1`` / ``run_squad_v2``.
-
-    Raises:
-      FlagError: a BERT run_squad flag ALBERT's scripts do not read, given to the root
-        script in ALBERT mode (bert_tf: it would be ignored silently).
-    """
-    bert_flags.check_flags_not_given(flag_values, BERT_ONLY_FLAGS,
-                                     "ALBERT's run_squad (--albert_config_file)")
-    return bert_flags.args_from_flags(AlbertSquadArgs, flag_values)

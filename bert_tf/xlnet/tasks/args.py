@@ -5,7 +5,7 @@ profile's, :mod:`bert_tf.flags`).
 
 Each class is the one list of its task's flags: the entry point defines its flags from the
 fields (:func:`bert_tf.flags.define_args`) and the task reads them back
-(:func:`bert_tf.flags.args_from_flags`). TensorFlow-free, so that a root script imports it at
+(:func:`read_args`). TensorFlow-free, so that a root script imports it at
 module level and ``--help`` answers without TensorFlow (issue 15 item 6).
 """
 
@@ -227,3 +227,22 @@ class XLNetDataArgs:
     num_passes: int
     random_seed: int
     num_workers: int
+
+
+def read_args(args_class, flag_values):
+    """An XLNet task's argument class read from absl ``flag_values`` (XLNet's defaults for the
+    flags not given): what the entry points pass to the task's ``run`` when they are given
+    XLNet's flags.
+
+    Args:
+      args_class: one of the classes above (its ``flag_profile`` is the script's XLNet
+        profile, e.g. :data:`bert_tf.flags.XLNET_RUN_CLASSIFIER`).
+      flag_values: parsed absl flags.
+
+    Raises:
+      FlagError: a BERT-only flag given on the command line
+        (:func:`bert_tf.flags.check_no_bert_only_flags`: bert_tf refuses what the XLNet
+        script would ignore silently).
+    """
+    bert_flags.check_no_bert_only_flags(flag_values, args_class.flag_profile)
+    return bert_flags.args_from_flags(args_class, flag_values)

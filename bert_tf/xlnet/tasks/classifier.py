@@ -71,7 +71,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import record_cache
 from bert_tf.xlnet.data import classifier as data
@@ -104,17 +103,6 @@ from bert_tf.xlnet.tasks import finetuning
 
 XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
                                                 dataclasses.fields(XLNetClassifierArgs))
-
-
-def args_from_flags(flag_values) -> XLNetClassifierArgs:
-    """The :class:`XLNetClassifierArgs` of absl ``flag_values`` (the XLNet path of
-    ``run_classifier.py``: XLNet's defaults for the flags not given).
-
-    Raises:
-      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
-    """
-    check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_CLASSIFIER)
-    return bert_flags.args_from_flags(XLNetClassifierArgs, flag_values)
 
 
 @dataclasses.dataclass

@@ -42,7 +42,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import flags as bert_flags
 from bert_tf.data.sequence_pairs import truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
@@ -341,12 +340,3 @@ def export_saved_model(extractor: XLNetFeatureExtractor, args: XLNetExtractFeatu
                                      serving.text_endpoints(preprocessor, serve, dtypes))
 
 
-def args_from_flags(flag_values) -> XLNetExtractFeaturesArgs:
-    """The :class:`XLNetExtractFeaturesArgs` of absl ``flag_values`` (the XLNet path of
-    ``extract_features.py``).
-
-    Raises:
-      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
-    """
-    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_EXTRACT_FEATURES)
-    return bert_flags.args_from_flags(XLNetExtractFeaturesArgs, flag_values)

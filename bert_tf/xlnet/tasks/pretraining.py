@@ -26,7 +26,6 @@ from typing import Any, Dict, List, Optional
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import flags as bert_flags
 from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_record_info,
                                                   make_parser)
 from bert_tf import checkpoint_io
@@ -243,17 +242,6 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
                              f"corrupt ({first_line}); the checkpoints written so far are "
                              f"complete; recreate the records") from e
     return XLNetPretrainingResult(train=result, record_info=info)
-
-
-def args_from_flags(flag_values) -> XLNetPretrainingArgs:
-    """The :class:`XLNetPretrainingArgs` of absl ``flag_values`` (the XLNet path of
-    ``run_pretraining.py``).
-
-    Raises:
-      FlagError: a BERT flag given (names the XLNet flag to use instead).
-    """
-    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_PRETRAINING)
-    return bert_flags.args_from_flags(XLNetPretrainingArgs, flag_values)
 
 
 def make_model_dir(args: XLNetPretrainingArgs) -> None:

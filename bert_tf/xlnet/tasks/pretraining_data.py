@@ -17,7 +17,6 @@ from typing import List
 
 from absl import logging
 
-from bert_tf import flags as bert_flags
 from bert_tf.xlnet.data.pretraining import create_data
 from bert_tf.xlnet.tasks.args import XLNetDataArgs
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
@@ -65,12 +64,3 @@ def run(args: XLNetDataArgs, py_rng=None) -> XLNetDataResult:
     return XLNetDataResult(infos)
 
 
-def args_from_flags(flag_values) -> XLNetDataArgs:
-    """The :class:`XLNetDataArgs` of absl ``flag_values`` (the XLNet path of
-    ``create_pretraining_data.py``).
-
-    Raises:
-      FlagError: a BERT flag given (names the XLNet flag to use instead).
-    """
-    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_CREATE_PRETRAINING_DATA)
-    return bert_flags.args_from_flags(XLNetDataArgs, flag_values)

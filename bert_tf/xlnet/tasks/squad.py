@@ -64,7 +64,6 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf import flags as bert_flags
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad import check_squad_layout
@@ -98,17 +97,6 @@ RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "e
 
 
 XLNET_SQUAD_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetSquadArgs))
-
-
-def args_from_flags(flag_values) -> XLNetSquadArgs:
-    """The :class:`XLNetSquadArgs` of absl ``flag_values`` (the XLNet path of
-    ``run_squad.py``: XLNet's defaults for the flags not given).
-
-    Raises:
-      FlagError: a BERT-only flag given (:func:`bert_tf.flags.check_no_bert_only_flags`).
-    """
-    bert_flags.check_no_bert_only_flags(flag_values, bert_flags.XLNET_RUN_SQUAD)
-    return bert_flags.args_from_flags(XLNetSquadArgs, flag_values)
 
 
 @dataclasses.dataclass

@@ -14,7 +14,7 @@ from bert_tf import flags as bert_flags
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.albert.tasks import classifier as albert_classifier
-from bert_tf.albert.tasks.args import AlbertClassifierArgs
+from bert_tf.albert.tasks.args import AlbertClassifierArgs, read_args
 
 # The original's flags.DEFINE_* defaults (google-research/albert@b772393 run_classifier.py).
 ORIGINAL_DEFAULTS = {
@@ -190,7 +190,7 @@ def test_root_script_refuses_bert_flags_albert_does_not_read():
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--num_train_epochs=0.1",
         "--bert_config_file=b.json"])
     with pytest.raises(FlagError) as e:
-        albert_classifier.args_from_flags(fv)
+        read_args(AlbertClassifierArgs, fv)
     assert str(e.value) == (
         "ALBERT's run_classifier (--albert_config_file) does not read --bert_config_file (use "
         "--albert_config_file), --num_train_epochs (use --train_step (ALBERT trains a number "

@@ -12,6 +12,7 @@ from bert_tf.errors import CheckpointError, FlagError
 from bert_tf.albert.tasks import pretraining as albert_pretraining
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 from bert_tf.run.pretraining import NoModeError
+from bert_tf.albert.tasks.args import read_args
 
 ORIGINAL_DEFAULTS = {
     "albert_config_file": None, "input_file": None, "output_dir": None,
@@ -148,4 +149,4 @@ def test_root_script_refuses_bert_config_file_in_albert_mode():
     with pytest.raises(FlagError, match=r"^ALBERT's run_pretraining \(--albert_config_file\) "
                                         r"does not read --bert_config_file \(use "
                                         r"--albert_config_file\)$"):
-        albert_pretraining.args_from_flags(fv)
+        read_args(AlbertPretrainingArgs, fv)

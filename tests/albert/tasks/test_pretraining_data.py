@@ -17,6 +17,7 @@ from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
 from bert_tf.albert.tasks.args import AlbertDataArgs
 from bert_tf.bert.tasks.args import PretrainingDataArgs
 from bert_tf.xlnet.tasks.pretraining_data import XLNET_DATA_FLAGS
+from bert_tf.albert.tasks import args as albert_args
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -50,7 +51,7 @@ def _root_flag_values(argv):
                                   "--random_next_sentence", "--do_permutation=false"])
 def test_an_albert_only_flag_selects_albert_with_its_defaults(flag):
     fv = _root_flag_values(["--input_file=a.txt", flag])
-    assert albert_pretraining_data.is_albert_data_invocation(fv)
+    assert albert_args.is_albert_data_invocation(fv)
     args = bert_flags.args_from_flags(AlbertDataArgs, fv)
     assert (args.max_seq_length, args.dupe_factor, args.do_whole_word_mask) == (512, 40, True)
     # the BERT path keeps BERT's defaults
@@ -59,16 +60,16 @@ def test_an_albert_only_flag_selects_albert_with_its_defaults(flag):
 
 def test_bert_flags_alone_stay_bert():
     fv = _root_flag_values(["--input_file=a.txt", "--max_seq_length=64", "--dupe_factor=2"])
-    assert not albert_pretraining_data.is_albert_data_invocation(fv)
+    assert not albert_args.is_albert_data_invocation(fv)
 
 
 def test_num_workers_and_missing_files_are_one_line_errors():
     fv = _root_flag_values(["--ngram=2", "--num_workers=2"])
     with pytest.raises(FlagError, match="--num_workers is not supported with ALBERT"):
-        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
+        albert_pretraining_data.run(albert_args.read_args(AlbertDataArgs, fv))
     fv = _root_flag_values(["--ngram=2", "--input_file=a.txt", "--output_file=o"])
     with pytest.raises(FlagError, match="--vocab_file .* or --spm_model_file"):
-        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
+        albert_pretraining_data.run(albert_args.read_args(AlbertDataArgs, fv))
 
 
 def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_dir,
@@ -81,7 +82,7 @@ def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_d
         "--input_file=" + os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"),
         "--output_file=" + out, "--vocab_file=" + uncased_vocab_file])
     assert albert_pretraining_data.run(
-        albert_pretraining_data.args_from_flags(fv)).num_instances == 28
+        albert_args.read_args(AlbertDataArgs, fv)).num_instances == 28
     golden = [json.loads(line) for line in open(os.path.join(
         golden_dir, "albert", "pretraining_data", "sample_text.seq64.decoded.jsonl"))]
     for mine, theirs in zip(read_examples(out), golden):
@@ -105,14 +106,14 @@ def test_input_file_mode_rb_gives_the_golden_records_and_w_is_refused(tmp_path, 
     common = ["--input_file=" + text, "--output_file=" + out, "--vocab_file=" + uncased_vocab_file]
     fv = _root_flag_values(argv + common + ["--input_file_mode=rb"])
     assert albert_pretraining_data.run(
-        albert_pretraining_data.args_from_flags(fv)).num_instances == 28
+        albert_args.read_args(AlbertDataArgs, fv)).num_instances == 28
     golden = [json.loads(line) for line in open(os.path.join(
         golden_dir, "albert", "pretraining_data", "sample_text.seq64.decoded.jsonl"))]
     assert [r["input_ids"] for r in read_examples(out)] == [r["input_ids"] for r in golden]
     os.remove(out)
     fv = _root_flag_values(argv + common + ["--input_file_mode=w"])
     with pytest.raises(FlagError, match="--input_file_mode='w': not a read mode"):
-        albert_pretraining_data.run(albert_pretraining_data.args_from_flags(fv))
+        albert_pretraining_data.run(albert_args.read_args(AlbertDataArgs, fv))
     assert not os.path.exists(out) and open(text, "rb").read() == original
 
 

@@ -14,6 +14,7 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.bert.tasks.classifier import ClassifierArgs, run
 from bert_tf.tokenization.wordpiece import FullTokenizer
+from bert_tf.albert.tasks.args import AlbertClassifierArgs, read_args
 from tests.tasks.reference_windows import reference_spans
 
 MAX_SEQ_LENGTH = 64
@@ -200,7 +201,7 @@ def test_albert_mode_refuses_doc_stride_in_one_line():
         flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--doc_stride=64"])
     with pytest.raises(FlagError) as e:
-        albert_classifier.args_from_flags(fv)
+        read_args(AlbertClassifierArgs, fv)
     assert str(e.value) == (
         "ALBERT's run_classifier (--albert_config_file) does not read --doc_stride (use the "
         "BERT or XLNet mode for sliding windows; ALBERT mode truncates as ALBERT's original)")

@@ -20,6 +20,7 @@ from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
 from bert_tf.xlnet.data import squad_records as records
 from bert_tf.xlnet.tasks import squad as xsq
+from bert_tf.xlnet.tasks.args import XLNetSquadArgs, read_args
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -427,8 +428,8 @@ def test_xlnet_flags_select_the_xlnet_path_with_its_defaults():
     bert = bert_flags.args_from_flags(SquadArgs, _squad_flag_values([]))
     assert (bert.do_train, bert.max_seq_length) == (False, 384)
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
-        xsq.args_from_flags(_squad_flag_values(["--spiece_model_file=s.model",
-                                               "--vocab_file=v.txt"]))
+        read_args(XLNetSquadArgs, _squad_flag_values(["--spiece_model_file=s.model",
+                                                      "--vocab_file=v.txt"]))
 
 
 def test_cached_train_records_of_other_flags_are_rewritten_or_refused(tmp_path, caplog):
