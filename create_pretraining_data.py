@@ -25,14 +25,15 @@ is the same with ALBERT's defaults registered.
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks import args as albert_args
+from bert_tf.albert.tasks.args import (AlbertDataArgs, is_albert_data_invocation,
+                                       read_args as read_albert_args)
 from bert_tf.bert.tasks.args import PretrainingDataArgs
 from bert_tf.errors import FlagError
-from bert_tf.xlnet.tasks import args as xlnet_args
+from bert_tf.xlnet.tasks.args import XLNetDataArgs, read_args as read_xlnet_args
 
 # BERT's flags, then XLNet's data_utils.py flags, then ALBERT's, each from its argument class
 # (TensorFlow-free; the task modules are imported in main).
-bert_flags.define_args(PretrainingDataArgs, xlnet_args.XLNetDataArgs, albert_args.AlbertDataArgs)
+bert_flags.define_args(PretrainingDataArgs, XLNetDataArgs, AlbertDataArgs)
 FLAGS = bert_flags.FLAGS
 
 
@@ -40,10 +41,10 @@ def main(_):
     logging.set_verbosity(logging.INFO)
     # The BERT and ALBERT paths import no TensorFlow (issue 16).
     if FLAGS.sp_path:
-        args = xlnet_args.read_args(xlnet_args.XLNetDataArgs, FLAGS)
+        args = read_xlnet_args(XLNetDataArgs, FLAGS)
         from bert_tf.xlnet.tasks import pretraining_data as task
-    elif albert_args.is_albert_data_invocation(FLAGS):
-        args = albert_args.read_args(albert_args.AlbertDataArgs, FLAGS)
+    elif is_albert_data_invocation(FLAGS):
+        args = read_albert_args(AlbertDataArgs, FLAGS)
         from bert_tf.albert.tasks import pretraining_data as task
     else:
         for name in ("input_file", "output_file", "vocab_file"):

@@ -24,21 +24,22 @@ from absl import logging  # noqa: E402
 
 from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.bert.tasks.args import ExtractFeaturesArgs  # noqa: E402
-from bert_tf.xlnet.tasks import args as xlnet_args  # noqa: E402
+from bert_tf.xlnet.tasks.args import (XLNetExtractFeaturesArgs,  # noqa: E402
+                                      read_args as read_xlnet_args)
 from bert_tf.defaults import EXAMPLE_INPUT, resolve_model_files  # noqa: E402
 
 # BERT's flags, then XLNet's (--model_config_path, --spiece_model_file...), each from its
 # task's argument class: a shared flag is registered with BERT's default and help; XLNet's
 # meaning is added to the help.
 # The task modules (TensorFlow) are imported in main, after the flags are parsed.
-bert_flags.define_args(ExtractFeaturesArgs, xlnet_args.XLNetExtractFeaturesArgs)
+bert_flags.define_args(ExtractFeaturesArgs, XLNetExtractFeaturesArgs)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        args = xlnet_args.read_args(xlnet_args.XLNetExtractFeaturesArgs, FLAGS)
+        args = read_xlnet_args(XLNetExtractFeaturesArgs, FLAGS)
         from bert_tf.xlnet.tasks import feature_extraction as task
     else:
         args = resolve_model_files(bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS),

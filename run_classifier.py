@@ -27,19 +27,18 @@ see bert_tf/albert/tasks/classifier.py (also `python -m bert_tf.albert.run_class
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks import args as albert_args
+from bert_tf.albert.tasks.args import AlbertClassifierArgs, read_args as read_albert_args
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.defaults import resolve_model_files
 from bert_tf.errors import FlagError
-from bert_tf.xlnet.tasks import args as xlnet_args
+from bert_tf.xlnet.tasks.args import XLNetClassifierArgs, read_args as read_xlnet_args
 
 # BERT's flags, then XLNet's run_classifier flags (spec xlnet.md 8.1), then ALBERT's, each
 # from its task's argument class: a shared flag is registered with BERT's default; the XLNet
 # and ALBERT paths read their own unless the flag is given.
 # The task modules (TensorFlow) are imported in main, after the flags are parsed: --help
 # answers without them (the argument classes are TensorFlow-free).
-bert_flags.define_args(ClassifierArgs, xlnet_args.XLNetClassifierArgs,
-                       albert_args.AlbertClassifierArgs)
+bert_flags.define_args(ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs)
 FLAGS = bert_flags.FLAGS
 
 
@@ -51,10 +50,10 @@ def main(_):
         raise FlagError("--siamese: only for BERT models (--bert_config_file), not XLNet or "
                         "ALBERT")
     if bert_flags.is_xlnet_invocation(FLAGS):
-        args = xlnet_args.read_args(xlnet_args.XLNetClassifierArgs, FLAGS)
+        args = read_xlnet_args(XLNetClassifierArgs, FLAGS)
         from bert_tf.xlnet.tasks import classifier as task
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        args = albert_args.read_args(albert_args.AlbertClassifierArgs, FLAGS)
+        args = read_albert_args(AlbertClassifierArgs, FLAGS)
         from bert_tf.albert.tasks import classifier as task
     else:
         args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)

@@ -24,27 +24,26 @@ ALBERT's create_pretraining_data: see bert_tf/albert/tasks/pretraining.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks import args as albert_args
+from bert_tf.albert.tasks.args import AlbertPretrainingArgs, read_args as read_albert_args
 from bert_tf.bert.tasks.args import PretrainingArgs
 from bert_tf.errors import FlagError
-from bert_tf.xlnet.tasks import args as xlnet_args
+from bert_tf.xlnet.tasks.args import XLNetPretrainingArgs, read_args as read_xlnet_args
 
 # BERT's flags, then XLNet's train.py flags, then ALBERT's, each from its task's argument
 # class (TensorFlow-free; the task modules are imported in main).
-bert_flags.define_args(PretrainingArgs, xlnet_args.XLNetPretrainingArgs,
-                       albert_args.AlbertPretrainingArgs)
+bert_flags.define_args(PretrainingArgs, XLNetPretrainingArgs, AlbertPretrainingArgs)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if FLAGS.record_info_dir:
-        args = xlnet_args.read_args(xlnet_args.XLNetPretrainingArgs, FLAGS)
+        args = read_xlnet_args(XLNetPretrainingArgs, FLAGS)
         from bert_tf.xlnet.tasks import pretraining as xlnet_pretraining
         xlnet_pretraining.make_model_dir(args)
         result = xlnet_pretraining.run(args)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        args = albert_args.read_args(albert_args.AlbertPretrainingArgs, FLAGS)
+        args = read_albert_args(AlbertPretrainingArgs, FLAGS)
         from bert_tf.albert.tasks import pretraining as albert_pretraining
         result = albert_pretraining.run(args)
     else:

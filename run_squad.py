@@ -26,23 +26,23 @@ defaults for the flags not given: see bert_tf/albert/tasks/squad.py (also
 from absl import logging
 
 from bert_tf import flags as bert_flags
-from bert_tf.albert.tasks import args as albert_args
+from bert_tf.albert.tasks.args import AlbertSquadArgs, read_args as read_albert_args
 from bert_tf.bert.tasks.args import SquadArgs
-from bert_tf.xlnet.tasks import args as xlnet_args
+from bert_tf.xlnet.tasks.args import XLNetSquadArgs, read_args as read_xlnet_args
 from bert_tf.defaults import resolve_model_files
 
 # BERT's flags (the original's defaults: max_seq_length 384), then XLNet's run_squad flags
 # (spec xlnet.md 9.1), then ALBERT's, each from its task's argument class: a shared flag is
 # registered with BERT's default; the XLNet and ALBERT paths read their own unless the flag is
 # given.
-bert_flags.define_args(SquadArgs, xlnet_args.XLNetSquadArgs, albert_args.AlbertSquadArgs)
+bert_flags.define_args(SquadArgs, XLNetSquadArgs, AlbertSquadArgs)
 FLAGS = bert_flags.FLAGS
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     if bert_flags.is_xlnet_invocation(FLAGS):
-        args = xlnet_args.read_args(xlnet_args.XLNetSquadArgs, FLAGS)
+        args = read_xlnet_args(XLNetSquadArgs, FLAGS)
         from bert_tf.xlnet.tasks import squad as xlnet_squad
         result = xlnet_squad.run(args)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
@@ -59,7 +59,7 @@ def main(_):
 def albert_main(flag_values):
     """The ALBERT path: run_squad_v2's with --version_2_with_negative, else run_squad_v1's
     (:func:`bert_tf.albert.tasks.squad.run`); returns its result."""
-    args = albert_args.read_args(albert_args.AlbertSquadArgs, flag_values)
+    args = read_albert_args(AlbertSquadArgs, flag_values)
     version = 2 if flag_values.version_2_with_negative else 1
     from bert_tf.albert.tasks import squad as albert_squad
     return albert_squad.run(args, version)
