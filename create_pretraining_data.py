@@ -39,7 +39,8 @@ FLAGS = bert_flags.FLAGS
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    # The BERT and ALBERT paths import no TensorFlow (issue 16).
+    # Each path reads its argument class first, then imports its task (BERT's imports no
+    # TensorFlow until its records are written, issue 16).
     if FLAGS.sp_path:
         args = read_xlnet_args(XLNetDataArgs, FLAGS)
         from bert_tf.xlnet.tasks import pretraining_data as task
