@@ -326,6 +326,31 @@ def _check_shapes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]]
                 f"match this checkpoint")
 
 
+def _check_data_bytes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]]) -> None:
+    """Raises when the bundle's data files hold fewer bytes than its fixed-size entries need.
+
+    A bundle's ``.data-*`` files are its tensors' bytes end to end (TF's ``BundleWriter``,
+    no padding), so a copy cut short is found from the sizes alone, before any variable is
+    assigned (the tensors are then read one at a time). String entries (variable length) are
+    not counted.
+
+    Raises:
+      CheckpointError: ``<prefix>: unreadable checkpoint, its data file is ... truncated``.
+    """
+    need = 0
+    for shape, dtype_name in stored.values():
+        dtype = tf.as_dtype(dtype_name)
+        if dtype == tf.string or not dtype.is_numpy_compatible:
+            continue
+        need += int(np.prod(shape, dtype=np.int64)) * dtype.size
+    files = tf.io.gfile.glob(prefix + ".data-*-of-*")
+    have = sum(tf.io.gfile.stat(f).length for f in files)
+    if have < need:
+        raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged or "
+                              f"truncated ({have} bytes in {len(files)} data file(s), its "
+                              f"index needs at least {need})")
+
+
 def check_fits(name_to_variable: Mapping[str, "tf.Variable"], path: str,
                require_all: bool = False,
                missing_hint: str = "does the config match it?") -> str:
@@ -394,20 +419,29 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     if mapping.note:
         logging.warning("%s", mapping.note)
         report.renamed = mapping.note
-    # Check every shape before assigning anything, so a wrong config changes nothing.
+    # Check every shape, and that the data files hold every entry's bytes, before assigning
+    # anything, so a wrong config or a copy cut short changes nothing.
     _check_shapes(prefix, stored, name_to_variable, mapping.source)
+    _check_data_bytes(prefix, stored)
     try:
         reader = open_reader(prefix)
-        values = {name: reader.get_tensor(src) for name, src in mapping.source.items()}
-    except Exception as e:  # a truncated .data file: IndexError "Read less bytes than requested"
-        raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged or "
-                              f"truncated ({type(e).__name__}: {e})") from e
+    except Exception as e:
+        raise CheckpointError(f"{prefix}: unreadable checkpoint ({type(e).__name__}: "
+                              f"{e})") from e
+    # One tensor at a time (issue 24): the checkpoint is never held whole beside the model.
     for name, var in name_to_variable.items():
-        if name in values:
-            var.assign(values[name].astype(np.dtype(var.dtype)))
-            report.loaded.append(name)
-        else:
+        src = mapping.source.get(name)
+        if src is None:
             report.missing.append(name)
+            continue
+        try:
+            value = reader.get_tensor(src)
+        except Exception as e:  # a damaged data file: "Read less bytes than requested"
+            raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
+                                  f"or truncated ({type(e).__name__}: {e})") from e
+        var.assign(value.astype(np.dtype(var.dtype), copy=False))
+        del value
+        report.loaded.append(name)
     used = set(mapping.source.values())
     report.unused = [n for n in stored if n not in used and not is_optimizer_entry(n)]
     if require_all and report.missing:
