@@ -36,7 +36,7 @@ SHARED_DATA = os.environ.get("BERT_TF_SHARED_DATA",
 SMALL_CONFIG = {"n_layer": 4, "d_model": 128, "n_head": 4, "d_head": 32, "d_inner": 512,
                 "ff_activation": "gelu", "untie_r": True, "n_token": 32000}
 
-bert_flags.define(*xlnet_classifier.XLNET_CLASSIFIER_FLAGS,
+bert_flags.define(*bert_flags.field_names(xlnet_classifier.XLNetClassifierArgs),
                   profile=bert_flags.XLNET_RUN_CLASSIFIER)
 flags.DEFINE_string("work_dir", "/tmp/xlnet_stsb_real_run", "Folder for config, TFRecords, "
                     "checkpoints and predictions (bench only).")

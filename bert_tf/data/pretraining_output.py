@@ -177,7 +177,6 @@ class RecordBuilder:
                           instance.is_random_next)
 
 
-
 def split_output_files(output_file) -> List[str]:
     files = output_file.split(",") if isinstance(output_file, str) else list(output_file)
     files = [f.strip() for f in files if f.strip()]

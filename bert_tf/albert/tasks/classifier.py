@@ -72,15 +72,11 @@ from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.summaries import write_eval_summaries
 
-PREDICT_FILE = "predict.tf_record"
 EVAL_RESULTS_FILE = "eval_results.txt"
 BEST_TRIAL_FILE = "best_trial.txt"
 TEST_RESULTS_FILE = "test_results.tsv"
 SUBMIT_RESULTS_FILE = "submit_results.tsv"
 BEST_CHECKPOINT = "model.ckpt-best"
-
-
-ALBERT_CLASSIFIER_FLAGS = tuple(AlbertClassifierArgs.__dataclass_fields__)
 
 
 @dataclass

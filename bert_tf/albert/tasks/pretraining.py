@@ -53,9 +53,6 @@ EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
              "sentence_order_accuracy", "sentence_order_loss")
 
 
-ALBERT_PRETRAINING_FLAGS = tuple(AlbertPretrainingArgs.__dataclass_fields__)
-
-
 def albert_eval_metrics(metrics: Dict[str, Any]) -> Dict[str, Any]:
     """BERT's six eval values (:func:`bert_tf.run.pretraining.evaluate`) under ALBERT's keys
     (``next_sentence_*`` -> ``sentence_order_*``)."""

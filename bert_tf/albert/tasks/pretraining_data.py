@@ -17,8 +17,6 @@ from bert_tf.albert.tasks.args import AlbertDataArgs
 from bert_tf.errors import FlagError
 
 
-ALBERT_DATA_FLAGS = tuple(AlbertDataArgs.__dataclass_fields__)
-
 # The original's --input_file_mode values that read the file: text ("r") or bytes ("rb",
 # decoded as UTF-8 by convert_to_unicode / preprocess_text); both give the same lines.
 READ_MODES = ("r", "rb")

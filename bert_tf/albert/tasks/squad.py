@@ -65,7 +65,7 @@ from bert_tf.run import checks as run_checks
 from bert_tf.albert.tokenization import load_sp_model
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
-from bert_tf.albert.tasks.args import ALBERT_SQUAD_V1_FLAGS, ALBERT_SQUAD_V2_FLAGS, AlbertSquadArgs
+from bert_tf.albert.tasks.args import AlbertSquadArgs
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -77,10 +77,6 @@ EVAL_RESULTS_FILE = "eval_results.txt"
 V1_KEYS = ("start_logits", "end_logits")
 V2_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
            "cls_logits")
-
-
-V1_FLAGS = ALBERT_SQUAD_V1_FLAGS
-V2_FLAGS = ALBERT_SQUAD_V2_FLAGS
 
 
 def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:

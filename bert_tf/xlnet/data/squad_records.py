@@ -143,7 +143,6 @@ def train_record_path(args, proc_id: int = 0) -> str:
     return os.path.join(args.output_dir, train_name)
 
 
-
 def _split_train_record(record):
     features = {k: record[k] for k in MODEL_INPUTS + ("start_positions",)}
     labels = {k: record[k] for k in ("start_positions", "end_positions", "is_impossible")}
@@ -220,7 +219,6 @@ def cached_train_files(args) -> List[str]:
       FlagError: see :func:`check_cached_train_records`.
     """
     return check_cached_train_records(sorted(_glob(train_record_glob(args))), args)
-
 
 
 def cache_settings(args) -> Dict[str, Any]:
@@ -329,7 +327,6 @@ def eval_features(args, sp, examples: Sequence[data.XLNetSquadExample]
     logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))
     logging.info("Num of eval samples: %d", len(examples))
     return features
-
 
 
 def eval_dataset(path: str, max_seq_length: int, batch_size: int) -> tf.data.Dataset:

@@ -79,7 +79,6 @@ from bert_tf.data.classifier import PaddingInputExample
 from bert_tf.data.windows import check_window_flags, first_window_rows, pool_window_logits
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
-from bert_tf.flags import check_no_bert_only_flags, is_xlnet_invocation  # noqa: F401
 from bert_tf.run import serving
 from bert_tf.run.checks import require_one_mode
 from bert_tf.xlnet.tasks.checks import require_positive_steps
@@ -99,10 +98,6 @@ from bert_tf.xlnet.layers import SUMMARY_TYPES
 from bert_tf.xlnet.model import XLNetClassifier
 from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
 from bert_tf.xlnet.tasks import finetuning
-
-
-XLNET_CLASSIFIER_FLAGS: Tuple[str, ...] = tuple(f.name for f in
-                                                dataclasses.fields(XLNetClassifierArgs))
 
 
 @dataclasses.dataclass

@@ -63,9 +63,6 @@ from bert_tf.xlnet.model import XLNetModel
 from bert_tf.xlnet.tasks.args import XLNetExtractFeaturesArgs
 
 
-XLNET_EXTRACT_FLAGS = tuple(XLNetExtractFeaturesArgs.__dataclass_fields__)
-
-
 class XLNetInputs(NamedTuple):
     """One line's unpadded model inputs: ``tokens`` (pieces, ``<sep>``, ``<cls>``) and the
     int lists ``input_ids``, ``segment_ids`` of the same length."""

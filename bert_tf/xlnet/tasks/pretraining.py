@@ -39,9 +39,6 @@ from bert_tf.xlnet.model import XLNetPretrainingModel
 from bert_tf.xlnet.tasks.args import XLNetPretrainingArgs
 
 
-XLNET_PRETRAINING_FLAGS = tuple(XLNetPretrainingArgs.__dataclass_fields__)
-
-
 def check_args(args: XLNetPretrainingArgs) -> None:
     """The original's asserts as one-line errors, before any work.
 

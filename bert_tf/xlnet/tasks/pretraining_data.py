@@ -22,9 +22,6 @@ from bert_tf.xlnet.tasks.args import XLNetDataArgs
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 
 
-XLNET_DATA_FLAGS = tuple(f for f in XLNetDataArgs.__dataclass_fields__)
-
-
 @dataclass
 class XLNetDataResult:
     """What :func:`run` wrote: ``record_infos``, the record_info dict of each pass

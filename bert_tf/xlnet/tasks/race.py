@@ -52,7 +52,7 @@ import dataclasses
 import functools
 import os
 import random
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -80,8 +80,6 @@ from bert_tf.xlnet.race import XLNetRace
 from bert_tf.xlnet.tasks.args import XLNetRaceArgs
 from bert_tf.xlnet.tasks import finetuning
 
-
-XLNET_RACE_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetRaceArgs))
 
 # The order of the original's "Eval | ..." line (Estimator.evaluate's dict).
 EVAL_KEYS = ("eval_accuracy", "eval_loss", "loss", "global_step")

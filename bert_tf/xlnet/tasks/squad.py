@@ -58,7 +58,7 @@ import dataclasses
 import functools
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import tensorflow as tf
 from absl import logging
@@ -94,9 +94,6 @@ OFFICIAL_NA_PROB_THRESH = 1.0
 
 RESULT_KEYS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index",
                "cls_logits")
-
-
-XLNET_SQUAD_FLAGS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(XLNetSquadArgs))
 
 
 @dataclasses.dataclass

@@ -164,12 +164,12 @@ def test_hub_module_and_missing_config_are_one_line_errors(tmp_path, golden_dir,
 def test_root_script_flags_select_albert_with_its_defaults():
     """run_classifier.py's three profiles: --albert_config_file reads ALBERT's defaults."""
     from bert_tf.bert.tasks.args import ClassifierArgs
-    from bert_tf.xlnet.tasks.classifier import XLNET_CLASSIFIER_FLAGS
+    from bert_tf.xlnet.tasks.args import XLNetClassifierArgs
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-        (bert_flags.XLNET_RUN_CLASSIFIER, XLNET_CLASSIFIER_FLAGS),
-        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        (bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.field_names(XLNetClassifierArgs)),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.field_names(albert_classifier.AlbertClassifierArgs)),
         flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC"])
     assert bert_flags.flag_given(fv, "albert_config_file")
@@ -185,7 +185,7 @@ def test_root_script_refuses_bert_flags_albert_does_not_read():
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.field_names(albert_classifier.AlbertClassifierArgs)),
         flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--num_train_epochs=0.1",
         "--bert_config_file=b.json"])

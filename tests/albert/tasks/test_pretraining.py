@@ -96,7 +96,7 @@ def test_root_script_flags_select_albert_with_its_defaults():
     from absl import flags as absl_flags
 
     from bert_tf import flags as bert_flags
-    from bert_tf.xlnet.tasks.pretraining import XLNET_PRETRAINING_FLAGS
+    from bert_tf.xlnet.tasks.args import XLNetPretrainingArgs
     bert = ("bert_config_file", "input_file", "output_dir", "init_checkpoint",
             "max_seq_length", "max_predictions_per_seq", "do_train", "do_eval",
             "train_batch_size", "eval_batch_size", "learning_rate", "num_train_steps",
@@ -105,9 +105,9 @@ def test_root_script_flags_select_albert_with_its_defaults():
             "num_tpu_cores", "use_xla", "dtype", "gradient_accumulation_steps")
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, bert),
-                               (bert_flags.XLNET_RUN_PRETRAINING, XLNET_PRETRAINING_FLAGS),
+                               (bert_flags.XLNET_RUN_PRETRAINING, bert_flags.field_names(XLNetPretrainingArgs)),
                                (bert_flags.ALBERT_RUN_PRETRAINING,
-                                albert_pretraining.ALBERT_PRETRAINING_FLAGS), flag_values=fv)
+                                bert_flags.field_names(albert_pretraining.AlbertPretrainingArgs)), flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--num_train_steps=7"])
     args = bert_flags.args_from_flags(AlbertPretrainingArgs, fv)
     assert (args.optimizer, args.do_train, args.learning_rate, args.num_train_steps,
@@ -144,7 +144,7 @@ def test_root_script_refuses_bert_config_file_in_albert_mode():
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles((bert_flags.RUN_PRETRAINING, ("bert_config_file",)),
                                (bert_flags.ALBERT_RUN_PRETRAINING,
-                                albert_pretraining.ALBERT_PRETRAINING_FLAGS), flag_values=fv)
+                                bert_flags.field_names(albert_pretraining.AlbertPretrainingArgs)), flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--bert_config_file=b.json"])
     with pytest.raises(FlagError, match=r"^ALBERT's run_pretraining \(--albert_config_file\) "
                                         r"does not read --bert_config_file \(use "

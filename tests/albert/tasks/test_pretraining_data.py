@@ -16,7 +16,7 @@ from bert_tf.errors import FlagError
 from bert_tf.albert.tasks import pretraining_data as albert_pretraining_data
 from bert_tf.albert.tasks.args import AlbertDataArgs
 from bert_tf.bert.tasks.args import PretrainingDataArgs
-from bert_tf.xlnet.tasks.pretraining_data import XLNET_DATA_FLAGS
+from bert_tf.xlnet.tasks.args import XLNetDataArgs
 from bert_tf.albert.tasks import args as albert_args
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -40,9 +40,9 @@ def _root_flag_values(argv):
     """The flags as the root create_pretraining_data.py defines them (three profiles)."""
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles((bert_flags.CREATE_PRETRAINING_DATA, BERT_FLAGS),
-                               (bert_flags.XLNET_CREATE_PRETRAINING_DATA, XLNET_DATA_FLAGS),
+                               (bert_flags.XLNET_CREATE_PRETRAINING_DATA, bert_flags.field_names(XLNetDataArgs)),
                                (bert_flags.ALBERT_CREATE_PRETRAINING_DATA,
-                                albert_pretraining_data.ALBERT_DATA_FLAGS), flag_values=fv)
+                                bert_flags.field_names(albert_pretraining_data.AlbertDataArgs)), flag_values=fv)
     fv(["prog"] + argv)
     return fv
 

@@ -23,6 +23,7 @@ from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2
 from bert_tf.albert.data import squad as data
 from bert_tf.errors import FlagError
 from bert_tf.albert.tasks import squad as task
+from bert_tf.albert.tasks.args import ALBERT_SQUAD_V1_FLAGS, ALBERT_SQUAD_V2_FLAGS
 from bert_tf.albert.tokenization import load_sp_model
 
 SPM_PIECES = 32000  # the XLNet model: more pieces than the golden config's 30522 ids
@@ -470,19 +471,19 @@ BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "
 def test_args_are_the_original_flags_with_their_defaults():
     defaults = {f.name: f.default for f in dataclasses.fields(task.AlbertSquadArgs)}
     assert defaults == {**V1_DEFAULTS, **V2_ONLY, **BERT_TF_EXTRAS}
-    assert set(task.V1_FLAGS) == set(V1_DEFAULTS) | set(BERT_TF_EXTRAS)
-    assert set(task.V2_FLAGS) == (set(V1_DEFAULTS) - {"use_einsum", "export_dir"}
+    assert set(ALBERT_SQUAD_V1_FLAGS) == set(V1_DEFAULTS) | set(BERT_TF_EXTRAS)
+    assert set(ALBERT_SQUAD_V2_FLAGS) == (set(V1_DEFAULTS) - {"use_einsum", "export_dir"}
                                   | set(V2_ONLY) | set(BERT_TF_EXTRAS))
 
 
 def _root_flags(argv):
     """run_squad.py's three profiles on fresh FlagValues, parsed."""
     from bert_tf.bert.tasks.args import SquadArgs
-    from bert_tf.xlnet.tasks.squad import XLNET_SQUAD_FLAGS
+    from bert_tf.xlnet.tasks.args import XLNetSquadArgs
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
-        (bert_flags.XLNET_RUN_SQUAD, XLNET_SQUAD_FLAGS),
+        (bert_flags.XLNET_RUN_SQUAD, bert_flags.field_names(XLNetSquadArgs)),
         (bert_flags.ALBERT_RUN_SQUAD_V1, tuple(task.AlbertSquadArgs.__dataclass_fields__)),
         flag_values=fv)
     fv(["prog"] + argv)

@@ -197,7 +197,7 @@ def test_albert_mode_refuses_doc_stride_in_one_line():
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.field_names(albert_classifier.AlbertClassifierArgs)),
         flag_values=fv)
     fv(["prog", "--albert_config_file=c.json", "--task_name=MRPC", "--doc_stride=64"])
     with pytest.raises(FlagError) as e:
@@ -217,8 +217,8 @@ def test_root_script_flags_default_to_the_originals_truncation():
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles(
         (bert_flags.RUN_CLASSIFIER, ClassifierArgs.__dataclass_fields__),
-        (bert_flags.XLNET_RUN_CLASSIFIER, xlnet_classifier.XLNET_CLASSIFIER_FLAGS),
-        (bert_flags.ALBERT_RUN_CLASSIFIER, albert_classifier.ALBERT_CLASSIFIER_FLAGS),
+        (bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.field_names(xlnet_classifier.XLNetClassifierArgs)),
+        (bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.field_names(albert_classifier.AlbertClassifierArgs)),
         flag_values=fv)
     fv(["prog"])
     assert fv.doc_stride is None and fv.window_pooling is None  # run_squad's is 128

@@ -419,15 +419,15 @@ def _flag_values(argv):
 
 def test_shared_flags_take_the_xlnet_defaults_unless_given():
     fv = _flag_values(["--model_config_path=c.json", "--train_batch_size=4"])
-    assert xc.is_xlnet_invocation(fv)
+    assert bert_flags.is_xlnet_invocation(fv)
     args = bert_flags.args_from_flags(xc.XLNetClassifierArgs, fv)
     assert args.learning_rate == 1e-5 and args.eval_batch_size == 128   # XLNet's defaults
     assert args.train_batch_size == 4 and args.model_config_path == "c.json"
-    assert not xc.is_xlnet_invocation(_flag_values([]))
+    assert not bert_flags.is_xlnet_invocation(_flag_values([]))
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\), "
                                         r"--do_lower_case \(use --uncased\)"):
-        xc.check_no_bert_only_flags(_flag_values(["--vocab_file=v.txt", "--do_lower_case=false"]))
-    xc.check_no_bert_only_flags(_flag_values(["--model_config_path=c.json"]))
+        bert_flags.check_no_bert_only_flags(_flag_values(["--vocab_file=v.txt", "--do_lower_case=false"]))
+    bert_flags.check_no_bert_only_flags(_flag_values(["--model_config_path=c.json"]))
 
 
 @pytest.mark.slow  # heavy (10-20 s); run with -m slow

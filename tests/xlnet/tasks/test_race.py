@@ -123,8 +123,8 @@ def test_args_are_the_original_flags_with_their_defaults():
 
 def test_help_says_files_are_read_in_sorted_order():
     fv = absl_flags.FlagValues()
-    bert_flags.define(*xr.XLNET_RACE_FLAGS, profile=bert_flags.XLNET_RUN_RACE, flag_values=fv)
-    assert sorted(fv) == sorted(xr.XLNET_RACE_FLAGS)
+    bert_flags.define(*bert_flags.field_names(xr.XLNetRaceArgs), profile=bert_flags.XLNET_RUN_RACE, flag_values=fv)
+    assert sorted(fv) == sorted(bert_flags.field_names(xr.XLNetRaceArgs))
     help_text = " ".join(fv["data_dir"].help.split())
     assert "read in sorted order" in help_text and "depends on the file system" in help_text
     fv(["run_race.py", "--max_seq_length=128"])

@@ -406,7 +406,7 @@ def _squad_flag_values(argv):
 
     fv = absl_flags.FlagValues()
     bert_flags.define_profiles((bert_flags.RUN_SQUAD, SquadArgs.__dataclass_fields__),
-                               (bert_flags.XLNET_RUN_SQUAD, xsq.XLNET_SQUAD_FLAGS),
+                               (bert_flags.XLNET_RUN_SQUAD, bert_flags.field_names(xsq.XLNetSquadArgs)),
                                flag_values=fv)
     fv(["prog"] + argv)
     return fv
