@@ -27,6 +27,7 @@ from absl import logging
 
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.errors import CheckpointError
+from bert_tf.pending_variables import fill
 
 # Checkpoint entries that are optimizer or bookkeeping state, never model weights: the
 # original AdamWeightDecay slots, and TF1 tf.train.AdamOptimizer state (`<var>/Adam`,
@@ -439,7 +440,8 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         except Exception as e:  # a damaged data file: "Read less bytes than requested"
             raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
                                   f"or truncated ({type(e).__name__}: {e})") from e
-        var.assign(value.astype(np.dtype(var.dtype), copy=False))
+        # a weight built empty (pending_variables) is created from the value, others assigned
+        fill(var, value.astype(np.dtype(var.dtype), copy=False))
         del value
         report.loaded.append(name)
     used = set(mapping.source.values())

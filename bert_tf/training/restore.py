@@ -6,18 +6,19 @@ the Estimator restores the newest checkpoint there (every variable must be found
 (``tf.train.init_from_checkpoint`` with the assignment map of ``--init_checkpoint``) fills the
 variables it finds and leaves the others at their initial values (spec `bert.md` 2.13, 8.7;
 `xlnet.md` 4.4, 8.4). :func:`restore_for_inference` is that choice, once for every task of
-both families; it logs what it used and returns it.
+both families; it logs what it used and returns it. :func:`build_from_checkpoint` builds the
+model with its weights empty so that the restore writes each one once (issue 24).
 """
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Tuple
 
 import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import CheckpointError
-from bert_tf import checkpoint_io
+from bert_tf import checkpoint_io, pending_variables
 
 # (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
 # (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
@@ -141,3 +142,42 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
     logging.warning("no checkpoint in %s and no --init_checkpoint: using the randomly "
                     "initialized weights", model_dir)
     return Restored("", 0, SOURCE_INITIAL, None)
+
+
+def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any]
+                          ) -> Tuple[Any, Any]:
+    """Builds a model with its weights empty, restores it, then initialises the rest.
+
+    The original's order (TF1 ``init_from_checkpoint``: each restored variable is written
+    once, from the checkpoint): ``build()`` runs inside
+    :func:`bert_tf.pending_variables.building_empty` (weights created but not allocated, a
+    dummy forward pass only traced), ``restore(model)`` fills weights straight from the
+    checkpoint (every loader goes through :func:`bert_tf.checkpoint_io.assign_from_checkpoint`),
+    and the weights it did not fill (a new task head, the dropout seed states) then get their
+    own initial values, the numbers a plain build gives them. No random value is drawn for a
+    restored weight and no model-sized copy is made (issue 24). bert_tf, beyond the original's
+    Keras rebuild, same values.
+
+    Args:
+      build: ``() -> model``: constructs the model and creates every weight (e.g.
+        ``lambda: BertModel(config).build_with_dummy_input()``); its tensors must not escape.
+      restore: ``model -> result``: loads a checkpoint (e.g. :func:`restore_for_inference`
+        or a family's ``load_*_checkpoint`` with the model's name map).
+
+    Returns:
+      ``(model, restore(model))``. Both steps run in the distribution strategy scope active
+      when this is called.
+
+    Raises:
+      what ``restore`` raises (the unfilled weights are initialised first, so the model is
+      usable either way).
+    """
+    strategy = tf.distribute.get_strategy()
+    with pending_variables.building_empty():
+        model = build()
+    with strategy.scope():
+        try:
+            result = restore(model)
+        finally:
+            pending_variables.initialize_pending()
+    return model, result

@@ -27,9 +27,9 @@ Beyond the original:
 * the floats are formatted vectorized (:mod:`bert_tf.run.rounded_json`): the same bytes as
   the original's per-float ``round(x, 6)`` + ``json.dumps``, many times faster
   (``bench/bench_extract_features.py --writer_only``);
-* start-up (issue 16): the weights start as zeros, not random draws (the restore overwrites
-  every one), one trace serves every batch length, and the finished process skips the
-  interpreter's teardown;
+* start-up (issues 16, 24): the weights are created straight from the checkpoint, no random
+  draw and no second copy (:func:`bert_tf.training.restore.build_from_checkpoint`), one trace
+  serves every batch length, and the finished process skips the interpreter's teardown;
 * ``doc_stride`` (issue 13): a line longer than ``max_seq_length`` is cut into windows as
   run_squad cuts a paragraph (:mod:`bert_tf.data.windows`) instead of being truncated; every
   token of the line is written once, in order, with the values of the window where it has the
@@ -41,7 +41,6 @@ Beyond the original:
   ``doc_stride``, an empty line too (the original's ``[CLS] [SEP]``).
 """
 
-import contextlib
 import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -69,6 +68,7 @@ from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import FullTokenizer
 from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.restore import build_from_checkpoint
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
@@ -103,21 +103,25 @@ class FeatureExtractor:
                  strategy: tf.distribute.Strategy, use_one_hot_embeddings: bool = False):
         self.config = config
         self.layer_indexes = list(layer_indexes)
-        # Every weight is assigned from the checkpoint next (require_all), so none needs its
-        # random initial value: drawing them (truncated normal, 22.7M values for MiniLM) was
-        # ~0.5 s CPU of a 1-line run; the values written do not change (issue 16).
-        with strategy.scope(), zero_initialized_trainables():
-            self.model = BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-            self.model.build_with_dummy_input()
-        name_to_variable = bert_model_map(self.model)
-        check_all_trainables_mapped(self.model, name_to_variable)
-        report = load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
+        # Every weight is created straight from the checkpoint (issue 24: no random initial
+        # value drawn and thrown away, no second model-sized copy).
+        with strategy.scope():
+            self.model, report = build_from_checkpoint(
+                lambda: BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings
+                                  ).build_with_dummy_input(),
+                lambda model: self._restore(model, init_checkpoint))
         logging.info("%s", report.summary())
         # batches come padded to many lengths (bucket_length): one trace for all of them
         self._predictor = BatchPredictor(
             self.layer_outputs, ["layers", "sequence_output"], strategy,
             input_signature={k: tf.TensorSpec([None, None], tf.int32)
                              for k in ("input_ids", "input_mask", "segment_ids")})
+
+    @staticmethod
+    def _restore(model: BertModel, init_checkpoint: str):
+        name_to_variable = bert_model_map(model)
+        check_all_trainables_mapped(model, name_to_variable)
+        return load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
 
     @tf.autograph.experimental.do_not_convert  # plain ops; callers trace it in tf.functions
     def layer_outputs(self, features: Dict[str, tf.Tensor], training: bool = False):
@@ -142,35 +146,9 @@ class FeatureExtractor:
         return out["layers"], out["sequence_output"]
 
 
-@contextlib.contextmanager
-def zero_initialized_trainables():
-    """Trainable variables created inside with an initializer (a callable initial value, as
-    Keras creates them) start as zeros instead of its values; values given as tensors are kept.
-
-    For a model whose every trainable weight is assigned from a checkpoint right after it is
-    built (:func:`check_all_trainables_mapped`, then ``require_all``): the initializer is only
-    traced in a scratch graph, for the shape and dtype; no random numbers are drawn.
-    Non-trainable variables (Keras seed-generator states) keep their own initial values.
-    bert_tf (issue 16: start-up); the original restored over random initial values too.
-    """
-
-    def creator(next_creator, **kwargs):
-        initial_value = kwargs.get("initial_value")
-        if callable(initial_value) and kwargs.get("trainable") is not False:
-            with tf.Graph().as_default():  # builds the initializer's ops, runs none of them
-                spec = tf.convert_to_tensor(initial_value())
-            if spec.shape.is_fully_defined():
-                shape, dtype = spec.shape, spec.dtype
-                kwargs["initial_value"] = lambda: tf.zeros(shape, dtype)
-        return next_creator(**kwargs)
-
-    with tf.variable_creator_scope(creator):
-        yield
-
-
 def check_all_trainables_mapped(model, name_to_variable: Mapping[str, Any]) -> None:
     """Every trainable weight of ``model`` is among ``name_to_variable``'s values, so a
-    ``require_all`` restore overwrites all of them (:func:`zero_initialized_trainables`).
+    ``require_all`` restore fills all of them (none is left at a random initial value).
 
     Raises:
       RuntimeError: a weight the checkpoint map misses (names it): a bug of the map.

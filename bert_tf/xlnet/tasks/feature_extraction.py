@@ -56,6 +56,7 @@ from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
 from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.restore import build_from_checkpoint
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import RunConfig, XLNetConfig, check_spiece_matches_config
@@ -157,6 +158,13 @@ def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.n
     return ids, segs, mask
 
 
+def _built(model: XLNetModel) -> XLNetModel:
+    """``model`` with every weight created (called on a 2-token dummy batch)."""
+    model({"input_ids": tf.zeros([1, 2], tf.int32), "segment_ids": tf.zeros([1, 2], tf.int32),
+           "input_mask": tf.zeros([1, 2], tf.float32)})
+    return model
+
+
 class XLNetFeatureExtractor:
     """A restored :class:`XLNetModel` returning chosen layers for batches.
 
@@ -172,13 +180,12 @@ class XLNetFeatureExtractor:
     def __init__(self, config: XLNetConfig, init_checkpoint: str, layer_indexes: List[int],
                  clamp_len: int = -1):
         self.layer_indexes = list(layer_indexes)
-        self.model = XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))
-        self.model({"input_ids": tf.zeros([1, 2], tf.int32),
-                    "segment_ids": tf.zeros([1, 2], tf.int32),
-                    "input_mask": tf.zeros([1, 2], tf.float32)})
-        report = checkpoint_map.load_xlnet_checkpoint(
-            checkpoint_map.xlnet_variable_map(self.model), init_checkpoint, require_all=True,
-            untie_r=config.untie_r)
+        # every weight created straight from the checkpoint (issue 24)
+        self.model, report = build_from_checkpoint(
+            lambda: _built(XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))),
+            lambda model: checkpoint_map.load_xlnet_checkpoint(
+                checkpoint_map.xlnet_variable_map(model), init_checkpoint, require_all=True,
+                untie_r=config.untie_r))
         logging.info("%s", report.summary())
         # left-padded inputs: run as they are (no trimming)
         self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
