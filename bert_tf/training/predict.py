@@ -113,12 +113,14 @@ class BatchPredictor:
             if missing:
                 raise KeyError(f"input_signature lacks the model input(s) {missing}")
             spec = {k: input_signature[k] for k in self.feed_keys}
-            self._local_step = tf.function(self._step, input_signature=[spec])
+            self._local_step = tf.function(self._step, input_signature=[spec], autograph=False)
         else:
-            self._local_step = tf.function(self._step, reduce_retracing=True)
+            self._local_step = tf.function(self._step, reduce_retracing=True, autograph=False)
         self._dist_step = tf.function(self._run_replicas, reduce_retracing=True)
 
     def _step(self, features):
+        # plain ops, no tensor-dependent Python control flow: traced without autograph (its
+        # source rewrite took seconds of XLNet's first batch, issue 24)
         outputs = self.model({k: features[k] for k in self.input_keys}, training=False)
         missing = [k for k in self.output_keys if k not in outputs]
         if missing:

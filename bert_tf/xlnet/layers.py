@@ -85,6 +85,18 @@ def _layer_norm(d_model: int, name: str = "LayerNorm"):
     return ln
 
 
+def built_dropout(rate: float):
+    """A Keras ``Dropout`` marked built (no weights; its seed state exists already).
+
+    Unbuilt, it makes every layer holding it look unbuilt to Keras, which then builds that
+    layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder) before
+    the first real call: XLNet-Large's start-up traced the model twice (issue 24).
+    """
+    layer = keras.layers.Dropout(rate)
+    layer.built = True
+    return layer
+
+
 def _dense(units: int, in_dim: int, initializer, name: str, activation=None, use_bias=True):
     layer = keras.layers.Dense(units, activation=activation, use_bias=use_bias,
                                kernel_initializer=initializer, name=name)
@@ -111,9 +123,10 @@ class HeadProjections(keras.layers.Layer):
             setattr(self, f"{name}_kernel", self.add_weight(
                 name=f"{name}_kernel", shape=(d_model, n_head, d_head), initializer=initializer))
         self.layer_norm = _layer_norm(d_model)
-        self.dropout = keras.layers.Dropout(dropout)
-        self.dropatt = keras.layers.Dropout(dropatt)
+        self.dropout = built_dropout(dropout)
+        self.dropatt = built_dropout(dropatt)
         self.scale = 1.0 / math.sqrt(d_head)
+        self.built = True  # every weight exists
 
     def head_projection(self, x, name):
         """``[len, B, D] -> [len, B, N, Dh]`` with kernel ``name`` (original `head_projection`)."""
@@ -264,8 +277,9 @@ class PositionwiseFFN(keras.layers.Layer):
                               activation=ff_activation(activation))
         self.layer_2 = _dense(d_model, d_inner, initializer, "layer_2")
         self.layer_norm = _layer_norm(d_model)
-        self.drop_1 = keras.layers.Dropout(dropout)
-        self.drop_2 = keras.layers.Dropout(dropout)
+        self.drop_1 = built_dropout(dropout)
+        self.drop_2 = built_dropout(dropout)
+        self.built = True  # every weight exists
 
     def call(self, x, training=False):
         # Each dense as one matmul + bias_add on [tokens, D] (TF1's tf.layers.dense does the
@@ -303,6 +317,7 @@ class XLNetLayer(keras.layers.Layer):
                          ff_activation=ff_activation, dropout=dropout, dropatt=dropatt)
         self.rel_attn = RelativeAttention(d_model, n_head, d_head, dropout, dropatt, initializer)
         self.ff = PositionwiseFFN(d_model, d_inner, ff_activation, dropout, initializer)
+        self.built = True  # every weight exists
 
     def call(self, h, g, r, mems, r_w_bias, r_r_bias, r_s_bias, seg_mat, seg_embed,
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
@@ -415,7 +430,7 @@ class SequenceSummary(keras.layers.Layer):
                                               initializer)
         self.summary = (_dense(d_model, d_model, initializer, "summary", activation="tanh")
                         if use_proj else None)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = built_dropout(dropout)
 
     def call(self, hidden, input_mask=None, training=False):
         if self.summary_type == "last":

@@ -38,7 +38,8 @@ import tensorflow as tf
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.attention import (attention_masks, cache_mem, relative_positional_encoding,
                                      relative_segment_matrix)
-from bert_tf.xlnet.layers import LMHead, LogitHead, SequenceSummary, XLNetLayer, get_initializer
+from bert_tf.xlnet.layers import (LMHead, LogitHead, SequenceSummary, XLNetLayer, built_dropout,
+                                  get_initializer)
 
 
 def _static_or_dynamic(x, axis):
@@ -95,7 +96,9 @@ class XLNetModel(keras.Model):
                        run_config.dropatt, initializer, name=f"layer_{i}")
             for i in range(nl)
         ]
-        self.dropout = keras.layers.Dropout(run_config.dropout)
+        self.dropout = built_dropout(run_config.dropout)
+        # every weight exists: no symbolic run of `call` to build (issue 24, start-up)
+        self.built = True
 
     #: Project one positional encoding row for the whole batch when that is exact (see call).
     share_positional_encoding = True

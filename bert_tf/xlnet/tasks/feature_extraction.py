@@ -158,13 +158,6 @@ def pad_left(features: List[XLNetInputs], length: int) -> Tuple[np.ndarray, np.n
     return ids, segs, mask
 
 
-def _built(model: XLNetModel) -> XLNetModel:
-    """``model`` with every weight created (called on a 2-token dummy batch)."""
-    model({"input_ids": tf.zeros([1, 2], tf.int32), "segment_ids": tf.zeros([1, 2], tf.int32),
-           "input_mask": tf.zeros([1, 2], tf.float32)})
-    return model
-
-
 class XLNetFeatureExtractor:
     """A restored :class:`XLNetModel` returning chosen layers for batches.
 
@@ -182,7 +175,8 @@ class XLNetFeatureExtractor:
         self.layer_indexes = list(layer_indexes)
         # every weight created straight from the checkpoint (issue 24)
         self.model, report = build_from_checkpoint(
-            lambda: _built(XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))),
+            # every weight exists after the constructor: no dummy batch
+            lambda: XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len)),
             lambda model: checkpoint_map.load_xlnet_checkpoint(
                 checkpoint_map.xlnet_variable_map(model), init_checkpoint, require_all=True,
                 untie_r=config.untie_r))
@@ -190,6 +184,7 @@ class XLNetFeatureExtractor:
         # left-padded inputs: run as they are (no trimming)
         self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
 
+    @tf.autograph.experimental.do_not_convert  # plain ops; traced in a tf.function
     def _layers(self, features, training=False):
         out = self.model(features, training=training)
         layers = out["all_layer_outputs"][1:]
