@@ -89,7 +89,7 @@ from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
-from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.restore import build_from_checkpoint, restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
@@ -320,17 +320,25 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
-    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
-                        dtype=args.dtype)
-    result = ClassifierResult(model=model)
-    check_checkpoints_fit(model.name_map(), args)
 
+    def build():
+        return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
+                           dtype=args.dtype)
+
+    def restore(model):
+        check_checkpoints_fit(model.name_map(), args)
+        return restore_for_inference(model.name_map(), args.output_dir,
+                                     args.init_checkpoint).global_step
+
+    if args.do_train or not (args.do_eval or args.do_predict or args.export_dir):
+        model, global_step = build(), 0
+        check_checkpoints_fit(model.name_map(), args)
+    else:  # weights created straight from the checkpoint, no random copy (issue 24)
+        model, global_step = build_from_checkpoint(build, restore, strategy)
+    result = ClassifierResult(model=model, global_step=global_step)
     if args.do_train:
         train_classifier(result, examples["train"], processor, tokenizer, args, strategy,
                          trim, stop_at_step)
-    elif args.do_eval or args.do_predict or args.export_dir:
-        result.global_step = restore_for_inference(model.name_map(), args.output_dir,
-                                                   args.init_checkpoint).global_step
 
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE)
