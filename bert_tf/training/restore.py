@@ -144,8 +144,8 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
     return Restored("", 0, SOURCE_INITIAL, None)
 
 
-def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any]
-                          ) -> Tuple[Any, Any]:
+def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any],
+                          strategy: Optional[tf.distribute.Strategy] = None) -> Tuple[Any, Any]:
     """Builds a model with its weights empty, restores it, then initialises the rest.
 
     The original's order (TF1 ``init_from_checkpoint``: each restored variable is written
@@ -163,16 +163,17 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any
         ``lambda: BertModel(config).build_with_dummy_input()``); its tensors must not escape.
       restore: ``model -> result``: loads a checkpoint (e.g. :func:`restore_for_inference`
         or a family's ``load_*_checkpoint`` with the model's name map).
+      strategy: the ``tf.distribute.Strategy`` whose scope the weights are created in
+        (``build`` may enter it itself); default: the one active at the call.
 
     Returns:
-      ``(model, restore(model))``. Both steps run in the distribution strategy scope active
-      when this is called.
+      ``(model, restore(model))``.
 
     Raises:
       what ``restore`` raises (the unfilled weights are initialised first, so the model is
       usable either way).
     """
-    strategy = tf.distribute.get_strategy()
+    strategy = strategy or tf.distribute.get_strategy()
     with pending_variables.building_empty():
         model = build()
     with strategy.scope():
