@@ -41,10 +41,10 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.errors import BertTfError
 from bert_tf import checkpoint_io
-from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
-                                                 save_checkpoint)
+from bert_tf.training.checkpoint_cadence import (Cadence, NanLossError,
+                                                 check_finite_before_save, is_chief,
+                                                 remove_stale_temp_files, save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
 from bert_tf.progress import ProgressReporter
 from bert_tf.training.summaries import TrainSummaries
@@ -61,10 +61,6 @@ _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_ch
                 ("save_checkpoints_steps", "save_checkpoints_steps"),
                 ("iterations_per_loop", "steps_per_loop"), ("use_xla", "use_xla"),
                 ("gradient_accumulation_steps", "gradient_accumulation_steps")]
-
-
-class NanLossError(BertTfError):
-    """The training loss became NaN or infinite (as the Estimator's NanTensorHook)."""
 
 
 @dataclass
@@ -239,8 +235,9 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
       CheckpointError: ``init_checkpoint`` or the ``output_dir`` checkpoint is unreadable or
         does not fit the model (names the variable and shapes), or ``output_dir`` is not
         writable.
-      NanLossError: the loss became NaN/inf (without loss scaling), or 100 calls in a row
-        made no update (every gradient non-finite under loss scaling).
+      NanLossError: the loss became NaN/inf (without loss scaling), 100 calls in a row
+        made no update (every gradient non-finite under loss scaling), or a checkpoint due
+        would hold a non-finite value (not written; the earlier ones stay).
     """
     strategy = strategy or tf.distribute.get_strategy()
     if optimizer is None:
@@ -280,6 +277,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
         bar.update(step, chunk_examples)
         if saves.due(step):
+            check_finite_before_save(state.variables, step, latest, config.basename)
             latest = save_checkpoint(state.variables, config.output_dir, step,
                                      config.keep_checkpoint_max, config.basename, chief=chief)
     bar.finish()
