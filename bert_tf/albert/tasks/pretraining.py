@@ -36,6 +36,7 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.pretrainer import AlbertPretrainer
 from bert_tf.bert.pretrainer import pretraining_loss_fn
 from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
@@ -79,6 +80,7 @@ def check_args(args: AlbertPretrainingArgs) -> AlbertConfig:
                         "mask offline with create_pretraining_data")
     check_tpu_flags(args)
     config = AlbertConfig.from_json_file(args.albert_config_file)
+    check_pair_segments(config, args.albert_config_file, "pre-training (sentence order)")
     if args.max_seq_length > config.max_position_embeddings:
         raise FlagError(f"--max_seq_length={args.max_seq_length} is longer than "
                         f"max_position_embeddings={config.max_position_embeddings} of "

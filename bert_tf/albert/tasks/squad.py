@@ -54,6 +54,7 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.albert.data import squad as data
@@ -127,6 +128,7 @@ def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
         if not 0.0 <= args.dropout_prob < 1.0:
             raise FlagError(f"--dropout_prob={args.dropout_prob}: must be in [0, 1)")
     config = AlbertConfig.from_json_file(args.albert_config_file)
+    check_pair_segments(config, args.albert_config_file, "SQuAD (question + context)")
     if args.max_seq_length > config.max_position_embeddings:
         raise FlagError(f"Cannot use sequence length {args.max_seq_length} because the ALBERT "
                         f"model was only trained up to sequence length "

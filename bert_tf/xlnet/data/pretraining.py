@@ -444,19 +444,34 @@ def write_pass(shards, args, num_core: int, sp_model, pass_id: int, py_rng) -> d
     return info
 
 
+def check_mask_flags(args) -> None:
+    """Refuses ``--mask_alpha`` / ``--mask_beta`` below 1: the span context ``n * alpha //
+    beta`` is then empty (numpy fails in ``choice``) or a division by zero.
+
+    Raises:
+      FlagError: names the flag.
+    """
+    for name in ("mask_alpha", "mask_beta"):
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1 (about "
+                            "mask_beta of every mask_alpha tokens are masked)")
+
+
 def check_args(args) -> int:
     """The original's checks of ``create_data`` as one-line errors, plus the ones it lacked;
     returns the number of cores per host used (forced to 1 without ``use_tpu``, as the
     original).
 
     Raises:
-      FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``reuse_len`` not
+      FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``mask_alpha`` or
+        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``reuse_len`` not
         below ``seq_len - 3`` (the original asserts); a ``num_predict`` the masking cannot give
         (more than ``reuse_len`` / ``seq_len - reuse_len`` per half: the original loops
         forever); ``pass_id``/``num_passes``/``task`` out of range.
     """
     if args.bsz_per_host <= 0 or args.num_core_per_host <= 0:
         raise FlagError("--bsz_per_host and --num_core_per_host must be positive")
+    check_mask_flags(args)
     if args.bsz_per_host % args.num_core_per_host:
         raise FlagError(f"--bsz_per_host={args.bsz_per_host} must be a multiple of "
                         f"--num_core_per_host={args.num_core_per_host}")

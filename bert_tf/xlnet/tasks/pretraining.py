@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.xlnet.data.pretraining import check_mask_flags
 from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_record_info,
                                                   make_parser)
 from bert_tf import checkpoint_io
@@ -58,6 +59,7 @@ def check_args(args: XLNetPretrainingArgs) -> None:
         raise FlagError(f"--reuse_len={args.reuse_len} must be below --seq_len={args.seq_len}")
     if args.mem_len < 0:
         raise FlagError(f"--mem_len={args.mem_len}: must be >= 0")
+    check_mask_flags(args)
     if args.num_predict is not None and args.num_predict <= 0:
         raise FlagError(f"--num_predict={args.num_predict}: must be > 0")
 

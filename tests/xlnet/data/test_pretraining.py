@@ -263,3 +263,16 @@ def test_num_passes_write_each_pass(golden_workdir, golden, sp_model):
     second = decoded(infos[1]["filenames"][0])
     assert infos[1]["num_batch"] == 116 and len(second) == 464
     assert any(r["is_masked"] != w.tolist() for r, w in zip(second, want["is_masked"]))
+
+
+@pytest.mark.parametrize("flag", ["mask_alpha", "mask_beta"])
+def test_mask_alpha_or_beta_zero_is_refused_naming_the_flag(flag):
+    # issue 27 item 4: --mask_alpha=0 was numpy's "a must be greater than 0" traceback.
+    args = types.SimpleNamespace(bsz_per_host=4, num_core_per_host=1, use_tpu=False,
+                                 mask_alpha=6, mask_beta=1, reuse_len=8, seq_len=16,
+                                 num_predict=None, bi_data=False, task=0, num_task=1, pass_id=0)
+    setattr(args, flag, 0)
+    with pytest.raises(FlagError, match=f"^--{flag}=0: must be at least 1"):
+        xp.check_args(args)
+    setattr(args, flag, 1)
+    assert xp.check_args(args) == 1
