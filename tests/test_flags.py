@@ -110,9 +110,10 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
     # (plus bert_tf's sliding-window flags, issue 13, unset by default, and --export_dir,
-    # the raw-text SavedModel of issue 12)
+    # the raw-text SavedModel of issue 12, and --allow_partial_init_checkpoint, issue 27)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir"])
+        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir",
+         "allow_partial_init_checkpoint"])
     assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     assert args.export_dir is None

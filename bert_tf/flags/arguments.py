@@ -42,10 +42,11 @@ XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "us
 # The TPU flags of the original BERT scripts, and bert_tf's own training flags, shared by the
 # BERT and ALBERT argument classes (groups of :func:`args_class`).
 BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
-BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype")
+BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype",
+                          "allow_partial_init_checkpoint")
 XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
-                         "adam_epsilon", "decay_method")
+                         "adam_epsilon", "decay_method", "allow_partial_init_checkpoint")
 
 
 def flag_type(name: str, profile: Profile):

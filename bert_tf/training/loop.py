@@ -60,7 +60,8 @@ Summaries = TrainSummaries  # the earlier name
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
                 ("save_checkpoints_steps", "save_checkpoints_steps"),
                 ("iterations_per_loop", "steps_per_loop"), ("use_xla", "use_xla"),
-                ("gradient_accumulation_steps", "gradient_accumulation_steps")]
+                ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                ("allow_partial_init_checkpoint", "allow_partial_init_checkpoint")]
 
 
 @dataclass
@@ -76,6 +77,8 @@ class TrainConfig:
         (spec 7.1) when :func:`train` is not given an optimizer.
       init_checkpoint: warm start (trainable variables only) when ``output_dir`` holds no
         checkpoint; None: none.
+      allow_partial_init_checkpoint: a warm start may leave encoder variables at their
+        initial values (bert_tf; :func:`bert_tf.checkpoint_checks.check_warm_start`).
       warm_started: the caller already loaded initial weights (the XLNet tasks load their
         ``--init_checkpoint`` themselves): no "from scratch" warning.
       save_checkpoints_steps: save every this many updates (and at the end); <= 0: at the end
@@ -110,6 +113,7 @@ class TrainConfig:
     num_warmup_steps: int = 0
     weight_decay_rate: float = 0.01
     init_checkpoint: Optional[str] = None
+    allow_partial_init_checkpoint: bool = False
     warm_started: bool = False
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
@@ -248,7 +252,8 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     if chief:
         remove_stale_temp_files(config.output_dir, config.basename)
     start = restore_or_warm_start(state, config.output_dir, config.init_checkpoint,
-                                  config.basename, warm_started=config.warm_started)
+                                  config.basename, warm_started=config.warm_started,
+                                  allow_partial=config.allow_partial_init_checkpoint)
     step, last_step = state.global_step, config.last_step
     latest, last_loss = start.resumed_from, None
     if step >= last_step:

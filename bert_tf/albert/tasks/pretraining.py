@@ -36,6 +36,7 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.pretrainer import AlbertPretrainer
 from bert_tf.bert.pretrainer import pretraining_loss_fn
@@ -132,6 +133,8 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
         if args.init_checkpoint and not resuming:
             report = load_albert_checkpoint(name_map, args.init_checkpoint,
                                             init_from_group0=args.init_from_group0)
+            check_finite_values(name_map, report.loaded, report.prefix)
+            check_warm_start(report, args.allow_partial_init_checkpoint)
             logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
         with strategy.scope():
             optimizer, _ = create_albert_optimizer(

@@ -54,6 +54,7 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
 from bert_tf.atomic_files import atomic_write_text
@@ -325,6 +326,8 @@ def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
     existing = checkpoint_io.existing_checkpoints(args.output_dir)
     if args.init_checkpoint and not existing:
         report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
+        check_finite_values(name_map, report.loaded, report.prefix)
+        check_warm_start(report, args.allow_partial_init_checkpoint)
         logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
     path = records.train_records(args, sp, train_examples)
     logging.info("***** Running training *****")

@@ -51,6 +51,7 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
+from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.model import BertModel
 from bert_tf.bert.tasks.args import ExtractFeaturesArgs
@@ -112,6 +113,7 @@ class FeatureExtractor:
         name_to_variable = bert_model_map(self.model)
         check_all_trainables_mapped(self.model, name_to_variable)
         report = load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
+        check_finite_values(name_to_variable, report.loaded, report.prefix)
         logging.info("%s", report.summary())
         # batches come padded to many lengths (bucket_length): one trace for all of them
         self._predictor = BatchPredictor(

@@ -228,6 +228,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     steps_per_loop = max(1, min(args.iterations, args.save_steps or args.iterations))
     train_config = loop.TrainConfig(
         args.model_dir, args.train_steps, init_checkpoint=args.init_checkpoint,
+        allow_partial_init_checkpoint=args.allow_partial_init_checkpoint,
         save_checkpoints_steps=args.save_steps or 0,
         keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
