@@ -30,7 +30,8 @@ import tensorflow as tf
 
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data.text_lines import chunks
-from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
+from bert_tf.data.tfrecord import make_example
+from bert_tf.data.tfrecord_bytes import RecordFilesTogether
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -427,20 +428,22 @@ def write_pass(shards, args, num_core: int, sp_model, pass_id: int, py_rng) -> d
     data_name, info_name = record_names(args, pass_id)
     data_path = os.path.join(tfrecord_dir, data_name)
     num_batch = 0
-    with AtomicTFRecordWriter(data_path) as writer:
+    # the records and their record_info JSON appear together or not at all (a full disk)
+    with RecordFilesTogether([data_path]) as together:
+        writer = together.writers[0]
         for batch in iter_batches(rows, row_sent_ids, start_piece_table(sp_model), args.seq_len,
                                   args.reuse_len, args.num_predict, args.bi_data, num_core,
                                   args.mask_alpha, args.mask_beta, py_rng, np_rng):
             for feature in batch:
-                writer.write(make_example(feature))
+                writer.write(make_example(feature).SerializeToString())
             num_batch += 1
         if num_batch == 0:
             raise InputDataError(
                 f"{args.input_glob}: {len(ids)} tokens give no batch of {args.bsz_per_host} rows "
                 f"of seq_len {args.seq_len} (each row needs more than seq_len tokens): give more "
                 "text or lower --bsz_per_host / --seq_len")
-    info = {"filenames": [data_path], "num_batch": num_batch}
-    atomic_write_text(os.path.join(tfrecord_dir, info_name), json.dumps(info))
+        info = {"filenames": [data_path], "num_batch": num_batch}
+        together.add_text(os.path.join(tfrecord_dir, info_name), json.dumps(info))
     return info
 
 

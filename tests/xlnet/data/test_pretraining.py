@@ -276,3 +276,15 @@ def test_mask_alpha_or_beta_zero_is_refused_naming_the_flag(flag):
         xp.check_args(args)
     setattr(args, flag, 1)
     assert xp.check_args(args) == 1
+
+
+def test_full_disk_leaves_neither_records_nor_their_info(golden_workdir, sp_model, monkeypatch):
+    # issue 27 item 3, XLNet mode: the records and record_info JSON appear together or not
+    from bert_tf.errors import OutputPathError
+    from tests.test_full_disk import fail_writes_to
+    fail_writes_to(monkeypatch, "train-0-0")
+    with pytest.raises(OutputPathError, match=r"train-0-0\.bsz-4.*: cannot write it \(No "
+                                              r"space left on device\)"):
+        xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    folder = golden_workdir / "pretraining_data"
+    assert not folder.exists() or [f for _, _, fs in os.walk(folder) for f in fs] == []
