@@ -31,6 +31,7 @@ import tensorflow as tf
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import make_example
+from bert_tf.data.text_lines import read_utf8_lines
 from bert_tf.data.tfrecord_bytes import RecordFilesTogether
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
@@ -537,10 +538,11 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     pool = worker_pool(getattr(args, "num_workers", 1), args.sp_path)
     try:
         for path in paths:
-            with tf.io.gfile.GFile(path, "r") as f:
-                ids, sent_ids, line_cnt = encode_corpus_file(
-                    f, sp_model, args.uncased, use_eod=args.use_eod,
-                    from_raw_text=args.from_raw_text, path=path, pool=pool)
+            # invalid UTF-8 dropped with a warning (the original's "ignore"); an unreadable
+            # file is one line naming it
+            ids, sent_ids, line_cnt = encode_corpus_file(
+                read_utf8_lines(path), sp_model, args.uncased, use_eod=args.use_eod,
+                from_raw_text=args.from_raw_text, path=path, pool=pool)
             if line_cnt and len(ids):
                 shards.append((ids, sent_ids))
     finally:

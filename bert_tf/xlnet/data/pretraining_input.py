@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
+from bert_tf.data.text_lines import unreadable_input
 from bert_tf.xlnet.data.pretraining import format_filename
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID
@@ -152,6 +153,8 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
                 names, num_batch = list(one["filenames"]), int(one["num_batch"])
             except (ValueError, KeyError, TypeError) as e:
                 raise InputDataError(f"{path}: not a record_info JSON ({e})") from e
+            except (tf.errors.OpError, OSError) as e:
+                raise unreadable_input(path, e) from e
             if num_passes is not None:  # the original's pass filter never triggers (spec 6.6)
                 kept = min(num_passes, len(names))
                 num_batch = int(num_batch * kept / len(names))
@@ -162,6 +165,12 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
     if missing:
         raise InputDataError(f"{missing[0]}: record file listed in its record_info JSON is "
                              f"missing ({len(missing)} of {len(info['filenames'])} missing)")
+    for f in info["filenames"]:  # permission denied: one line now, not a trace mid-training
+        try:
+            with tf.io.gfile.GFile(f, "rb") as handle:
+                handle.read(1)
+        except (tf.errors.OpError, OSError) as e:
+            raise unreadable_input(f, e) from e
     if not info["filenames"]:
         raise InputDataError(
             f"no record_info file matches {' or '.join(globs)}: the data must be made by "

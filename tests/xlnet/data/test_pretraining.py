@@ -288,3 +288,20 @@ def test_full_disk_leaves_neither_records_nor_their_info(golden_workdir, sp_mode
         xp.create_data(golden_args(), sp_model, random.Random(20190619))
     folder = golden_workdir / "pretraining_data"
     assert not folder.exists() or [f for _, _, fs in os.walk(folder) for f in fs] == []
+
+
+def test_non_utf8_input_is_dropped_with_a_warning_and_unreadable_is_one_line(
+        golden_workdir, sp_model, monkeypatch, caplog):
+    # issue 27 item 5: XLNet data on non-UTF-8 text was a UnicodeDecodeError trace.
+    import logging
+    from tests.data.test_text_lines import deny
+    text = (golden_workdir / "sotu_pretrain.txt").read_bytes()
+    (golden_workdir / "sotu_pretrain.txt").write_bytes(b"caf\xff\xfe here.\n" + text)
+    with caplog.at_level(logging.WARNING):
+        infos = xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    assert infos[0]["num_batch"] > 0
+    assert "sotu_pretrain.txt:1: invalid UTF-8 byte(s) dropped" in caplog.text
+    deny(monkeypatch, "sotu_pretrain.txt")
+    with pytest.raises(InputDataError, match=r"^sotu_pretrain\.txt: cannot read it \(permission "
+                                             r"denied\)$"):
+        xp.create_data(golden_args(save_dir="other"), sp_model, random.Random(1))

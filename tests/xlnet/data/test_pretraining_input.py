@@ -80,3 +80,22 @@ def test_record_info_is_rerooted_and_several_dirs_add_up(tmp_path, golden):
 def test_bad_perm_size(perm_size, message):
     with pytest.raises(FlagError, match=message):
         xpi.make_parser(seq_len=128, reuse_len=64, perm_size=perm_size, num_predict=21)
+
+
+def test_unreadable_record_info_or_records_are_one_line(golden, tmp_path, monkeypatch):
+    # issue 27 item 5: permission denied through tf.io.gfile was a TensorFlow trace.
+    import shutil
+    from tests.data.test_text_lines import deny
+    records = tmp_path / "tfrecords"
+    shutil.copytree(os.path.join(golden, "tfrecords"), records)
+    kwargs = dict(bsz_per_host=4, seq_len=128, reuse_len=64, bi_data=True, mask_alpha=6,
+                  mask_beta=1, uncased=False, num_predict=21)
+    info = xpi.find_record_info(str(records), "train", **kwargs)
+    deny(monkeypatch, info["filenames"][0])
+    with pytest.raises(InputDataError, match=r"\.tfrecords: cannot read it \(permission denied\)"):
+        xpi.find_record_info(str(records), "train", **kwargs)
+    monkeypatch.undo()
+    info_json = [p for p in records.iterdir() if p.name.startswith("record_info")][0]
+    deny(monkeypatch, info_json)
+    with pytest.raises(InputDataError, match=f"{info_json}: cannot read it \\(permission denied"):
+        xpi.find_record_info(str(records), "train", **kwargs)
