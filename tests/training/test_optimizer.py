@@ -341,3 +341,19 @@ def test_clipping_norm_counts_repeated_sparse_rows_unsummed_as_the_original():
     assert opt.global_norm == pytest.approx(6.0, rel=1e-6)
     np.testing.assert_allclose(opt.slot_variables()["emb/adam_m"].numpy(),
                                [[0.1, 0.1], [0.0, 0.0]], rtol=1e-6)
+
+
+def test_token_type_gradient_is_dense_as_the_original_one_hot_matmul():
+    """The original looks token types up with a one-hot matmul (dense gradient, norm over the
+    summed table); only the word embeddings' gather gives IndexedSlices."""
+    from bert_tf.bert.layers import BertEmbeddings
+    layer = BertEmbeddings(vocab_size=5, hidden_size=2, type_vocab_size=2,
+                           max_position_embeddings=4, hidden_dropout_prob=0.0)
+    ids = tf.constant([[1, 1, 2]])
+    layer(ids, tf.constant([[0, 0, 1]]))
+    with tf.GradientTape() as tape:
+        out = layer(ids, tf.constant([[0, 0, 1]]))
+        loss = tf.reduce_sum(out * tf.constant([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]))
+    word, token_type = tape.gradient(loss, [layer.word_embeddings, layer.token_type_embeddings])
+    assert isinstance(word, tf.IndexedSlices)
+    assert not isinstance(token_type, tf.IndexedSlices)
