@@ -23,7 +23,7 @@ import socket
 import stat
 import tempfile
 import uuid
-from typing import Iterator, List, TextIO
+from typing import Iterator, List, Sequence, TextIO, Tuple
 
 from absl import logging
 
@@ -288,10 +288,44 @@ def atomic_text_writer(path: str) -> Iterator[TextIO]:
                 yield f
 
 
+def write_error(path: str, error: OSError) -> OutputPathError:
+    """The one-line error of a write that failed (a full disk, a quota, an I/O error):
+    ``<path>: cannot write it (No space left on device); nothing of it was kept``."""
+    return OutputPathError(f"{display_path(path)}: cannot write it "
+                           f"({getattr(error, 'strerror', None) or error}); nothing of it was kept")
+
+
 def atomic_write_text(path: str, text: str) -> None:
-    """Writes ``text`` (UTF-8) to ``path`` atomically."""
-    with atomic_text_writer(path) as f:
-        f.write(text)
+    """Writes ``text`` (UTF-8) to ``path`` atomically.
+
+    Raises:
+      OutputPathError: the folder cannot be written, or the write failed (a full disk:
+        :func:`write_error`); ``path`` is left as it was.
+    """
+    try:
+        with atomic_text_writer(path) as f:
+            f.write(text)
+    except OSError as e:
+        raise write_error(path, e) from e
+
+
+def atomic_write_texts(items: Sequence[Tuple[str, str]]) -> None:
+    """Writes each ``(path, text)`` atomically, all together: every text is written to its
+    temporary file first, then all are renamed, so a failed write (a full disk) leaves every
+    ``path`` as it was (e.g. ``predictions.json`` never without ``nbest_predictions.json``).
+
+    Raises:
+      OutputPathError: as :func:`atomic_write_text`, naming the file that failed.
+    """
+    with contextlib.ExitStack() as stack:
+        for path, text in items:
+            try:
+                f = stack.enter_context(atomic_text_writer(path))
+                f.write(text)
+                f.flush()
+            except OSError as e:
+                raise write_error(path, e) from e
+            # leaving the stack closes each file, then renames it (the last one first)
 
 
 def move_folder(src: str, dst: str, last_file: str = "") -> None:

@@ -77,11 +77,7 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
         if not os.path.isfile(path):
             raise ConfigError(f"{path}: not found (a HF BERT folder needs config.json, "
                               f"model.safetensors and vocab.txt)")
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            hf_config = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"{config_path}: cannot read JSON ({e})") from e
+    hf_config = _read_json(config_path)
     config = convert_hf_config(hf_config, source=config_path,
                                keep_source_activation=hidden_act == "source")
     if config.hidden_act == GELU_EXACT:
@@ -154,13 +150,12 @@ KERAS_HUB_VOCAB = os.path.join("assets", "tokenizer", "vocabulary.txt")
 
 
 def _read_json(path: str) -> dict:
+    """A JSON object (a config) from ``path``; ConfigError naming it when it is missing, not
+    JSON, or not an object (a JSON list, a number)."""
     if not os.path.isfile(path):
         raise ConfigError(f"{path}: not found")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"{path}: cannot read JSON ({e})") from e
+    from bert_tf.json_files import read_json_object  # imports TensorFlow: not for --help
+    return read_json_object(path, "config")
 
 
 def _make_out_dir(out_dir: str) -> None:

@@ -144,8 +144,12 @@ class ResumableOutputs:
 
     def discard(self) -> None:
         """Closes and removes the ``.partial`` files and the state file (a run that failed on
-        bad input leaves nothing)."""
-        self.close()
+        bad input or a full disk leaves nothing)."""
+        for f in self.files:
+            try:
+                f.close()
+            except OSError:  # buffered bytes that no longer fit: the file goes anyway
+                pass
         for p in self.partials + [self.state_file]:
             try:
                 os.remove(p)

@@ -4,6 +4,7 @@ overrides) and is the one list of them (the entry points define their flags from
 the BERT and XLNet profiles and the one reader from flags to arguments."""
 import ast
 import dataclasses
+import math
 import os
 import subprocess
 import sys
@@ -109,9 +110,10 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
     # (plus bert_tf's sliding-window flags, issue 13, unset by default, and --export_dir,
-    # the raw-text SavedModel of issue 12)
+    # the raw-text SavedModel of issue 12, and --allow_partial_init_checkpoint, issue 27)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir"])
+        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir",
+         "allow_partial_init_checkpoint"])
     assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     assert args.export_dir is None
@@ -500,3 +502,30 @@ def test_unwritable_stdout_is_one_error_line(skip_teardown):
     assert proc.returncode == 1
     assert proc.stderr == ("error: cannot write to standard output "
                            "(No space left on device)\n")
+
+
+@pytest.mark.parametrize("arg", ["--learning_rate=nan", "--learning_rate=inf",
+                                 "--warmup_proportion=nan", "--num_train_epochs=-inf",
+                                 "--weight_decay=nan", "--adam_epsilon=inf"])
+def test_a_non_finite_float_flag_is_refused_naming_it(arg):
+    fv = _classifier_flag_values([arg])
+    for args_class in (ClassifierArgs, XLNetClassifierArgs):
+        if arg[2:].split("=")[0] not in args_class.__dataclass_fields__:
+            continue
+        with pytest.raises(FlagError, match="^" + arg.replace("+", r"\+") + ": not a finite"):
+            bert_flags.args_from_flags(args_class, fv)
+
+
+def test_the_poly_power_flag_and_a_nan_threshold_default():
+    from bert_tf.albert.tasks.args import AlbertPretrainingArgs
+    fv = absl_flags.FlagValues()
+    bert_flags.define_args(AlbertPretrainingArgs, flag_values=fv)
+    fv(["prog", "--poly_power=nan"])
+    with pytest.raises(FlagError, match="^--poly_power=nan: not a finite"):
+        bert_flags.args_from_flags(AlbertPretrainingArgs, fv)
+    # --threshold_to_export's default is NaN ("no threshold", the original's): given, it is kept.
+    from bert_tf.albert.tasks.args import AlbertClassifierArgs
+    fv = absl_flags.FlagValues()
+    bert_flags.define_args(AlbertClassifierArgs, flag_values=fv)
+    fv(["prog", "--threshold_to_export=nan"])
+    assert math.isnan(bert_flags.args_from_flags(AlbertClassifierArgs, fv).threshold_to_export)

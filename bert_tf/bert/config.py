@@ -8,7 +8,8 @@ key-sorted JSON with a trailing newline.
 
 import copy
 import json
-from typing import Any, Dict
+import math
+from typing import Any, Dict, Iterable
 
 
 from bert_tf.errors import ConfigError, FlagError
@@ -18,6 +19,10 @@ from bert_tf.json_files import read_json_object
 # original modeling.get_activation raises "Unsupported activation" on it: a config carrying it
 # says plainly that the original code would not run this model as it was trained.
 GELU_EXACT = "gelu_exact"
+
+# The hidden_act values the model runs (lower case, as the original's get_activation matches
+# them; "" / null mean no activation, as "linear").
+HIDDEN_ACTS = ("gelu", "relu", "tanh", "linear", GELU_EXACT)
 
 _KNOWN_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                "intermediate_size", "hidden_act", "hidden_dropout_prob",
@@ -95,7 +100,11 @@ class BertConfig:
         return config
 
     def validate(self, source: str = "bert config") -> None:
-        """Checks sizes are positive ints and H % N == 0 (original `transformer_model` check).
+        """Checks every key the model reads, before any work: sizes are positive ints and
+        H % N == 0 (original `transformer_model` check); `hidden_act` one the model runs
+        (:data:`HIDDEN_ACTS`, any case; null or "" for none); the two dropout probabilities
+        numbers in [0, 1); `initializer_range` a positive number (bert_tf: the original let
+        TensorFlow fail on them).
 
         Raises:
           ConfigError: naming ``source`` and the key.
@@ -108,6 +117,18 @@ class BertConfig:
             raise ConfigError(
                 f"{source}: The hidden size ({self.hidden_size}) is not a multiple of the number "
                 f"of attention heads ({self.num_attention_heads})")
+        act = self.hidden_act
+        if act is not None and not (isinstance(act, str) and act.lower() in HIDDEN_ACTS + ("",)):
+            raise ConfigError(f"{source}: 'hidden_act' must be one of {', '.join(HIDDEN_ACTS)}, "
+                              f"got {act!r} (the original raises \"Unsupported activation\")")
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, key)
+            if not _is_number(value) or not 0.0 <= value < 1.0:
+                raise ConfigError(f"{source}: '{key}' must be a number in [0, 1), got {value!r}")
+        value = self.initializer_range
+        if not _is_number(value) or not 0.0 < value < math.inf:
+            raise ConfigError(f"{source}: 'initializer_range' must be a positive number, got "
+                              f"{value!r}")
 
     @property
     def size_per_head(self) -> int:
@@ -132,6 +153,34 @@ class BertConfig:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.to_dict()})"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+        isinstance(value, float) and math.isnan(value))
+
+
+def check_pair_segments(config: BertConfig, source: str, what: str,
+                        examples: Iterable = None) -> None:
+    """Refuses ``type_vocab_size`` < 2 where the inputs have a segment B (segment id 1), which
+    the segment table then lacks (the original fails in TensorFlow's gather, after writing its
+    records).
+
+    Args:
+      config: the model config; source: its file (for the message); what: the input, e.g.
+        ``"task MRPC"``, ``"SQuAD"``.
+      examples: examples with ``text_b`` (None or empty: single sentences); None when every
+        input is a pair (SQuAD, pre-training).
+
+    Raises:
+      ConfigError: ``<source>: 'type_vocab_size' is 1 but <what> has sentence pairs ...``.
+    """
+    if config.type_vocab_size >= 2:
+        return
+    if examples is not None and not any(getattr(ex, "text_b", None) for ex in examples):
+        return
+    raise ConfigError(f"{source}: 'type_vocab_size' is {config.type_vocab_size} but {what} has "
+                      "sentence pairs (segment id 1): it needs 2 or more")
 
 
 def load_config_for_length(bert_config_file: str, max_seq_length: int) -> BertConfig:

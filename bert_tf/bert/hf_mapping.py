@@ -138,7 +138,7 @@ def convert_hf_config(hf_config: Mapping, source: str = "config.json",
     if pos != "absolute":
         raise ConfigError(f"{source}: position_embedding_type {pos!r} is not original BERT (absolute only)")
     act = hf_config["hidden_act"]
-    if act not in _HF_ACTIVATIONS:
+    if not isinstance(act, str) or act not in _HF_ACTIVATIONS:
         raise ConfigError(f"{source}: hidden_act {act!r} has no original BERT equivalent "
                           f"(known: {sorted(_HF_ACTIVATIONS)})")
     eps = hf_config.get("layer_norm_eps", 1e-12)

@@ -162,9 +162,12 @@ class BertEmbeddings(keras.layers.Layer):
             word = tf.einsum("bsv,vh->bsh", tf.one_hot(input_ids, self.vocab_size, dtype=table.dtype), table)
         else:
             word = tf.gather(table, input_ids)
-        # The original always looks up token types with a one-hot matmul; a gather gives the
-        # same numbers (one non-zero term per row).
-        token_type = tf.gather(tf.convert_to_tensor(self.token_type_embeddings), segment_ids)
+        # The original always looks up token types with a one-hot matmul: the same numbers as
+        # a gather, and a dense gradient, which clipping by global norm takes as it is (a
+        # gather's IndexedSlices would count each of the B*S rows; issue 27).
+        type_table = tf.convert_to_tensor(self.token_type_embeddings)
+        token_type = tf.einsum("bst,th->bsh", tf.one_hot(segment_ids, self.type_vocab_size,
+                                                         dtype=type_table.dtype), type_table)
         position = tf.convert_to_tensor(self.position_embeddings)[: tf.shape(input_ids)[1]]
         x = word + token_type + position[tf.newaxis]
         x = self.layer_norm(x)

@@ -14,6 +14,7 @@ Pure Python; TensorFlow is used only for `tf.io.gfile` and `tf.train.Example`.
 """
 
 import collections
+import math
 import os
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -85,10 +86,14 @@ _truncate_seq_pair = truncate_seq_pair  # the original's name (spec 8.4)
 def _label_id(example, label_list):
     if label_list is None:  # regression
         try:
-            return float(example.label)
+            label = float(example.label)
         except (TypeError, ValueError):
             raise InputDataError(f"example {example.guid}: label {example.label!r} is not a "
                                  "number (regression task)") from None
+        if not math.isfinite(label):
+            raise InputDataError(f"example {example.guid}: label {example.label!r} is not a "
+                                 "finite number (regression task)")
+        return label
     label_map = {label: i for (i, label) in enumerate(label_list)}
     if example.label not in label_map:
         raise InputDataError(f"example {example.guid}: unknown label {example.label!r}; valid "

@@ -14,6 +14,7 @@ used only for `tf.io.gfile`.
 """
 
 import csv
+import math
 import os
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
@@ -336,9 +337,17 @@ class QqpProcessor(DataProcessor):
 STSB_SCORE_RANGE = (0.0, 5.0)
 
 
-def warn_stsb_score_outside_range(score: float, path: str, line: int) -> None:
-    """One warning line for an STS-B score outside 0..5 (GLUE's range): the score is kept as
-    it is (the originals train on it), but it is most likely a wrong column or a typo."""
+def check_stsb_score(score: float, path: str, line: int) -> None:
+    """Refuses a NaN or infinite STS-B score (bert_tf, beyond the original, which trained NaN
+    weights on it); one warning line for a score outside 0..5 (GLUE's range): that score is
+    kept as it is (the originals train on it), but it is most likely a wrong column or a typo.
+
+    Raises:
+      InputDataError: ``<path> line <line>: score nan is not a finite number``.
+    """
+    if not math.isfinite(score):
+        raise InputDataError(f"{path} line {line}: score {score} is not a finite number "
+                             "(STS-B labels are floats)")
     low, high = STSB_SCORE_RANGE
     if not low <= score <= high:
         logging.warning("%s line %d: STS-B score %s is outside %g-%g (kept as it is; another "
@@ -370,7 +379,7 @@ class StsbProcessor(DataProcessor):
                 except ValueError:
                     raise InputDataError(f"{path} line {line}: label {row[-1]!r} is not a number "
                                          "(STS-B scores are floats)") from None
-                warn_stsb_score_outside_range(label, path, line)
+                check_stsb_score(label, path, line)
             examples.append(InputExample("%s-%s" % (set_type, row[0]), row[7], row[8], label))
         return examples
 

@@ -418,8 +418,8 @@ def write_spilled_records(spill, offsets: Sequence[int], order: Sequence[int],
     with contextlib.ExitStack() as stack:
         spilled = stack.enter_context(mmap.mmap(spill.fileno(), 0, access=mmap.ACCESS_READ)) \
             if offsets[-1] else b""
-        writers = [stack.enter_context(tfrecord_bytes.open_record_writer(f))
-                   for f in output_files]
+        # all files or none (a full disk leaves none of them; the earlier files stay)
+        writers = stack.enter_context(tfrecord_bytes.RecordFilesTogether(output_files)).writers
         num_writers = len(writers)
         for n, index in enumerate(order):
             data = spilled[offsets[index]:offsets[index + 1]]

@@ -10,7 +10,6 @@ list, checked before the corpus is read).
 """
 
 import collections
-import contextlib
 from typing import List, Sequence
 
 from absl import logging
@@ -202,9 +201,8 @@ def write_instance_to_example_files(instances: Sequence[TrainingInstance], token
     id_to_token = id_to_token_list(tokenizer.vocab)
     builder = RecordBuilder(max(tokenizer.vocab.values()), max_seq_length,
                             max_predictions_per_seq)
-    with contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(tfrecord_bytes.open_record_writer(f))
-                   for f in output_files]
+    with tfrecord_bytes.RecordFilesTogether(output_files) as together:  # all files or none
+        writers = together.writers
         for n, instance in enumerate(instances):
             data = builder.from_instance(instance, tokenizer.vocab)
             writers[n % len(writers)].write(data)

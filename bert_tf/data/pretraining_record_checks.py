@@ -9,6 +9,8 @@ from typing import Any, Callable, List
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data.text_lines import unreadable_input
+from bert_tf.data.tfrecord_bytes import count_framed_records
 from bert_tf.data.pretraining_records import (check_input_records, check_token_ids,
                                               explain_index_error, explain_parse_error,
                                               find_input_files, is_parse_error)
@@ -28,13 +30,19 @@ def checked_input_files(input_file: str, max_seq_length: int, max_predictions_pe
       the matching file names, in order.
 
     Raises:
-      FlagError: no file matches. InputDataError: records that do not fit the two lengths
-        (names the file, feature and both lengths). ConfigError: a token id >= ``vocab_size``.
+      FlagError: no file matches. InputDataError: a file cut short or damaged anywhere
+        (:func:`bert_tf.data.tfrecord_bytes.count_framed_records`), or records that do not
+        fit the two lengths (names the file, feature and both lengths). ConfigError: a token id >= ``vocab_size``.
     """
     input_files = find_input_files(input_file)
     logging.info("*** Input Files ***")
     for f in input_files:
         logging.info("  %s", f)
+    for f in input_files:  # a file cut inside a record header reads as a shorter file in TF
+        try:
+            count_framed_records(f)
+        except OSError as e:
+            raise unreadable_input(f, e) from e
     check_input_records(input_files, max_seq_length, max_predictions_per_seq)
     check_token_ids(input_files, vocab_size, config_file, config_flag=config_flag)
     return input_files

@@ -31,7 +31,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.atomic_files import atomic_write_text
-from bert_tf.errors import FlagError
+from bert_tf.data.tfrecord_bytes import count_framed_records
+from bert_tf.errors import FlagError, InputDataError
 
 FINGERPRINT_SUFFIX = ".fingerprint.json"
 REWRITE_HINT = "; pass --overwrite_data=True to rewrite it, or another --output_dir"
@@ -172,6 +173,10 @@ def check_cached_file(path: str, overwrite: bool, check: Callable[[str], None],
     if overwrite or not tf.io.gfile.exists(path):
         return
     prefix = cached_file_prefix(path)
+    try:
+        count_framed_records(path)  # cut short anywhere (TF reads a cut header as the end)
+    except InputDataError as e:
+        raise FlagError(f"{prefix}: {str(e).split(': ', 1)[-1]}{fix}") from e
     try:
         check(prefix)
     except FlagError:

@@ -397,15 +397,16 @@ def write_predictions(all_examples: Sequence, all_features: Sequence,
     Raises:
       InputDataError: a feature has no result.
     """
-    from bert_tf.atomic_files import atomic_write_text
+    from bert_tf.atomic_files import atomic_write_texts
 
     preds = compute_predictions(all_examples, all_features, all_results, n_best_size,
                                 max_answer_length, do_lower_case, version_2_with_negative,
                                 null_score_diff_threshold, verbose_logging)
     logging.info("Writing predictions to: %s", output_prediction_file)
     logging.info("Writing nbest to: %s", output_nbest_file)
-    atomic_write_text(output_prediction_file, to_json_text(preds.predictions))
-    atomic_write_text(output_nbest_file, to_json_text(preds.nbest))
+    outputs = [(output_prediction_file, to_json_text(preds.predictions)),
+               (output_nbest_file, to_json_text(preds.nbest))]
     if version_2_with_negative and output_null_log_odds_file:
-        atomic_write_text(output_null_log_odds_file, to_json_text(preds.null_odds))
+        outputs.append((output_null_log_odds_file, to_json_text(preds.null_odds)))
+    atomic_write_texts(outputs)  # together or none (a full disk leaves the earlier ones)
     return preds

@@ -44,7 +44,53 @@ def check_input_file(input_file: str) -> str:
         raise InputDataError(f"{input_file}: is a folder, expected a text file with one example per line")
     if not tf.io.gfile.exists(input_file):
         raise InputDataError(f"{input_file}: input file not found")
+    try:  # a file without read permission: one line now, not a TensorFlow trace later
+        with tf.io.gfile.GFile(input_file, "rb") as f:
+            f.read(1)
+    except (tf.errors.OpError, OSError) as e:
+        raise unreadable_input(input_file, e) from e
     return input_file
+
+
+def unreadable_input(path: str, error: Exception) -> InputDataError:
+    """``<path>: cannot read it (permission denied)``, from a ``tf.io.gfile`` or OS error."""
+    if isinstance(error, (tf.errors.PermissionDeniedError, PermissionError)):
+        reason = "permission denied"
+    else:
+        message = getattr(error, "message", None) or str(error)
+        reason = (message.strip().splitlines() or [type(error).__name__])[0]
+    return InputDataError(f"{path}: cannot read it ({reason})")
+
+
+def read_utf8_lines(path: str) -> Iterator[str]:
+    """The lines of ``path`` (any ``tf.io.gfile`` path), ending at ``\\n`` only (as
+    `GFile.readline`), decoded as UTF-8 with invalid bytes dropped and a warning naming the
+    file and line, as the originals' `convert_to_unicode(..., "ignore")`.
+
+    Raises:
+      InputDataError: the file cannot be read (:func:`unreadable_input`).
+    """
+    try:
+        f = tf.io.gfile.GFile(path, "rb")
+        f.size()
+    except (tf.errors.OpError, OSError) as e:
+        raise unreadable_input(path, e) from e
+    with f:
+        line_number = 0
+        while True:
+            try:
+                raw = f.readline()
+            except (tf.errors.OpError, OSError) as e:
+                raise unreadable_input(path, e) from e
+            if not raw:
+                break
+            line_number += 1
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                logging.warning("%s:%d: invalid UTF-8 byte(s) dropped (%s)", path, line_number,
+                                e.reason)
+                yield raw.decode("utf-8", errors="ignore")
 
 
 def read_text_examples(input_file: str) -> Iterator[TextExample]:
@@ -56,25 +102,8 @@ def read_text_examples(input_file: str) -> Iterator[TextExample]:
       InputDataError: the file is missing or unreadable (names it).
     """
     check_input_file(input_file)
-    try:
-        f = tf.io.gfile.GFile(input_file, "rb")
-        f.size()
-    except Exception as e:
-        raise InputDataError(f"{input_file}: cannot read input file ({type(e).__name__}: {e})") from e
-    with f:
-        line_number = 0
-        while True:
-            raw = f.readline()
-            if not raw:
-                break
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                line = raw.decode("utf-8", errors="ignore")
-                logging.warning("%s:%d: invalid UTF-8 byte(s) dropped (%s)", input_file,
-                                line_number + 1, e.reason)
-            yield parse_line(line_number, line)
-            line_number += 1
+    for line_number, line in enumerate(read_utf8_lines(input_file)):
+        yield parse_line(line_number, line)
 
 
 def chunks(items: Iterable, size: int) -> Iterator[List]:

@@ -62,12 +62,22 @@ class AtomicTFRecordWriter(CommitOnExit):
         self._writer.write(data)
         self.count += 1
 
-    def close(self) -> None:
+    def prepare(self) -> None:
+        """Writes out and closes the temporary file (the rename is :meth:`commit`)."""
         self._writer.close()
+
+    def commit(self) -> None:
         self._context.__exit__(None, None, None)
 
+    def close(self) -> None:
+        self.prepare()
+        self.commit()
+
     def abort(self) -> None:
-        self._writer.close()
+        try:
+            self._writer.close()
+        except Exception:  # noqa: BLE001 - the temporary file is dropped anyway
+            pass
         exit_atomic_context(self._context)
 
 

@@ -27,7 +27,8 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import numpy as np
 
 from bert_tf.atomic_files import (CommitOnExit, atomic_path, check_output_path,
-                                   exit_atomic_context)
+                                   exit_atomic_context, is_remote, write_error)
+from bert_tf.errors import InputDataError
 
 _CASTAGNOLI_REFLECTED = 0x82F63B78
 _MASK_DELTA = 0xA282EAD8
@@ -302,6 +303,65 @@ def tfrecord_frames(datas: Sequence[bytes]) -> bytes:
                     for h, hc, d, dc in zip(headers, header_crcs, datas, data_crcs))
 
 
+_HEADER = struct.Struct("<QI")  # length, masked_crc32c(length)
+
+
+def count_framed_records(path: str) -> int:
+    """The number of records of the TFRecord file ``path`` (uncompressed; local, or any
+    ``tf.io.gfile`` path), from its framing alone: every header's length CRC and the last
+    record's data CRC are checked, and the file must end exactly after a record. bert_tf:
+    TensorFlow's reader takes a file cut inside a record header for a clean end of file, so
+    a copy interrupted there read as a shorter file. Reads 12 bytes per record.
+
+    Raises:
+      InputDataError: the file is cut short or damaged (names it, the record and the byte
+        offset).
+    """
+    if is_remote(path):
+        import tensorflow as tf
+        opener, size = (lambda: tf.io.gfile.GFile(path, "rb")), tf.io.gfile.stat(path).length
+    else:
+        opener, size = (lambda: open(path, "rb")), os.path.getsize(path)
+    offset, lengths, length_crcs, offsets = 0, [], [], []
+    with opener() as f:
+        while offset < size:
+            if size - offset < _HEADER.size:
+                raise InputDataError(
+                    f"{path}: cut short inside the header of record {len(lengths)} (byte "
+                    f"{offset} of {size}): a copy interrupted mid-way?")
+            f.seek(offset)
+            header = f.read(_HEADER.size)
+            lengths.append(header[:8])
+            length_crcs.append(_HEADER.unpack(header)[1])
+            offsets.append(offset)
+            offset += _HEADER.size + _HEADER.unpack(header)[0] + 4
+            if offset > size:
+                bad = [i for i, ok in enumerate(_crcs_match(lengths, length_crcs)) if not ok]
+                n = bad[0] if bad else len(lengths) - 1
+                what = "has a damaged header" if bad else "is cut short"
+                raise InputDataError(f"{path}: record {n} {what} (byte {offsets[n]} of "
+                                     f"{size}): a copy interrupted mid-way, or not a TFRecord "
+                                     "file?")
+        bad = [i for i, ok in enumerate(_crcs_match(lengths, length_crcs)) if not ok]
+        if bad:
+            raise InputDataError(f"{path}: record {bad[0]} has a damaged header (byte "
+                                 f"{offsets[bad[0]]}): a damaged copy?")
+        if lengths:
+            f.seek(offsets[-1] + _HEADER.size)
+            data = f.read(struct.unpack("<Q", lengths[-1])[0])
+            (data_crc,) = struct.unpack("<I", f.read(4))
+            if not _crcs_match([data], [data_crc])[0]:
+                raise InputDataError(f"{path}: the last record ({len(lengths) - 1}) is damaged "
+                                     "(its data CRC does not match)")
+    return len(lengths)
+
+
+def _crcs_match(datas: Sequence[bytes], crcs: Sequence[int]) -> List[bool]:
+    if not datas:
+        return []
+    return (masked_crc32c_many(datas) == np.asarray(crcs, np.uint32)).tolist()
+
+
 class LocalTFRecordWriter(CommitOnExit):
     """A TFRecord file on local disk, written atomically (temporary file + rename on close)
     with the framing of :func:`tfrecord_frames`; the same bytes as ``tf.io.TFRecordWriter``
@@ -324,6 +384,11 @@ class LocalTFRecordWriter(CommitOnExit):
         self.count = 0
 
     def write(self, data: bytes) -> None:
+        """Appends one record.
+
+        Raises:
+          OutputPathError: the write failed (a full disk; :func:`write_error`).
+        """
         self._pending.append(data)
         self.count += 1
         if len(self._pending) >= RECORDS_PER_CRC_BATCH:
@@ -331,17 +396,106 @@ class LocalTFRecordWriter(CommitOnExit):
 
     def _flush(self) -> None:
         if self._pending:
-            self._file.write(tfrecord_frames(self._pending))
+            try:
+                self._file.write(tfrecord_frames(self._pending))
+            except OSError as e:
+                raise write_error(self.path, e) from e
             self._pending = []
 
-    def close(self) -> None:
+    def prepare(self) -> None:
+        """Writes what is buffered and closes the temporary file (the rename is
+        :meth:`commit`). Raises OutputPathError: the write failed."""
         self._flush()
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError as e:
+            raise write_error(self.path, e) from e
+
+    def commit(self) -> None:
+        """Renames the temporary file to ``path`` (after :meth:`prepare`)."""
         self._context.__exit__(None, None, None)
 
+    def close(self) -> None:
+        self.prepare()
+        self.commit()
+
     def abort(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:  # the buffered bytes of a full disk: the file is dropped anyway
+            pass
         exit_atomic_context(self._context)
+
+
+class RecordFilesTogether(CommitOnExit):
+    """Several TFRecord files (and small text files beside them) that appear together or not
+    at all: on leaving the ``with`` block every record file is written out first, then every
+    text, and only then is each renamed into place; on an error (a full disk while writing
+    any of them) all temporary files are removed and every path is left as it was.
+
+    Args:
+      paths: the record files (local: :class:`LocalTFRecordWriter`; remote: TensorFlow's
+        writer, :func:`open_record_writer`).
+
+    Attributes:
+      writers: one writer per path (``write(bytes)``, ``count``).
+
+    Raises:
+      OutputPathError: a path that cannot be written; a failed write, naming the file.
+    """
+
+    def __init__(self, paths: Sequence[str]):
+        self.writers = []
+        self._texts: List[Tuple[str, str]] = []
+        self._text_contexts = []
+        try:
+            for path in paths:
+                self.writers.append(open_record_writer(path))
+        except BaseException:
+            self.abort()
+            raise
+
+    def add_text(self, path: str, text: str) -> None:
+        """A text file (e.g. a record_info JSON) to write and rename with the records."""
+        self._texts.append((path, text))
+
+    def close(self) -> None:
+        try:
+            for writer in self.writers:
+                writer.prepare()
+            for path, text in self._texts:
+                context = atomic_path(path)
+                self._text_contexts.append(context)
+                tmp = context.__enter__()
+                try:
+                    with open_text_for_write(tmp, path) as f:
+                        f.write(text)
+                except OSError as e:
+                    raise write_error(path, e) from e
+        except BaseException:
+            self.abort()
+            raise
+        for writer in self.writers:
+            writer.commit()
+        for context in self._text_contexts:
+            context.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        for writer in self.writers:
+            writer.abort()
+        for context in self._text_contexts:
+            exit_atomic_context(context)
+        self.writers, self._text_contexts = [], []
+
+
+def open_text_for_write(tmp: str, path: str):
+    """A UTF-8 text file object for the temporary file ``tmp`` of ``path`` (local ``open``,
+    or ``tf.io.gfile.GFile`` for a remote ``path``)."""
+    from bert_tf.atomic_files import is_remote
+    if is_remote(path):
+        import tensorflow as tf
+        return tf.io.gfile.GFile(tmp, "w")
+    return open(tmp, "w", encoding="utf-8")
 
 
 def open_record_writer(path: str):

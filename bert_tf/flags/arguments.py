@@ -22,6 +22,7 @@ which path a command line takes, :func:`flag_given` whether a flag was given, an
 """
 
 import dataclasses
+import math
 from typing import Mapping, Optional, Sequence, Tuple
 
 from absl import flags
@@ -41,10 +42,11 @@ XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "us
 # The TPU flags of the original BERT scripts, and bert_tf's own training flags, shared by the
 # BERT and ALBERT argument classes (groups of :func:`args_class`).
 BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
-BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype")
+BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype",
+                          "allow_partial_init_checkpoint")
 XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
-                         "adam_epsilon", "decay_method")
+                         "adam_epsilon", "decay_method", "allow_partial_init_checkpoint")
 
 
 def flag_type(name: str, profile: Profile):
@@ -160,9 +162,26 @@ def args_from_flags(args_class, flag_values=FLAGS):
         if isinstance(flag_values, flags.FlagValues):
             if name in flag_values and flag_is_set(flag_values, name):
                 values[name] = flag_values[name].value
+                check_finite_flag(name, values[name], field.default)
         elif hasattr(flag_values, name):
             values[name] = getattr(flag_values, name)
     return args_class(**values)
+
+
+def check_finite_flag(name: str, value, default=None) -> None:
+    """Refuses a NaN or infinite value of float flag ``name`` (bert_tf, beyond the original:
+    ``--learning_rate=nan`` trained NaN weights). A value equal to a NaN default passes
+    (``--threshold_to_export``'s NaN means "no threshold", the original's).
+
+    Raises:
+      FlagError: ``--<name>=<value>: not a finite number``.
+    """
+    if FLAG_SPECS.get(name, ("",))[0] != "float" or not isinstance(value, float):
+        return
+    if math.isfinite(value) or (math.isnan(value) and isinstance(default, float)
+                                and math.isnan(default)):
+        return
+    raise FlagError(f"--{name}={value}: not a finite number")
 
 
 def flag_given(flag_values, name: str) -> bool:

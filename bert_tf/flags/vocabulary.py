@@ -90,6 +90,10 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "gradient_accumulation_steps": ("integer", 1, "(bert_tf) Accumulate gradients over this many "
                                     "batches before each optimizer step."),
     "export_dir": ("string", None, "(bert_tf) Write a SavedModel with a serving signature here."),
+    "allow_partial_init_checkpoint": ("bool", False, "(bert_tf, beyond the original) Let "
+                                      "--init_checkpoint leave encoder variables (bert/..., "
+                                      "model/transformer/...) at their initial values; without "
+                                      "it such a warm start is refused."),
     "num_workers": ("integer", 1, "(bert_tf) Number of parallel worker processes for tokenization. "
                     "BERT's create_pretraining_data.py uses them only for 16 MB of local input "
                     "or more (below that the processes cost more than they save: it runs in "

@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote
+from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote, write_error
 from bert_tf.data.sequence_pairs import BertInputs
 from bert_tf.data.text_lines import TextExample, chunks
 from bert_tf.data.windows import DocSpan, max_context_windows
@@ -278,26 +278,43 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                     window_results[r] = result
             results = [f.combine(window_results[a:b]) if isinstance(f, LineWindows)
                        else window_results[a] for f, (a, b) in zip(features, bounds)]
+            lines, embedding_lines = [], []
             for ex, f, (values, last_layer, real) in zip(chunk, features, results):
-                output.write(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
+                lines.append(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
                 if embeddings:
                     embedding = pool(last_layer, real, pooling, cls_position)
                     if normalize:
                         embedding = l2_normalize(embedding)
-                    embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
+                    embedding_lines.append(embedding_json_line(ex.unique_id, pooling,
+                                                               embedding))
                 num_tokens += len(f.tokens)
             num_lines += len(chunk)
-            if resumable is not None:
-                resumable.checkpoint(num_lines, {"num_tokens": num_tokens})
+            with _write_errors(output_file):
+                output.write("".join(lines))
+                if embeddings:
+                    embeddings.write("".join(embedding_lines))
+                if resumable is not None:
+                    resumable.checkpoint(num_lines, {"num_tokens": num_tokens})
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
                          num_tokens, num_tokens / max(time.time() - start, 1e-9))
         if resumable is not None:
-            resumable.finish()
+            with _write_errors(output_file):
+                resumable.finish()
     seconds = time.time() - start
     return {"output_file": display_path(output_file),
             "embeddings_file": display_path(embeddings_path) if embeddings_path else None,
             "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
             "tokens_per_second": num_tokens / max(seconds, 1e-9)}
+
+
+@contextlib.contextmanager
+def _write_errors(output_file: str):
+    """A failed write (a full disk) as one line naming ``output_file``: an OutputPathError,
+    so the partial files are removed (:func:`_close_resumable`) and the disk freed."""
+    try:
+        yield
+    except OSError as e:
+        raise write_error(output_file, e) from e
 
 
 def _close_resumable(resumable: ResumableOutputs, exc_type, exc, tb) -> bool:

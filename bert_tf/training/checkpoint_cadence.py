@@ -8,18 +8,25 @@ end of training), a ``checkpoint`` state file, the newest 5 bundles kept (the Es
   also uses it for its progress lines);
 * :func:`save_checkpoint` writes one bundle atomically, updates the state file and deletes the
   bundles beyond ``keep_checkpoint_max``;
+* :func:`check_finite_before_save` refuses to save non-finite weights or slots;
 * :func:`remove_stale_temp_files` deletes the temporary files of a write killed mid-way;
 * :func:`is_chief` says whether this worker writes (the Estimator's chief-only saving).
 """
 
 import os
-from typing import Any, List, Mapping
+from typing import Any, List, Mapping, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
+from bert_tf.errors import BertTfError
+
+
+class NanLossError(BertTfError):
+    """The training loss, or the weights an update gave, became NaN or infinite (as the
+    Estimator's NanTensorHook, which looked at the loss only)."""
 
 
 class Cadence:
@@ -94,6 +101,46 @@ def remove_stale_temp_files(output_dir: str, basename: str = "model.ckpt") -> Li
         tf.io.gfile.remove(f)
         removed.append(f)
     return removed
+
+
+def first_non_finite(state: Mapping[str, Any]) -> Optional[Tuple[str, float]]:
+    """The first floating-point entry of ``state`` (original name -> variable or array) that
+    holds a NaN or an infinity, as ``(name, first such value)``; None when all are finite.
+
+    bert_tf, beyond the original: the Estimator's ``NanTensorHook`` looks at the loss, which is
+    computed before the update, so a last update that makes the weights non-finite was saved.
+    """
+    for name, value in state.items():
+        value = tf.convert_to_tensor(value)
+        if not value.dtype.is_floating:
+            continue
+        bad = tf.logical_not(tf.math.is_finite(value))
+        if bool(tf.reduce_any(bad)):
+            return name, float(tf.boolean_mask(value, bad)[0])
+    return None
+
+
+def check_finite_before_save(state: Mapping[str, Any], step: int, latest: Optional[str],
+                             basename: str = "model.ckpt") -> None:
+    """Refuses to write ``<basename>-<step>`` when an entry of ``state`` is non-finite
+    (:func:`first_non_finite`); the checkpoints already written stay as they are.
+
+    Args:
+      state: original name -> variable (weights first, then slots, as ``TrainState``).
+      step: the global step about to be saved (int).
+      latest: prefix of the last checkpoint written or restored, or None.
+
+    Raises:
+      NanLossError: names the step, the variable and the last checkpoint kept.
+    """
+    found = first_non_finite(state)
+    if found is None:
+        return
+    name, value = found
+    kept = os.path.basename(latest) if latest else "none"
+    raise NanLossError(
+        f"the update to global_step {step} made {name} {value}: {basename}-{step} not "
+        f"written, last checkpoint: {kept} (training diverged: lower --learning_rate?)")
 
 
 def save_checkpoint(state: Mapping[str, Any], output_dir: str, step: int,

@@ -41,10 +41,10 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.errors import BertTfError
 from bert_tf import checkpoint_io
-from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
-                                                 save_checkpoint)
+from bert_tf.training.checkpoint_cadence import (Cadence, NanLossError,
+                                                 check_finite_before_save, is_chief,
+                                                 remove_stale_temp_files, save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
 from bert_tf.progress import ProgressReporter
 from bert_tf.training.summaries import TrainSummaries
@@ -60,11 +60,8 @@ Summaries = TrainSummaries  # the earlier name
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
                 ("save_checkpoints_steps", "save_checkpoints_steps"),
                 ("iterations_per_loop", "steps_per_loop"), ("use_xla", "use_xla"),
-                ("gradient_accumulation_steps", "gradient_accumulation_steps")]
-
-
-class NanLossError(BertTfError):
-    """The training loss became NaN or infinite (as the Estimator's NanTensorHook)."""
+                ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                ("allow_partial_init_checkpoint", "allow_partial_init_checkpoint")]
 
 
 @dataclass
@@ -80,6 +77,8 @@ class TrainConfig:
         (spec 7.1) when :func:`train` is not given an optimizer.
       init_checkpoint: warm start (trainable variables only) when ``output_dir`` holds no
         checkpoint; None: none.
+      allow_partial_init_checkpoint: a warm start may leave encoder variables at their
+        initial values (bert_tf; :func:`bert_tf.checkpoint_checks.check_warm_start`).
       warm_started: the caller already loaded initial weights (the XLNet tasks load their
         ``--init_checkpoint`` themselves): no "from scratch" warning.
       save_checkpoints_steps: save every this many updates (and at the end); <= 0: at the end
@@ -114,6 +113,7 @@ class TrainConfig:
     num_warmup_steps: int = 0
     weight_decay_rate: float = 0.01
     init_checkpoint: Optional[str] = None
+    allow_partial_init_checkpoint: bool = False
     warm_started: bool = False
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
@@ -239,8 +239,9 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
       CheckpointError: ``init_checkpoint`` or the ``output_dir`` checkpoint is unreadable or
         does not fit the model (names the variable and shapes), or ``output_dir`` is not
         writable.
-      NanLossError: the loss became NaN/inf (without loss scaling), or 100 calls in a row
-        made no update (every gradient non-finite under loss scaling).
+      NanLossError: the loss became NaN/inf (without loss scaling), 100 calls in a row
+        made no update (every gradient non-finite under loss scaling), or a checkpoint due
+        would hold a non-finite value (not written; the earlier ones stay).
     """
     strategy = strategy or tf.distribute.get_strategy()
     if optimizer is None:
@@ -251,7 +252,8 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
     if chief:
         remove_stale_temp_files(config.output_dir, config.basename)
     start = restore_or_warm_start(state, config.output_dir, config.init_checkpoint,
-                                  config.basename, warm_started=config.warm_started)
+                                  config.basename, warm_started=config.warm_started,
+                                  allow_partial=config.allow_partial_init_checkpoint)
     step, last_step = state.global_step, config.last_step
     latest, last_loss = start.resumed_from, None
     if step >= last_step:
@@ -280,6 +282,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
         bar.update(step, chunk_examples)
         if saves.due(step):
+            check_finite_before_save(state.variables, step, latest, config.basename)
             latest = save_checkpoint(state.variables, config.output_dir, step,
                                      config.keep_checkpoint_max, config.basename, chief=chief)
     bar.finish()

@@ -18,7 +18,8 @@ family's checkpoint map (original name -> variable), or a callable variable -> o
 as ``variable_names``; variables it does not name fall back to their Keras path.
 
 Clipping. ``clip_norm`` clips all gradients together by their global norm
-(``tf.clip_by_global_norm``) as the original does before ``apply_gradients``. Under a
+(``tf.clip_by_global_norm``) as the original does before ``apply_gradients``, on the
+gradients as they come: an ``IndexedSlices`` gradient's norm is over its unsummed rows. Under a
 ``tf.distribute`` strategy the per-replica gradients are summed across replicas first, so
 the norm is the one of the whole global batch (the same as on one device).
 
@@ -198,7 +199,12 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
         # Overrides the Keras TF hook that all-reduces then updates: here the gradients are
         # summed across replicas, clipped by their global norm, scaled, then applied.
-        grads = [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense, as TF1 did
+        # An IndexedSlices gradient (a gathered embedding table) stays sparse until clipped:
+        # the original clips tf.gradients as they come, so its norm counts a repeated id once
+        # per row (rows [3, 3] twice: 6.0), not over the summed row ([6, 6]: 8.485). Summing
+        # across replicas concatenates the rows of IndexedSlices, so the norm stays the one
+        # of the global batch's rows. The dense conversion comes after clipping, as TF1's
+        # apply_gradients did.
         trainable_variables = [v.value if isinstance(v, keras.Variable) else v
                                for v in trainable_variables]
         replica_ctx = tf.distribute.get_replica_context()
@@ -208,6 +214,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self._global_norm.assign(norm)
         if self.clip_norm is not None:
             grads, _ = tf.clip_by_global_norm(grads, clip_norm=self.clip_norm, use_norm=norm)
+        grads = [tf.convert_to_tensor(g) for g in grads]
         multipliers = [self._multipliers[self._get_variable_index(v)]
                        for v in trainable_variables]
         grads = [g if m == 1.0 else g * m for g, m in zip(grads, multipliers)]

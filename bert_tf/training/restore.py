@@ -19,6 +19,7 @@ from absl import logging
 
 from bert_tf.errors import CheckpointError
 from bert_tf import checkpoint_io, pending_variables
+from bert_tf.checkpoint_checks import check_finite_values
 
 # (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
 # (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
@@ -118,6 +119,7 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
     """
     if checkpoint:
         report = load_fn(name_map, checkpoint, require_all=True)
+        check_finite_values(name_map, report.loaded, report.prefix)
         step = checkpoint_global_step(report.prefix)
         logging.info("Using the checkpoint %s (global_step = %d): %s", report.prefix, step,
                      report.summary())
@@ -125,6 +127,7 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
     existing = checkpoint_io.existing_checkpoints(model_dir) if model_dir else []
     if existing:
         report = load_fn(name_map, existing[-1], require_all=True)
+        check_finite_values(name_map, report.loaded, report.prefix)
         step = checkpoint_global_step(report.prefix)
         logging.info("Using the checkpoint %s (global_step = %d)%s", report.prefix, step,
                      f"; --init_checkpoint={init_checkpoint} is ignored" if init_checkpoint
@@ -132,6 +135,7 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
         return Restored(report.prefix, step, SOURCE_MODEL_DIR, report)
     if init_checkpoint:
         report = load_fn(name_map, init_checkpoint, require_all=False)
+        check_finite_values(name_map, report.loaded, report.prefix)
         logging.info("No checkpoint in %s; using --init_checkpoint: %s", model_dir,
                      report.summary())
         if report.missing:

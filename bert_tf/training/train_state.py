@@ -16,6 +16,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.training.optimizer import AdamWeightDecay, inner_optimizer
 
 
@@ -106,7 +107,8 @@ class StartingPoint:
 def restore_or_warm_start(state: TrainState, output_dir: str,
                           init_checkpoint: Optional[str] = None,
                           basename: str = "model.ckpt",
-                          warm_started: bool = False) -> StartingPoint:
+                          warm_started: bool = False,
+                          allow_partial: bool = False) -> StartingPoint:
     """Resumes from ``output_dir``, else warm-starts from ``init_checkpoint``, else nothing.
 
     Spec 3.4, the Estimator's rules:
@@ -129,9 +131,15 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
     Returns:
       A :class:`StartingPoint`.
 
+    bert_tf, beyond the original (:mod:`bert_tf.checkpoint_checks`): a checkpoint value that
+    is NaN or infinite is an error naming the variable; a warm start that leaves encoder
+    variables at their initial values is an error unless ``allow_partial``
+    (``--allow_partial_init_checkpoint``).
+
     Raises:
       CheckpointError: the checkpoint is unreadable, ``init_checkpoint`` holds none of the
-        model's variables, or a variable is missing from the
+        model's variables (or, without ``allow_partial``, not all its encoder variables),
+        a value is not finite, or a variable is missing from the
         ``output_dir`` checkpoint, or has another shape (names the variable and both shapes).
     """
     resumed_from, warm_start = None, None
@@ -139,15 +147,19 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
         output_dir) else []
     if existing:
         resumed_from = existing[-1]
-        checkpoint_io.assign_from_checkpoint(state.variables, resumed_from, require_all=True)
+        report = checkpoint_io.assign_from_checkpoint(state.variables, resumed_from,
+                                                      require_all=True)
+        check_finite_values(state.variables, report.loaded, report.prefix)
         logging.info("Restored weights, optimizer slots and global_step=%d from %s",
                      state.global_step, resumed_from)
         if init_checkpoint:
             logging.info("init_checkpoint=%s is ignored: %s already holds a checkpoint",
                          init_checkpoint, output_dir)
     elif init_checkpoint:
-        warm_start = checkpoint_io.assign_from_checkpoint(state.trainable_by_name(),
-                                                          init_checkpoint)
+        trainable = state.trainable_by_name()
+        warm_start = checkpoint_io.assign_from_checkpoint(trainable, init_checkpoint)
+        check_finite_values(trainable, warm_start.loaded, warm_start.prefix)
+        check_warm_start(warm_start, allow_partial)
         logging.info("Warm start: %s", warm_start.summary())
     elif not warm_started:
         logging.warning("no checkpoint in %s and no --init_checkpoint: training starts from "

@@ -48,6 +48,18 @@ def test_golden_minilm_config_round_trips_byte_identical(golden_dir):
     ('{"hidden_size": 8}', "missing required key 'vocab_size'"),
     ('{"vocab_size": 10, "hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
     ('{"vocab_size": -1}', "'vocab_size' must be a positive integer"),
+    # issue 27 item 4: every key the model reads, before any work
+    ('{"vocab_size": 10, "hidden_act": "swish"}', "'hidden_act' must be one of gelu, relu"),
+    ('{"vocab_size": 10, "hidden_act": 3}', "'hidden_act' must be one of"),
+    ('{"vocab_size": 10, "hidden_dropout_prob": 1.0}',
+     r"'hidden_dropout_prob' must be a number in \[0, 1\), got 1.0"),
+    ('{"vocab_size": 10, "attention_probs_dropout_prob": -0.1}',
+     "'attention_probs_dropout_prob' must be a number in"),
+    ('{"vocab_size": 10, "hidden_dropout_prob": NaN}', "'hidden_dropout_prob' must be a number"),
+    ('{"vocab_size": 10, "hidden_dropout_prob": "0.1"}', "'hidden_dropout_prob' must be a"),
+    ('{"vocab_size": 10, "initializer_range": "0.02"}',
+     "'initializer_range' must be a positive number, got '0.02'"),
+    ('{"vocab_size": 10, "initializer_range": Infinity}', "'initializer_range' must be a"),
 ])
 def test_bad_config_files_name_the_file(tmp_path, content, message):
     path = tmp_path / "bert_config.json"
@@ -55,6 +67,36 @@ def test_bad_config_files_name_the_file(tmp_path, content, message):
     with pytest.raises(ConfigError, match=message) as e:
         BertConfig.from_json_file(str(path))
     assert str(path) in str(e.value)
+
+
+def test_the_released_keys_and_cases_pass():
+    BertConfig.from_dict({"vocab_size": 10, "hidden_act": "GELU", "hidden_dropout_prob": 0,
+                          "initializer_range": 1}).validate()
+    for act in ("relu", "tanh", "linear", "gelu_exact", "", None):
+        BertConfig(vocab_size=10, hidden_act=act).validate()
+
+
+def test_albert_config_is_checked_the_same_way(tmp_path):
+    from bert_tf.albert.config import AlbertConfig
+    path = tmp_path / "albert_config.json"
+    path.write_text('{"vocab_size": 10, "hidden_size": 8, "num_attention_heads": 2, '
+                    '"hidden_act": "gelu_new"}')
+    with pytest.raises(ConfigError, match=str(path) + ": 'hidden_act' must be one of"):
+        AlbertConfig.from_json_file(str(path))
+
+
+def test_type_vocab_size_1_is_refused_for_pairs_only():
+    from types import SimpleNamespace
+    from bert_tf.bert.config import check_pair_segments
+    config = BertConfig(vocab_size=10, type_vocab_size=1)
+    single = [SimpleNamespace(text_b=None)] * 2
+    check_pair_segments(config, "c.json", "task CoLA", single)
+    with pytest.raises(ConfigError, match=r"^c\.json: 'type_vocab_size' is 1 but task MRPC has "
+                                          r"sentence pairs \(segment id 1\): it needs 2"):
+        check_pair_segments(config, "c.json", "task MRPC", single + [SimpleNamespace(text_b="b")])
+    with pytest.raises(ConfigError, match="SQuAD"):
+        check_pair_segments(config, "c.json", "SQuAD")
+    check_pair_segments(BertConfig(vocab_size=10, type_vocab_size=2), "c.json", "SQuAD")
 
 
 def test_missing_config_file(tmp_path):

@@ -83,6 +83,20 @@ def test_missing_input_files_fail_cleanly(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_config_json_that_is_a_list_is_named(tmp_path, capsys):
+    # issue 27 item 4: a JSON list was a Python traceback
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "config.json").write_text("[1, 2]")
+    (hf / "model.safetensors").write_bytes(b"")
+    (hf / "vocab.txt").write_text("[PAD]\n")
+    assert main(["--hf_dir", str(hf), "--out_dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "config.json: expected a JSON object" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
 def test_config_that_does_not_fit_the_weights_is_refused(minilm_dir, tmp_path):
     import shutil
     hf = tmp_path / "hf"

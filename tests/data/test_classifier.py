@@ -211,6 +211,29 @@ def test_stsb_bad_score(tmp_path):
         classifier_processors.StsbProcessor().get_dev_examples(str(tmp_path))
 
 
+@pytest.mark.parametrize("score", ["nan", "inf", "-Infinity"])
+def test_stsb_non_finite_score_is_refused_in_both_families(tmp_path, score):
+    # issue 27 item 1: a NaN label trained NaN weights and was reported as divergence.
+    from bert_tf.xlnet.data import classifier as xlnet_classifier
+    header = (b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\t"
+              b"sentence2\tscore\n")
+    _write(tmp_path, "train.tsv", header + b"0\tg\tf\ty\t1\tn\tn\ta\tb\t3.2\n"
+                                  + f"1\tg\tf\ty\t1\tn\tn\ta\tb\t{score}\n".encode())
+    for processor in (classifier_processors.StsbProcessor(), xlnet_classifier.StsbProcessor()):
+        with pytest.raises(InputDataError, match=r"train\.tsv line 3: score .* is not a finite "
+                                                 r"number \(STS-B labels are floats\)"):
+            processor.get_train_examples(str(tmp_path))
+
+
+def test_regression_label_id_refuses_a_non_finite_label():
+    from bert_tf.data import classifier as bert_classifier
+    from bert_tf.xlnet.data import classifier as xlnet_classifier
+    example = bert_classifier.InputExample("train-4", "a", "b", "nan")
+    for module in (bert_classifier, xlnet_classifier):
+        with pytest.raises(InputDataError, match=r"example train-4: label 'nan' is not a finite"):
+            module._label_id(example, None)
+
+
 def test_read_tsv_no_quoting(tmp_path):
     path = _write(tmp_path, "x.tsv", b'a\t"b\tc"\td\r\n\xef\xbb\xbfe\n')
     assert classifier_processors.DataProcessor._read_tsv(path) == [["a", '"b', 'c"', "d"],

@@ -93,6 +93,25 @@ def test_round_robin_over_output_files(golden, uncased_vocab_file, tmp_path):
         assert list(tfrecord.read_examples(path)) == decoded["tf_examples"][i::3]
 
 
+def test_full_disk_leaves_no_output_file(golden, uncased_vocab_file, tmp_path, monkeypatch):
+    # issue 27 item 3: a traceback, and the first file written without the second.
+    from bert_tf.errors import OutputPathError
+    from tests.test_full_disk import fail_writes_to
+    folder, _ = golden
+    outs = [str(tmp_path / f"shard{i}.tfrecord") for i in range(2)]
+    with open(outs[0], "wb") as f:
+        f.write(b"earlier")
+    fail_writes_to(monkeypatch, "shard1")
+    with pytest.raises(OutputPathError) as caught:
+        pretraining.create_pretraining_data(
+            os.path.join(folder, "sample_text.txt"), ",".join(outs), uncased_vocab_file,
+            **COMMON_FLAGS, **GOLDEN_RUNS["tf_examples"])
+    assert str(caught.value) == (f"{outs[1]}: cannot write it (No space left on device); "
+                                 "nothing of it was kept")
+    assert sorted(os.listdir(tmp_path)) == ["shard0.tfrecord"]
+    assert open(outs[0], "rb").read() == b"earlier"
+
+
 def _documents(store):
     return [[list(seg) for seg in doc] for doc in (store[d] for d in range(len(store)))]
 

@@ -34,3 +34,24 @@ def test_truncated_file_is_named_in_one_line(tmp_path):
     msg = str(error)
     assert msg.startswith(cut + ": truncated TFRecord file (truncated record at ")
     assert "\n" not in msg and "{{node" not in msg
+
+
+def test_a_record_file_cut_anywhere_is_refused_before_training(golden_dir, tmp_path):
+    # issue 27 item 2: BERT pretraining trained on 10 of 35 records of a file cut inside the
+    # 11th record's header, exit 0 (TensorFlow's reader takes that for the end of the file).
+    from bert_tf.data.pretraining_record_checks import checked_input_files
+    from bert_tf.data.tfrecord_bytes import count_framed_records
+    src = os.path.join(golden_dir, "bert", "pretraining_data", "tf_examples.tfrecord")
+    data = open(src, "rb").read()
+    ends, pos = [], 0
+    while pos < len(data):
+        pos += 12 + int.from_bytes(data[pos:pos + 8], "little") + 4
+        ends.append(pos)
+    assert count_framed_records(src) == len(ends)
+    cut = tmp_path / "cut.tfrecord"
+    cut.write_bytes(data[:ends[9] + 7])
+    assert sum(1 for _ in tf.data.TFRecordDataset(str(cut))) == 10  # TF: a clean, short file
+    with pytest.raises(InputDataError) as caught:
+        checked_input_files(str(cut), 128, 20, 30522, "bert_config.json")
+    assert str(caught.value) == (f"{cut}: cut short inside the header of record 10 (byte "
+                                 f"{ends[9]} of {ends[9] + 7}): a copy interrupted mid-way?")

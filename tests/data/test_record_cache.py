@@ -4,6 +4,8 @@ import json
 import logging
 import os
 
+import pytest
+
 from bert_tf.data import record_cache
 
 
@@ -82,3 +84,22 @@ def test_race_check_uses_the_fingerprint(tmp_path):
     other = xlnet_race_records.cache_fingerprint(args, [{"id": "high/1.txt"}], "train")
     xlnet_race_records.check_cached_records(record, "train", 8, 1, fingerprint=other)
     assert not os.path.exists(record)  # stale: removed, to be written again
+
+
+def test_a_cached_file_cut_inside_a_header_is_not_reused(tmp_path):
+    # issue 27 item 2: TensorFlow reads a file cut inside a record header as a shorter file.
+    from bert_tf.data.tfrecord_bytes import tfrecord_frames
+    from bert_tf.errors import FlagError
+    path = tmp_path / "train.tf_record"
+    data = tfrecord_frames([b"abc"] * 3)  # 3 records of 12 + 3 + 4 = 19 bytes
+    path.write_bytes(data[:19 * 2 + 6])
+    checked = []
+    with pytest.raises(FlagError) as caught:
+        record_cache.check_cached_file(str(path), False, checked.append, fix="; rewrite it")
+    assert str(caught.value) == (
+        f"--output_dir: the cached {path} does not fit this run (it would be reused): cut short "
+        "inside the header of record 2 (byte 38 of 44): a copy interrupted mid-way?; rewrite it")
+    assert checked == []
+    path.write_bytes(data)
+    record_cache.check_cached_file(str(path), False, checked.append)
+    assert len(checked) == 1

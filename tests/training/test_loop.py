@@ -485,3 +485,32 @@ def test_kill_9_mid_run_then_resume(tmp_path):
     assert tf.train.latest_checkpoint(str(out)) == final[-1]
     assert int(tf.train.load_checkpoint(final[-1]).get_tensor("global_step")) == killed_at + 50
     assert not [f for f in os.listdir(out) if f.startswith(".tmp-")]
+
+
+class _NanAtLastStep(keras.optimizers.schedules.LearningRateSchedule):
+    """Learning rate 0.01, NaN for the update at global step ``last`` (0-based): that update
+    makes every weight NaN although the loss it was computed from is finite."""
+
+    def __init__(self, last):
+        self.last = last
+
+    def __call__(self, step):
+        return tf.where(tf.cast(step, tf.float32) >= self.last, float("nan"), 0.01)
+
+
+def test_non_finite_last_update_is_not_saved_and_the_last_good_checkpoint_stays(tmp_path):
+    model, name_map = mlp(0)
+    out = str(tmp_path / "out")
+    optimizer = AdamWeightDecay(_NanAtLastStep(3), variable_names=name_map)
+    with pytest.raises(loop.NanLossError) as caught:
+        loop.train(model, mse, dataset(), name_map, loop.TrainConfig(
+            out, num_train_steps=4, save_checkpoints_steps=2), optimizer=optimizer)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "global_step 4" in message and "model.ckpt-4 not written" in message
+    assert "bert/encoder/layer_0/dense/kernel" in message
+    assert "last checkpoint: model.ckpt-2" in message
+    assert not tf.io.gfile.glob(os.path.join(out, "model.ckpt-4*"))
+    assert checkpoint_io.latest_checkpoint(out).endswith("model.ckpt-2")
+    good = read(os.path.join(out, "model.ckpt-2"))
+    assert all(np.isfinite(v).all() for v in good.values())

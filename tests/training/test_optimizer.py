@@ -325,3 +325,35 @@ def test_mirrored_strategy_sums_replicas_then_clips():
     u_b = 0.08 / (np.sqrt(0.001 * 0.64) + 1e-6)
     np.testing.assert_allclose(b, [0.5 - 0.1 * u_b], rtol=1e-6)
     assert iterations == 1
+
+
+def test_clipping_norm_counts_repeated_sparse_rows_unsummed_as_the_original():
+    """The original clips ``tf.gradients`` as they come (``tf.clip_by_global_norm`` in
+    ``optimization.py``): an ``IndexedSlices`` gradient's norm is over its rows, a repeated id
+    counted once per row. Hand case: id 0 twice, each row [3, 3]:
+    unsummed norm sqrt(4 * 9) = 6 (the original); summed row [6, 6]: sqrt(72) = 8.485.
+    Clipped to 1: each row [0.5, 0.5], summed into row 0 -> [1, 1]; m = (1 - 0.9) * 1 = 0.1."""
+    table = keras.Variable(np.zeros([2, 2], np.float32))
+    opt = AdamWeightDecay(0.0, clip_norm=1.0, variable_names={"emb": table})
+    grad = tf.IndexedSlices(values=tf.constant([[3.0, 3.0], [3.0, 3.0]]),
+                            indices=tf.constant([0, 0]), dense_shape=tf.constant([2, 2]))
+    opt.apply([grad], [table])
+    assert opt.global_norm == pytest.approx(6.0, rel=1e-6)
+    np.testing.assert_allclose(opt.slot_variables()["emb/adam_m"].numpy(),
+                               [[0.1, 0.1], [0.0, 0.0]], rtol=1e-6)
+
+
+def test_token_type_gradient_is_dense_as_the_original_one_hot_matmul():
+    """The original looks token types up with a one-hot matmul (dense gradient, norm over the
+    summed table); only the word embeddings' gather gives IndexedSlices."""
+    from bert_tf.bert.layers import BertEmbeddings
+    layer = BertEmbeddings(vocab_size=5, hidden_size=2, type_vocab_size=2,
+                           max_position_embeddings=4, hidden_dropout_prob=0.0)
+    ids = tf.constant([[1, 1, 2]])
+    layer(ids, tf.constant([[0, 0, 1]]))
+    with tf.GradientTape() as tape:
+        out = layer(ids, tf.constant([[0, 0, 1]]))
+        loss = tf.reduce_sum(out * tf.constant([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]]))
+    word, token_type = tape.gradient(loss, [layer.word_embeddings, layer.token_type_embeddings])
+    assert isinstance(word, tf.IndexedSlices)
+    assert not isinstance(token_type, tf.IndexedSlices)

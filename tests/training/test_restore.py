@@ -127,3 +127,18 @@ def test_check_fits_assigns_nothing(tmp_path):
     with pytest.raises(CheckpointError, match="missing from the checkpoint: output_bias; hint"):
         checkpoint_io.check_fits(names, prefix, require_all=True, missing_hint="hint")
     np.testing.assert_array_equal(names["bert/w"].numpy(), np.zeros([2, 3]))
+
+
+@pytest.mark.parametrize("source", ["model_dir", "init_checkpoint", "checkpoint"])
+def test_a_non_finite_checkpoint_value_is_refused_naming_the_variable(tmp_path, source):
+    # issue 27 item 6: an all-NaN checkpoint made extract_features write NaN with exit 0.
+    w = np.ones([2, 3], np.float32)
+    w[1, 2] = np.nan
+    prefix = _write(os.path.join(str(tmp_path / "out"), "model.ckpt-4"), 4, bert__w=w,
+                    output_bias=[1.0, np.inf])
+    kwargs = {"model_dir": str(tmp_path / ("out" if source == "model_dir" else "absent"))}
+    if source != "model_dir":
+        kwargs[source] = prefix
+    with pytest.raises(CheckpointError, match=r"model\.ckpt-4: bert/w holds nan \(1 non-finite "
+                                              r"values\): not a usable checkpoint"):
+        restore.restore_for_inference(_name_map(), **kwargs)

@@ -165,3 +165,49 @@ def test_fresh_start_says_it_trains_from_scratch(tmp_path, caplog):
     with caplog.at_level(logging.INFO):  # the XLNet tasks load --init_checkpoint themselves
         restore_or_warm_start(state(), str(tmp_path / "missing"), warm_started=True)
     assert "from scratch" not in caplog.text
+
+
+def encoder_state():
+    inputs = keras.Input((3,))
+    body = keras.layers.Dense(2, name="body")
+    head = keras.layers.Dense(2, name="head")
+    model = keras.Model(inputs, head(body(inputs)))
+    name_map = {"bert/encoder/layer_0/kernel": body.kernel, "bert/encoder/layer_0/bias": body.bias,
+                "output_weights": head.kernel, "output_bias": head.bias}
+    optimizer, _ = create_optimizer(0.1, 10, 0, variable_names=name_map)
+    return TrainState.build(model, name_map, optimizer, tf.distribute.get_strategy())
+
+
+def test_warm_start_missing_encoder_variables_needs_the_flag(tmp_path, caplog):
+    # issue 27 item 6: a checkpoint missing a whole encoder layer trained it from random values.
+    init = checkpoint_io.write_checkpoint(str(tmp_path / "bert_model.ckpt"), {
+        "bert/encoder/layer_0/kernel": np.ones([3, 2], np.float32)})
+    with pytest.raises(CheckpointError) as caught:
+        restore_or_warm_start(encoder_state(), str(tmp_path / "a"), init)
+    assert str(caught.value) == (
+        f"{init}: --init_checkpoint lacks 1 encoder variables, which would train from their "
+        "initial values (bert/encoder/layer_0/bias); give --allow_partial_init_checkpoint if "
+        "that is meant")
+    with caplog.at_level(logging.WARNING):
+        start = restore_or_warm_start(encoder_state(), str(tmp_path / "b"), init,
+                                      allow_partial=True)
+    assert start.warm_start.missing == ["bert/encoder/layer_0/bias", "output_weights",
+                                        "output_bias"]
+    assert "--allow_partial_init_checkpoint" in caplog.text
+    # the task head missing alone is the normal fine-tuning start: no error
+    full = checkpoint_io.write_checkpoint(str(tmp_path / "full.ckpt"), {
+        "bert/encoder/layer_0/kernel": np.ones([3, 2], np.float32),
+        "bert/encoder/layer_0/bias": np.ones([2], np.float32)})
+    assert restore_or_warm_start(encoder_state(), str(tmp_path / "c"), full).warm_start.missing \
+        == ["output_weights", "output_bias"]
+
+
+def test_warm_start_and_resume_refuse_non_finite_values(tmp_path):
+    init = checkpoint_io.write_checkpoint(str(tmp_path / "nan.ckpt"), {
+        "cls/kernel": np.full([3, 2], np.nan, np.float32), "cls/bias": np.zeros([2], np.float32)})
+    with pytest.raises(CheckpointError, match=r"nan\.ckpt: cls/kernel holds nan \(6 non-finite"):
+        restore_or_warm_start(state(), str(tmp_path / "a"), init)
+    out = str(tmp_path / "out")
+    full_checkpoint(os.path.join(out, "model.ckpt-3"), 3, np.inf)
+    with pytest.raises(CheckpointError, match=r"model\.ckpt-3: cls/kernel holds inf"):
+        restore_or_warm_start(state(), out)

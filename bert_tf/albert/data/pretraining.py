@@ -24,7 +24,6 @@ this script are per-shard files). Pure Python + numpy; TensorFlow only for the r
 """
 
 import collections
-import contextlib
 import random
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -33,7 +32,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.atomic_files import check_output_path
-from bert_tf.data import tfrecord
+from bert_tf.data import tfrecord, tfrecord_bytes
 from bert_tf.data.pretraining import check_settings
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
 from bert_tf.data.pretraining_instances import MaskedLmInstance, iter_sequence_pairs, masked_token
@@ -490,8 +489,8 @@ def create_albert_pretraining_data(input_file: str, output_file: str,
     logging.info("*** Writing to output files ***")
     for path in output_files:
         logging.info("  %s", path)
-    with contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(tfrecord.AtomicTFRecordWriter(f)) for f in output_files]
+    with tfrecord_bytes.RecordFilesTogether(output_files) as together:  # all files or none
+        writers = together.writers
         for n, instance in enumerate(instances):
             feats = instance_to_features(instance, tokenizer.convert_tokens_to_ids,
                                          max_seq_length, max_predictions_per_seq, do_permutation)

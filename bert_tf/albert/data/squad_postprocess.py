@@ -216,10 +216,12 @@ def evaluate_v2(dataset: Sequence[Mapping], examples: Sequence, features: Sequen
 def write_predictions(preds: SquadPredictions, prediction_file: str, nbest_file: str,
                       null_odds_file: Optional[str] = None) -> None:
     """Writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json``,
-    each atomically, as the original (``json.dumps(indent=4) + "\\n"``)."""
-    from bert_tf.atomic_files import atomic_write_text
+    atomically and together (a full disk leaves all three as they were), as the original
+    (``json.dumps(indent=4) + "\\n"``)."""
+    from bert_tf.atomic_files import atomic_write_texts
 
-    atomic_write_text(prediction_file, to_json_text(preds.predictions))
-    atomic_write_text(nbest_file, to_json_text(preds.nbest))
+    outputs = [(prediction_file, to_json_text(preds.predictions)),
+               (nbest_file, to_json_text(preds.nbest))]
     if null_odds_file:
-        atomic_write_text(null_odds_file, to_json_text(preds.null_odds))
+        outputs.append((null_odds_file, to_json_text(preds.null_odds)))
+    atomic_write_texts(outputs)

@@ -50,6 +50,7 @@ from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.classifier import AlbertClassifier
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.bert.config import check_pair_segments
 from bert_tf.bert.classifier import classifier_loss_fn
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
@@ -296,6 +297,8 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     """
     config, processor, tokenizer = check_args(args)
     examples = read_task_examples(processor, args)
+    check_pair_segments(config, args.albert_config_file, f"task {args.task_name}",
+                        [ex for split in examples.values() for ex in split])
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)

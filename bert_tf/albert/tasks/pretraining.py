@@ -36,6 +36,8 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
+from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.pretrainer import AlbertPretrainer
 from bert_tf.bert.pretrainer import pretraining_loss_fn
 from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
@@ -79,6 +81,7 @@ def check_args(args: AlbertPretrainingArgs) -> AlbertConfig:
                         "mask offline with create_pretraining_data")
     check_tpu_flags(args)
     config = AlbertConfig.from_json_file(args.albert_config_file)
+    check_pair_segments(config, args.albert_config_file, "pre-training (sentence order)")
     if args.max_seq_length > config.max_position_embeddings:
         raise FlagError(f"--max_seq_length={args.max_seq_length} is longer than "
                         f"max_position_embeddings={config.max_position_embeddings} of "
@@ -130,6 +133,8 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
         if args.init_checkpoint and not resuming:
             report = load_albert_checkpoint(name_map, args.init_checkpoint,
                                             init_from_group0=args.init_from_group0)
+            check_finite_values(name_map, report.loaded, report.prefix)
+            check_warm_start(report, args.allow_partial_init_checkpoint)
             logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
         with strategy.scope():
             optimizer, _ = create_albert_optimizer(

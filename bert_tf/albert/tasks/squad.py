@@ -54,6 +54,8 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
+from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.albert.data import squad as data
@@ -127,6 +129,7 @@ def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
         if not 0.0 <= args.dropout_prob < 1.0:
             raise FlagError(f"--dropout_prob={args.dropout_prob}: must be in [0, 1)")
     config = AlbertConfig.from_json_file(args.albert_config_file)
+    check_pair_segments(config, args.albert_config_file, "SQuAD (question + context)")
     if args.max_seq_length > config.max_position_embeddings:
         raise FlagError(f"Cannot use sequence length {args.max_seq_length} because the ALBERT "
                         f"model was only trained up to sequence length "
@@ -323,6 +326,8 @@ def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
     existing = checkpoint_io.existing_checkpoints(args.output_dir)
     if args.init_checkpoint and not existing:
         report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
+        check_finite_values(name_map, report.loaded, report.prefix)
+        check_warm_start(report, args.allow_partial_init_checkpoint)
         logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
     path = records.train_records(args, sp, train_examples)
     logging.info("***** Running training *****")

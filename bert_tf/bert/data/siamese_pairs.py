@@ -8,6 +8,7 @@ the right with id 0, segment ids all 0. Kept in memory as numpy arrays (no TFRec
 pair layout has no original record format). No Keras here.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
 
@@ -59,6 +60,9 @@ def label_ids(examples: Sequence, label_list: Optional[Sequence[str]]) -> np.nda
             except (TypeError, ValueError):
                 raise InputDataError(f"example {ex.guid}: label {ex.label!r} is not a number "
                                      "(regression task)") from None
+            if not math.isfinite(out[-1]):
+                raise InputDataError(f"example {ex.guid}: label {ex.label!r} is not a finite "
+                                     "number (regression task)")
         return np.asarray(out, np.float32)
     index = {label: i for i, label in enumerate(label_list)}
     out = []

@@ -70,7 +70,7 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.classifier import BertClassifier, classifier_loss_fn
-from bert_tf.bert.config import BertConfig, load_config_for_length
+from bert_tf.bert.config import BertConfig, check_pair_segments, load_config_for_length
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_processors import DataProcessor, get_processor
@@ -315,6 +315,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
                                         args.max_seq_length)
     examples = read_task_examples(processor, args)
+    check_pair_segments(config, args.bert_config_file, f"task {args.task_name}",
+                        [ex for split in examples.values() for ex in split])
     if args.doc_stride is not None:  # a pair that does not fit the windows fails before training
         check_examples_fit_windows(examples, processor.get_labels(), args, tokenizer)
     strategy = strategy or strategy_from_flags(args)

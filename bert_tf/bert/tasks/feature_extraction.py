@@ -50,6 +50,7 @@ from absl import logging
 
 from bert_tf.atomic_files import check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
+from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.model import BertModel
 from bert_tf.bert.tasks.args import ExtractFeaturesArgs
@@ -121,7 +122,9 @@ class FeatureExtractor:
     def _restore(model: BertModel, init_checkpoint: str):
         name_to_variable = bert_model_map(model)
         check_all_trainables_mapped(model, name_to_variable)
-        return load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
+        report = load_bert_checkpoint(name_to_variable, init_checkpoint, require_all=True)
+        check_finite_values(name_to_variable, report.loaded, report.prefix)
+        return report
 
     @tf.autograph.experimental.do_not_convert  # plain ops; callers trace it in tf.functions
     def layer_outputs(self, features: Dict[str, tf.Tensor], training: bool = False):

@@ -36,7 +36,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import BertConfig, check_pair_segments
 from bert_tf.bert.pretrainer import BertPretrainer, pretraining_loss_fn
 from bert_tf.bert.tasks.args import PretrainingArgs
 from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
@@ -123,6 +123,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
     if not args.bert_config_file:
         raise FlagError("--bert_config_file is required")
     config = BertConfig.from_json_file(args.bert_config_file)
+    check_pair_segments(config, args.bert_config_file, "pre-training (next sentence)")
     check_args(args, config)
     check_tpu_flags(args)
     # before the record checks: they run TF ops, and a TF_CONFIG cluster's collective ops must

@@ -58,7 +58,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 from absl import logging
 
-from bert_tf.bert.config import BertConfig, load_config_for_length
+from bert_tf.bert.config import BertConfig, check_pair_segments, load_config_for_length
 from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
 from bert_tf.bert.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
@@ -130,6 +130,7 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     if args.do_predict and not args.predict_file:
         raise FlagError("If `do_predict` is True, then `predict_file` must be specified.")
     load_config_for_length(args.bert_config_file, args.max_seq_length)
+    check_pair_segments(config, args.bert_config_file, "SQuAD (question + context)")
     squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
 
     positive = ["n_best_size", "max_answer_length", "gradient_accumulation_steps"]

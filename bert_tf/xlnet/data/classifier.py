@@ -26,6 +26,7 @@ Pure Python; TensorFlow only for `tf.io.gfile` and `tf.train.Example`.
 
 import csv
 import io
+import math
 import os
 from typing import Callable, Dict, List, Optional, Sequence, Type
 
@@ -174,7 +175,7 @@ class StsbProcessor(XLNetGlueProcessor):
         except ValueError:
             raise InputDataError(f"{path} line {line}: score {value!r} is not a number "
                                  "(STS-B labels are floats)") from None
-        bert_processors.warn_stsb_score_outside_range(score, path, line)
+        bert_processors.check_stsb_score(score, path, line)
         return score
 
 
@@ -378,10 +379,14 @@ class LiteralSymbolReport:
 def _label_id(example, label_list):
     if label_list is None:  # regression: the raw value (the original passes it through)
         try:
-            return float(example.label)
+            label = float(example.label)
         except (TypeError, ValueError):
             raise InputDataError(f"example {example.guid}: label {example.label!r} is not a "
                                  "number (regression task)") from None
+        if not math.isfinite(label):
+            raise InputDataError(f"example {example.guid}: label {example.label!r} is not a "
+                                 "finite number (regression task)")
+        return label
     label_map = {label: i for i, label in enumerate(label_list)}
     if example.label not in label_map:
         raise InputDataError(f"example {example.guid}: unknown label {example.label!r}; valid "

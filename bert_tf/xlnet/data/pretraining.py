@@ -30,7 +30,9 @@ import tensorflow as tf
 
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data.text_lines import chunks
-from bert_tf.data.tfrecord import AtomicTFRecordWriter, make_example
+from bert_tf.data.tfrecord import make_example
+from bert_tf.data.text_lines import read_utf8_lines
+from bert_tf.data.tfrecord_bytes import RecordFilesTogether
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -427,21 +429,36 @@ def write_pass(shards, args, num_core: int, sp_model, pass_id: int, py_rng) -> d
     data_name, info_name = record_names(args, pass_id)
     data_path = os.path.join(tfrecord_dir, data_name)
     num_batch = 0
-    with AtomicTFRecordWriter(data_path) as writer:
+    # the records and their record_info JSON appear together or not at all (a full disk)
+    with RecordFilesTogether([data_path]) as together:
+        writer = together.writers[0]
         for batch in iter_batches(rows, row_sent_ids, start_piece_table(sp_model), args.seq_len,
                                   args.reuse_len, args.num_predict, args.bi_data, num_core,
                                   args.mask_alpha, args.mask_beta, py_rng, np_rng):
             for feature in batch:
-                writer.write(make_example(feature))
+                writer.write(make_example(feature).SerializeToString())
             num_batch += 1
         if num_batch == 0:
             raise InputDataError(
                 f"{args.input_glob}: {len(ids)} tokens give no batch of {args.bsz_per_host} rows "
                 f"of seq_len {args.seq_len} (each row needs more than seq_len tokens): give more "
                 "text or lower --bsz_per_host / --seq_len")
-    info = {"filenames": [data_path], "num_batch": num_batch}
-    atomic_write_text(os.path.join(tfrecord_dir, info_name), json.dumps(info))
+        info = {"filenames": [data_path], "num_batch": num_batch}
+        together.add_text(os.path.join(tfrecord_dir, info_name), json.dumps(info))
     return info
+
+
+def check_mask_flags(args) -> None:
+    """Refuses ``--mask_alpha`` / ``--mask_beta`` below 1: the span context ``n * alpha //
+    beta`` is then empty (numpy fails in ``choice``) or a division by zero.
+
+    Raises:
+      FlagError: names the flag.
+    """
+    for name in ("mask_alpha", "mask_beta"):
+        if getattr(args, name) < 1:
+            raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1 (about "
+                            "mask_beta of every mask_alpha tokens are masked)")
 
 
 def check_args(args) -> int:
@@ -450,13 +467,15 @@ def check_args(args) -> int:
     original).
 
     Raises:
-      FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``reuse_len`` not
+      FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``mask_alpha`` or
+        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``reuse_len`` not
         below ``seq_len - 3`` (the original asserts); a ``num_predict`` the masking cannot give
         (more than ``reuse_len`` / ``seq_len - reuse_len`` per half: the original loops
         forever); ``pass_id``/``num_passes``/``task`` out of range.
     """
     if args.bsz_per_host <= 0 or args.num_core_per_host <= 0:
         raise FlagError("--bsz_per_host and --num_core_per_host must be positive")
+    check_mask_flags(args)
     if args.bsz_per_host % args.num_core_per_host:
         raise FlagError(f"--bsz_per_host={args.bsz_per_host} must be a multiple of "
                         f"--num_core_per_host={args.num_core_per_host}")
@@ -519,10 +538,11 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     pool = worker_pool(getattr(args, "num_workers", 1), args.sp_path)
     try:
         for path in paths:
-            with tf.io.gfile.GFile(path, "r") as f:
-                ids, sent_ids, line_cnt = encode_corpus_file(
-                    f, sp_model, args.uncased, use_eod=args.use_eod,
-                    from_raw_text=args.from_raw_text, path=path, pool=pool)
+            # invalid UTF-8 dropped with a warning (the original's "ignore"); an unreadable
+            # file is one line naming it
+            ids, sent_ids, line_cnt = encode_corpus_file(
+                read_utf8_lines(path), sp_model, args.uncased, use_eod=args.use_eod,
+                from_raw_text=args.from_raw_text, path=path, pool=pool)
             if line_cnt and len(ids):
                 shards.append((ids, sent_ids))
     finally:

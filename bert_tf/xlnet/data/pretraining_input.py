@@ -22,6 +22,8 @@ from typing import Callable, Dict, List, Optional
 
 import tensorflow as tf
 
+from bert_tf.data.text_lines import unreadable_input
+from bert_tf.data.tfrecord_bytes import count_framed_records
 from bert_tf.xlnet.data.pretraining import format_filename
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID
@@ -122,6 +124,23 @@ def make_parser(seq_len: int, reuse_len: int, perm_size: int, num_predict: Optio
     return parser
 
 
+def check_record_count(info_path: str, record_files: List[str], expected: int) -> None:
+    """Checks that the record files a record_info JSON lists hold the records it counts
+    (``num_batch * bsz_per_host``), from the files' framing
+    (:func:`bert_tf.data.tfrecord_bytes.count_framed_records`): a copy cut short anywhere,
+    at a record boundary too, is found before training (TensorFlow's reader takes a cut
+    inside a header for the end of the file).
+
+    Raises:
+      InputDataError: a file cut short or damaged, or fewer (more) records than counted.
+    """
+    held = sum(count_framed_records(f) for f in record_files)
+    if held != expected:
+        raise InputDataError(f"{', '.join(record_files)}: {held} records, but {info_path} counts "
+                             f"{expected} (num_batch x bsz_per_host): a copy cut short, or "
+                             "files of another run?")
+
+
 def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: int,
                      reuse_len: int, bi_data: bool, mask_alpha: int, mask_beta: int,
                      uncased: bool, num_predict: Optional[int],
@@ -142,7 +161,7 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
                               mask_alpha=mask_alpha, mask_beta=mask_beta, reuse_len=reuse_len,
                               uncased=uncased, fixed_num_predict=num_predict)
     info = {"num_batch": 0, "filenames": []}
-    globs = []
+    globs, listed = [], []
     for record_dir in tfrecord_dir.split(","):
         globs.append(os.path.join(record_dir, pattern))
         for path in sorted(tf.io.gfile.glob(globs[-1])):
@@ -152,6 +171,10 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
                 names, num_batch = list(one["filenames"]), int(one["num_batch"])
             except (ValueError, KeyError, TypeError) as e:
                 raise InputDataError(f"{path}: not a record_info JSON ({e})") from e
+            except (tf.errors.OpError, OSError) as e:
+                raise unreadable_input(path, e) from e
+            listed.append((path, [os.path.join(record_dir, os.path.basename(n)) for n in names],
+                           num_batch))
             if num_passes is not None:  # the original's pass filter never triggers (spec 6.6)
                 kept = min(num_passes, len(names))
                 num_batch = int(num_batch * kept / len(names))
@@ -162,6 +185,14 @@ def find_record_info(tfrecord_dir: str, split: str, bsz_per_host: int, seq_len: 
     if missing:
         raise InputDataError(f"{missing[0]}: record file listed in its record_info JSON is "
                              f"missing ({len(missing)} of {len(info['filenames'])} missing)")
+    for f in info["filenames"]:  # permission denied: one line now, not a trace mid-training
+        try:
+            with tf.io.gfile.GFile(f, "rb") as handle:
+                handle.read(1)
+        except (tf.errors.OpError, OSError) as e:
+            raise unreadable_input(f, e) from e
+    for path, names, num_batch in listed:
+        check_record_count(path, names, num_batch * bsz_per_host)
     if not info["filenames"]:
         raise InputDataError(
             f"no record_info file matches {' or '.join(globs)}: the data must be made by "

@@ -20,7 +20,7 @@ on the file system).
 import json
 import os
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from bert_tf.errors import InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID, tokenize_fn
@@ -83,6 +83,7 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
             except (KeyError, TypeError) as e:
                 raise InputDataError(f"{path}: a RACE file needs answers, options, questions and "
                                      f"article (missing {e})") from e
+            check_race_types(data, path)
             if not len(answers) == len(options) == len(questions):
                 raise InputDataError(f"{path}: {len(questions)} questions, {len(options)} option "
                                      f"lists and {len(answers)} answers: they must be as many")
@@ -99,6 +100,29 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
                 examples.append(RaceExample(context, qa_list, ord(answer) - ord("A"), level,
                                             path, i))
     return examples
+
+
+def check_race_types(data: Dict[str, Any], path: str) -> None:
+    """Refuses a RACE file whose fields have the wrong JSON types (bert_tf: the original fails
+    in Python on them): ``article`` a string, ``questions`` and ``answers`` lists of strings,
+    ``options`` a list of lists of strings.
+
+    Raises:
+      InputDataError: ``<path>: 'article' must be a string, got a list`` (names the key).
+    """
+    def kind(value):
+        return type(value).__name__
+
+    if not isinstance(data.get("article"), str):
+        raise InputDataError(f"{path}: 'article' must be a string, got a {kind(data['article'])}")
+    for key in ("questions", "answers"):
+        value = data[key]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise InputDataError(f"{path}: '{key}' must be a list of strings")
+    options = data["options"]
+    if not isinstance(options, list) or not all(
+            isinstance(o, list) and all(isinstance(x, str) for x in o) for o in options):
+        raise InputDataError(f"{path}: 'options' must be a list of lists of strings")
 
 
 def convert_example(example: RaceExample, sp_model, max_seq_length: int, max_qa_length: int,

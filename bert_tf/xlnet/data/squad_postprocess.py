@@ -14,7 +14,7 @@ import collections
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Sequence
 
-from bert_tf.atomic_files import atomic_write_text
+from bert_tf.atomic_files import atomic_write_texts
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad_postprocess import SquadPredictions, compute_softmax, to_json_text
 from bert_tf.errors import InputDataError
@@ -116,10 +116,10 @@ def compute_predictions(examples: Sequence, features: Sequence,
 def write_predictions(preds: SquadPredictions, prediction_file: str, nbest_file: str,
                       null_odds_file: str) -> None:
     """Writes the three JSON files as the original (``json.dumps(obj, indent=4) + "\\n"``),
-    each atomically."""
-    atomic_write_text(prediction_file, to_json_text(preds.predictions))
-    atomic_write_text(nbest_file, to_json_text(preds.nbest))
-    atomic_write_text(null_odds_file, to_json_text(preds.null_odds))
+    atomically and together (a full disk leaves all three as they were)."""
+    atomic_write_texts([(prediction_file, to_json_text(preds.predictions)),
+                        (nbest_file, to_json_text(preds.nbest)),
+                        (null_odds_file, to_json_text(preds.null_odds))])
 
 
 def evaluate(dataset: Sequence[Mapping], preds: SquadPredictions) -> Dict[str, float]:

@@ -47,6 +47,7 @@ from bert_tf.data.text_lines import read_text_examples
 from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
 from bert_tf.data.windows import check_window_flags, window_spans
+from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
                                       check_pooling_flags, l2_normalize_in_graph,
@@ -177,12 +178,18 @@ class XLNetFeatureExtractor:
         self.model, report = build_from_checkpoint(
             # every weight exists after the constructor: no dummy batch
             lambda: XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len)),
-            lambda model: checkpoint_map.load_xlnet_checkpoint(
-                checkpoint_map.xlnet_variable_map(model), init_checkpoint, require_all=True,
-                untie_r=config.untie_r))
+            lambda model: self._restore(model, init_checkpoint, config.untie_r))
         logging.info("%s", report.summary())
         # left-padded inputs: run as they are (no trimming)
         self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
+
+    @staticmethod
+    def _restore(model: XLNetModel, init_checkpoint: str, untie_r: bool):
+        name_map = checkpoint_map.xlnet_variable_map(model)
+        report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
+                                                      require_all=True, untie_r=untie_r)
+        check_finite_values(name_map, report.loaded, report.prefix)
+        return report
 
     @tf.autograph.experimental.do_not_convert  # plain ops; traced in a tf.function
     def _layers(self, features, training=False):

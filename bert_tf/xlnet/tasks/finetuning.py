@@ -23,6 +23,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.training import loop
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.optimization import create_xlnet_optimizer
@@ -37,7 +38,8 @@ def global_train_batch_size(args, strategy: tf.distribute.Strategy) -> int:
 
 
 def warm_start(name_map, init_checkpoint: Optional[str], config, resume: bool,
-               model_dir: str, log_checkpoint_name: bool = False):
+               model_dir: str, log_checkpoint_name: bool = False,
+               allow_partial: bool = False):
     """Loads ``init_checkpoint`` into the model before training unless ``resume``
     (``--model_dir`` already holds checkpoints: then it is ignored, said in one line); logs
     ``Warm start: <report>`` (``Warm start from <checkpoint>: <report>`` with
@@ -51,12 +53,16 @@ def warm_start(name_map, init_checkpoint: Optional[str], config, resume: bool,
       the LoadReport of ``init_checkpoint``, or None (nothing loaded).
 
     Raises:
-      CheckpointError: an init checkpoint that does not fit.
+      CheckpointError: an init checkpoint that does not fit, holds a non-finite value, or
+        lacks encoder variables without ``allow_partial``
+        (:mod:`bert_tf.checkpoint_checks`).
     """
     report = None
     if init_checkpoint and not resume:
         report = checkpoint_map.load_xlnet_checkpoint(name_map, init_checkpoint,
                                                       untie_r=config.untie_r)
+        check_finite_values(name_map, report.loaded, report.prefix)
+        check_warm_start(report, allow_partial)
         if log_checkpoint_name:
             logging.info("Warm start from %s: %s", init_checkpoint, report.summary())
         else:
@@ -125,7 +131,8 @@ def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
     Raises:
       CheckpointError: an init checkpoint that does not fit. NanLossError: diverged.
     """
-    report = warm_start(name_map, init_checkpoint, config, resume, args.model_dir)
+    report = warm_start(name_map, init_checkpoint, config, resume, args.model_dir,
+                        allow_partial=args.allow_partial_init_checkpoint)
     optimizer = create_optimizer(args, strategy, name_map)
     train = loop.train(model, loss_fn, dataset, name_map,
                        train_config(args, warm_started=bool(init_checkpoint)),

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.xlnet.data.pretraining import check_mask_flags
 from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_record_info,
                                                   make_parser)
 from bert_tf import checkpoint_io
@@ -58,6 +59,7 @@ def check_args(args: XLNetPretrainingArgs) -> None:
         raise FlagError(f"--reuse_len={args.reuse_len} must be below --seq_len={args.seq_len}")
     if args.mem_len < 0:
         raise FlagError(f"--mem_len={args.mem_len}: must be >= 0")
+    check_mask_flags(args)
     if args.num_predict is not None and args.num_predict <= 0:
         raise FlagError(f"--num_predict={args.num_predict}: must be > 0")
 
@@ -226,6 +228,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     steps_per_loop = max(1, min(args.iterations, args.save_steps or args.iterations))
     train_config = loop.TrainConfig(
         args.model_dir, args.train_steps, init_checkpoint=args.init_checkpoint,
+        allow_partial_init_checkpoint=args.allow_partial_init_checkpoint,
         save_checkpoints_steps=args.save_steps or 0,
         keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,

@@ -512,7 +512,8 @@ def _train(r: _Run):
     """
     args, strategy, train_files = r.args, r.strategy, r.train_files
     finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
-                          args.model_dir, log_checkpoint_name=True)
+                          args.model_dir, log_checkpoint_name=True,
+                          allow_partial=args.allow_partial_init_checkpoint)
     optimizer = finetuning.create_optimizer(args, strategy, r.name_map)
     batch = finetuning.global_train_batch_size(args, strategy)
     dataset = records.train_dataset(train_files, args.max_seq_length, batch,

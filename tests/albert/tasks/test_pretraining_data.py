@@ -89,6 +89,26 @@ def test_root_script_in_albert_mode_writes_the_golden_records(tmp_path, golden_d
         assert all(mine[k] == theirs[k] for k in mine), theirs["tokens_from_ids"]
 
 
+def test_full_disk_is_one_line_and_keeps_the_earlier_output(tmp_path, golden_dir,
+                                                           uncased_vocab_file, monkeypatch):
+    # issue 27 item 3, ALBERT mode
+    from bert_tf.errors import OutputPathError
+    from tests.test_full_disk import fail_writes_to
+    flags_file = os.path.join(golden_dir, "albert", "pretraining_data", "flags.txt")
+    argv = [line for line in open(flags_file).read().splitlines()
+            if not line.startswith(("--input_file", "--output_file", "--vocab_file"))]
+    outs = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    open(outs[1], "w").write("earlier")
+    fv = _root_flag_values(argv + [
+        "--input_file=" + os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"),
+        "--output_file=" + ",".join(outs), "--vocab_file=" + uncased_vocab_file])
+    fail_writes_to(monkeypatch, "b.tfrecord")
+    with pytest.raises(OutputPathError, match=r"b\.tfrecord: cannot write it \(No space left"):
+        albert_pretraining_data.run(albert_args.read_args(AlbertDataArgs, fv))
+    assert sorted(os.listdir(tmp_path)) == ["b.tfrecord"]
+    assert open(outs[1]).read() == "earlier"
+
+
 def test_input_file_mode_rb_gives_the_golden_records_and_w_is_refused(tmp_path, golden_dir,
                                                                       uncased_vocab_file):
     """--input_file_mode=rb (bytes, decoded as UTF-8 by the original) reads the same lines as

@@ -205,8 +205,12 @@ def test_one_training_step_is_the_original_adam_weight_decay_update(head_ckpt_di
         decay = not any(s in name for s in ("LayerNorm", "layer_norm", "bias"))
         expected = p0 - lr * (m / (np.sqrt(v) + 1e-6) + (0.01 * p0 if decay else 0.0))
         assert np.allclose(after.get_tensor(name), expected, rtol=1e-5, atol=2e-7), name
-        sq_norm += float(np.sum((10.0 * m) ** 2))  # g = m / (1 - beta_1)
-    assert np.sqrt(sq_norm) <= 1.0 + 1e-4  # clipped by global norm 1.0
+        if name != "bert/embeddings/word_embeddings":
+            sq_norm += float(np.sum((10.0 * m) ** 2))  # g = m / (1 - beta_1)
+    # Clipped by global norm 1.0 as the original: over the word-embedding gradient's rows as
+    # they come (IndexedSlices, a repeated id once per row), so the summed table gradient in
+    # m may exceed the bound (issue 27); every other gradient is within it.
+    assert np.sqrt(sq_norm) <= 1.0 + 1e-4
     assert len(_records(tmp_path / "train.tf_record")) == 40
 
 

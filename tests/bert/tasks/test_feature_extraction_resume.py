@@ -206,3 +206,24 @@ def test_lines_cut_to_max_seq_length_are_counted(tmp_path):
     _featurize(TextExample(1, "a", "b"), tokenizer, 5, count)  # 5 tokens: not cut
     assert count.summary("lines") == ("1 of 2 lines were truncated to --max_seq_length=5 (the "
                                       "longest had 8 tokens with [CLS]/[SEP])")
+
+
+def test_fake_model_full_disk_is_one_line_and_frees_the_partial_files(tmp_path, monkeypatch):
+    # issue 27 item 3: a full disk was a traceback and the .partial files kept the disk full.
+    import errno
+    from bert_tf.errors import OutputPathError
+    from bert_tf.resumable_files import ResumableOutputs
+    (tmp_path / "o.jsonl").write_text("an earlier run's output\n")
+    real = ResumableOutputs.checkpoint
+
+    def checkpoint(self, done, extra=None):
+        if done > 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, done, extra)
+    monkeypatch.setattr(ResumableOutputs, "checkpoint", checkpoint)
+    with pytest.raises(OutputPathError) as caught:
+        _write(tmp_path / "o.jsonl")
+    assert str(caught.value) == (f"{tmp_path / 'o.jsonl'}: cannot write it (No space left on "
+                                 "device); nothing of it was kept")
+    assert sorted(os.listdir(tmp_path)) == ["o.jsonl"]
+    assert (tmp_path / "o.jsonl").read_text() == "an earlier run's output\n"

@@ -263,3 +263,45 @@ def test_num_passes_write_each_pass(golden_workdir, golden, sp_model):
     second = decoded(infos[1]["filenames"][0])
     assert infos[1]["num_batch"] == 116 and len(second) == 464
     assert any(r["is_masked"] != w.tolist() for r, w in zip(second, want["is_masked"]))
+
+
+@pytest.mark.parametrize("flag", ["mask_alpha", "mask_beta"])
+def test_mask_alpha_or_beta_zero_is_refused_naming_the_flag(flag):
+    # issue 27 item 4: --mask_alpha=0 was numpy's "a must be greater than 0" traceback.
+    args = types.SimpleNamespace(bsz_per_host=4, num_core_per_host=1, use_tpu=False,
+                                 mask_alpha=6, mask_beta=1, reuse_len=8, seq_len=16,
+                                 num_predict=None, bi_data=False, task=0, num_task=1, pass_id=0)
+    setattr(args, flag, 0)
+    with pytest.raises(FlagError, match=f"^--{flag}=0: must be at least 1"):
+        xp.check_args(args)
+    setattr(args, flag, 1)
+    assert xp.check_args(args) == 1
+
+
+def test_full_disk_leaves_neither_records_nor_their_info(golden_workdir, sp_model, monkeypatch):
+    # issue 27 item 3, XLNet mode: the records and record_info JSON appear together or not
+    from bert_tf.errors import OutputPathError
+    from tests.test_full_disk import fail_writes_to
+    fail_writes_to(monkeypatch, "train-0-0")
+    with pytest.raises(OutputPathError, match=r"train-0-0\.bsz-4.*: cannot write it \(No "
+                                              r"space left on device\)"):
+        xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    folder = golden_workdir / "pretraining_data"
+    assert not folder.exists() or [f for _, _, fs in os.walk(folder) for f in fs] == []
+
+
+def test_non_utf8_input_is_dropped_with_a_warning_and_unreadable_is_one_line(
+        golden_workdir, sp_model, monkeypatch, caplog):
+    # issue 27 item 5: XLNet data on non-UTF-8 text was a UnicodeDecodeError trace.
+    import logging
+    from tests.data.test_text_lines import deny
+    text = (golden_workdir / "sotu_pretrain.txt").read_bytes()
+    (golden_workdir / "sotu_pretrain.txt").write_bytes(b"caf\xff\xfe here.\n" + text)
+    with caplog.at_level(logging.WARNING):
+        infos = xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    assert infos[0]["num_batch"] > 0
+    assert "sotu_pretrain.txt:1: invalid UTF-8 byte(s) dropped" in caplog.text
+    deny(monkeypatch, "sotu_pretrain.txt")
+    with pytest.raises(InputDataError, match=r"^sotu_pretrain\.txt: cannot read it \(permission "
+                                             r"denied\)$"):
+        xp.create_data(golden_args(save_dir="other"), sp_model, random.Random(1))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.data.tfrecord_bytes import tfrecord_frames
 from bert_tf.xlnet.data import pretraining_input as xpi
 from bert_tf.errors import FlagError, InputDataError
 
@@ -69,7 +70,8 @@ def test_record_info_is_rerooted_and_several_dirs_add_up(tmp_path, golden):
         (tmp_path / d).mkdir()
         (tmp_path / d / name).write_text(json.dumps(
             {"filenames": ["/elsewhere/x.tfrecords"], "num_batch": 5}))
-        (tmp_path / d / "x.tfrecords").write_bytes(b"")  # the files must exist where re-rooted
+        # the files must exist where re-rooted, holding num_batch x bsz_per_host records
+        (tmp_path / d / "x.tfrecords").write_bytes(tfrecord_frames([b"r"] * 20))
     info = xpi.find_record_info(f"{tmp_path / 'a'},{tmp_path / 'b'}", "train", 4, 128, 64,
                                 True, 6, 1, False, 21)
     assert info == {"num_batch": 10, "filenames": [str(tmp_path / "a" / "x.tfrecords"),
@@ -80,3 +82,53 @@ def test_record_info_is_rerooted_and_several_dirs_add_up(tmp_path, golden):
 def test_bad_perm_size(perm_size, message):
     with pytest.raises(FlagError, match=message):
         xpi.make_parser(seq_len=128, reuse_len=64, perm_size=perm_size, num_predict=21)
+
+
+def test_unreadable_record_info_or_records_are_one_line(golden, tmp_path, monkeypatch):
+    # issue 27 item 5: permission denied through tf.io.gfile was a TensorFlow trace.
+    import shutil
+    from tests.data.test_text_lines import deny
+    records = tmp_path / "tfrecords"
+    shutil.copytree(os.path.join(golden, "tfrecords"), records)
+    kwargs = dict(bsz_per_host=4, seq_len=128, reuse_len=64, bi_data=True, mask_alpha=6,
+                  mask_beta=1, uncased=False, num_predict=21)
+    info = xpi.find_record_info(str(records), "train", **kwargs)
+    deny(monkeypatch, info["filenames"][0])
+    with pytest.raises(InputDataError, match=r"\.tfrecords: cannot read it \(permission denied\)"):
+        xpi.find_record_info(str(records), "train", **kwargs)
+    monkeypatch.undo()
+    info_json = [p for p in records.iterdir() if p.name.startswith("record_info")][0]
+    deny(monkeypatch, info_json)
+    with pytest.raises(InputDataError, match=f"{info_json}: cannot read it \\(permission denied"):
+        xpi.find_record_info(str(records), "train", **kwargs)
+
+
+def test_records_cut_anywhere_are_found_before_training(golden, tmp_path):
+    # issue 27 item 2: a copy cut inside a record header read as a clean, shorter file
+    # (XLNet trained on 7 of 139 batches, exit 0).
+    import shutil
+    records = tmp_path / "tfrecords"
+    shutil.copytree(os.path.join(golden, "tfrecords"), records)
+    kwargs = dict(bsz_per_host=4, seq_len=128, reuse_len=64, bi_data=True, mask_alpha=6,
+                  mask_beta=1, uncased=False, num_predict=21)
+    path = xpi.find_record_info(str(records), "train", **kwargs)["filenames"][0]
+    data = open(path, "rb").read()
+    # record boundaries from the framing: 8-byte length, 4-byte CRC, data, 4-byte CRC
+    ends, pos = [], 0
+    while pos < len(data):
+        pos += 12 + int.from_bytes(data[pos:pos + 8], "little") + 4
+        ends.append(pos)
+    assert len(ends) == 464 and pos == len(data)
+    flipped = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]  # a bit of the last record
+    for damaged, message in [(data[:ends[9] + 5], r"cut short inside the header of record 10"),
+                             (data[:ends[9] + 12 + 3], r"record 10 is cut short"),
+                             (flipped, r"the last record \(463\) is damaged")]:
+        with open(path, "wb") as f:
+            f.write(damaged)
+        with pytest.raises(InputDataError, match=message):
+            xpi.find_record_info(str(records), "train", **kwargs)
+    with open(path, "wb") as f:
+        f.write(data[:ends[9]])
+    with pytest.raises(InputDataError, match=r": 10 records, but .*record_info-train.* counts "
+                                             r"464 \(num_batch x bsz_per_host\)"):
+        xpi.find_record_info(str(records), "train", **kwargs)

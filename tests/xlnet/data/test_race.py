@@ -80,6 +80,13 @@ def test_intended_layout_by_hand(sp_model):
      "answer 'E' is not one of A, B, C, D"),
     (json.dumps({"answers": ["A"], "options": [["a"] * 3], "questions": ["q"], "article": "x"}),
      "exactly 4 options"),
+    # issue 27 item 4: wrong JSON types named, not a Python traceback
+    (json.dumps({"answers": ["A"], "options": [["a"] * 4], "questions": ["q"],
+                 "article": ["x"]}), "'article' must be a string, got a list"),
+    (json.dumps({"answers": ["A"], "options": [["a"] * 4], "questions": [7], "article": "x"}),
+     "'questions' must be a list of strings"),
+    (json.dumps({"answers": ["A"], "options": [["a", 1, "c", "d"]], "questions": ["q"],
+                 "article": "x"}), "'options' must be a list of lists of strings"),
 ])
 def test_bad_files(tmp_path, content, message):
     for level in xr.LEVELS:

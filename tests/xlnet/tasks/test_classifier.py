@@ -400,8 +400,9 @@ def test_cached_file_checks(tmp_path):
         check(three, "train", mrpc, 3, 2)
     bad = tmp_path / "bad.tf_record"
     bad.write_text("not a TFRecord at all\n")
-    with pytest.raises(FlagError, match=rf"the cached {bad} does not fit this run .*cannot read "
-                                        r"it \(DataLossError"):
+    # (issue 27 item 2: the framing is read first, and names the damaged record)
+    with pytest.raises(FlagError, match=rf"the cached {bad} does not fit this run .*record 0 "
+                                        r"has a damaged header \(byte 0 of 22\)"):
         check(str(bad), "train", mrpc, 3, 2)
 
 

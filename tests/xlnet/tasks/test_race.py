@@ -112,8 +112,10 @@ def _case_dir(tmp_path, race, qa_dir, spiece):
 
 def test_args_are_the_original_flags_with_their_defaults():
     # The same flags (field order is not meaningful: the shared groups come first).
+    # (plus bert_tf's --allow_partial_init_checkpoint, issue 27)
     assert sorted(f.name for f in dataclasses.fields(xr.XLNetRaceArgs)) == sorted(
-        XLNET_RUN_RACE_SPEC)
+        [*XLNET_RUN_RACE_SPEC, "allow_partial_init_checkpoint"])
+    assert xr.XLNetRaceArgs().allow_partial_init_checkpoint is False
     args = xr.XLNetRaceArgs()
     for name, expected in XLNET_RUN_RACE_SPEC.items():
         assert getattr(args, name) == expected, name

@@ -1,0 +1,56 @@
+"""Reading text inputs: unreadable files and invalid UTF-8 (issue 27 item 5).
+
+Root runs the tests, for whom every file is readable: permission denied is injected as
+``tf.io.gfile`` raises it (``PermissionDeniedError``)."""
+import logging
+
+import pytest
+import tensorflow as tf
+
+from bert_tf.data import text_lines
+from bert_tf.errors import InputDataError
+
+
+def deny(monkeypatch, denied_path):
+    """``tf.io.gfile.GFile(denied_path)`` raises PermissionDeniedError on reading, as
+    TensorFlow does for a file without read permission."""
+    real = tf.io.gfile.GFile
+
+    class Denied:
+        def __init__(self, path, mode="r"):
+            self.path = path
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def _deny(self, *args):
+            raise tf.errors.PermissionDeniedError(None, None, f"{self.path}; Permission denied")
+
+        size = read = readline = _deny
+
+    def gfile(path, mode="r"):
+        return Denied(path, mode) if str(path) == str(denied_path) else real(path, mode)
+    monkeypatch.setattr(tf.io.gfile, "GFile", gfile)
+
+
+def test_permission_denied_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "input.txt"
+    path.write_text("hello\n")
+    deny(monkeypatch, path)
+    with pytest.raises(InputDataError) as caught:
+        list(text_lines.read_text_examples(str(path)))
+    assert str(caught.value) == f"{path}: cannot read it (permission denied)"
+    with pytest.raises(InputDataError, match="permission denied"):
+        list(text_lines.read_utf8_lines(str(path)))
+
+
+def test_invalid_utf8_bytes_are_dropped_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"caf\xc3\xa9\nbad \xff\xfebyte\nend")
+    with caplog.at_level(logging.WARNING):
+        assert list(text_lines.read_utf8_lines(str(path))) == ["caf\u00e9\n", "bad byte\n",
+                                                                 "end"]
+    assert f"{path}:2: invalid UTF-8 byte(s) dropped" in caplog.text

@@ -1,0 +1,135 @@
+"""A full disk in every writer of several files (issue 27 item 3): one line naming the file,
+no partial output, the outputs of an earlier run as they were; the files of one run appear
+together or not at all. The failure is injected as ``OSError(errno.ENOSPC)`` at the write."""
+import errno
+import json
+import os
+
+import pytest
+
+from bert_tf import atomic_files
+from bert_tf.data import tfrecord_bytes
+from bert_tf.errors import OutputPathError
+
+ENOSPC = OSError(errno.ENOSPC, "No space left on device")
+
+
+def fail_writes_to(monkeypatch, name_part):
+    """The record files whose path holds ``name_part`` cannot be written: their first write
+    of bytes raises ``OSError(errno.ENOSPC)`` (what a full disk gives)."""
+    real = tfrecord_bytes.LocalTFRecordWriter._flush
+
+    def flush(self):
+        if name_part in os.path.basename(self.path) and self._pending:
+            self._file = _FullFile(self._file)
+        return real(self)
+    monkeypatch.setattr(tfrecord_bytes.LocalTFRecordWriter, "_flush", flush)
+
+
+class _FullFile:
+    def __init__(self, f):
+        self.f = f
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self):
+        self.f.close()
+
+
+def test_record_files_appear_together_or_not_at_all(tmp_path, monkeypatch):
+    a, b = str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")
+    with open(a, "wb") as f:
+        f.write(b"earlier")
+    real_open = open
+
+    class FullFile:
+        """The second file's bytes do not fit: its write fails."""
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):
+            self.f.close()
+
+    def fake_open(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        return FullFile(f) if "wb" in mode and len(opened) == 1 else opened.append(path) or f
+    opened = []
+    monkeypatch.setattr(tfrecord_bytes, "open", fake_open, raising=False)
+    with pytest.raises(OutputPathError) as caught:
+        with tfrecord_bytes.RecordFilesTogether([a, b]) as together:
+            together.writers[0].write(b"x")
+            together.writers[1].write(b"y")
+            together.add_text(str(tmp_path / "info.json"), "{}")
+    assert str(caught.value) == (f"{b}: cannot write it (No space left on device); nothing "
+                                 "of it was kept")
+    assert sorted(os.listdir(tmp_path)) == ["a.tfrecord"]
+    assert open(a, "rb").read() == b"earlier"
+
+
+def test_texts_written_together(tmp_path, monkeypatch):
+    first, second = tmp_path / "predictions.json", tmp_path / "nbest_predictions.json"
+    first.write_text("old predictions\n")
+    real = atomic_files.atomic_text_writer
+    count = []
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self):
+            pass
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def writer(path):
+        count.append(path)
+        with real(path) as f:
+            yield Full(f) if len(count) == 2 else f
+    monkeypatch.setattr(atomic_files, "atomic_text_writer", writer)
+    with pytest.raises(OutputPathError, match=r"nbest_predictions\.json: cannot write it \(No "
+                                              r"space left on device\)"):
+        atomic_files.atomic_write_texts([(str(first), "new\n"), (str(second), "new\n")])
+    assert sorted(os.listdir(tmp_path)) == ["predictions.json"]
+    assert first.read_text() == "old predictions\n"
+    # and without a failure both appear
+    monkeypatch.setattr(atomic_files, "atomic_text_writer", real)
+    atomic_files.atomic_write_texts([(str(first), "p\n"), (str(second), "n\n")])
+    assert (first.read_text(), second.read_text()) == ("p\n", "n\n")
+
+
+def test_atomic_write_text_full_disk_is_one_line(tmp_path, monkeypatch):
+    import builtins
+    path = tmp_path / "eval_results.txt"
+    path.write_text("earlier\n")
+    real_open = builtins.open
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fake_open(p, mode="r", *args, **kwargs):
+        f = real_open(p, mode, *args, **kwargs)
+        return Full(f) if ".tmp-" in str(p) and "w" in mode else f
+    monkeypatch.setattr(builtins, "open", fake_open)
+    with pytest.raises(OutputPathError, match=r"eval_results\.txt: cannot write it \(No space"):
+        atomic_files.atomic_write_text(str(path), "new\n")
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert sorted(os.listdir(tmp_path)) == ["eval_results.txt"]
+    assert path.read_text() == "earlier\n"
