@@ -217,3 +217,14 @@ def test_every_mrpc_and_stsb_pair(shared_data_dir, spiece, layers):
               f"sentences: {ties}")
         assert not bad, f"uncased={uncased}: {len(bad)} differ: {bad[:3]}"
         assert not ties
+
+
+@pytest.mark.parametrize("uncased", [False, True])
+def test_nul_character_keeps_the_text_after_it(layers, uncased):
+    # tf_text.regex_split stops at NUL; the lower-case map split risky rows with it and dropped
+    # everything after a NUL ("a\x00b c" -> [24]). Expected: the original prepro_utils
+    # encode_ids(sp, preprocess_text(text, lower=uncased)) on tests/golden/xlnet/spiece.model
+    # (sentencepiece 0.2.x), both cases alike.
+    texts = ["a\x00b c", "\x00", "x\x00", "a\x00\x00b c"]
+    expected = [[24, 0, 2288, 988], [20, 0], [20, 5241, 0], [24, 0, 2288, 988]]
+    assert layers[uncased].piece_ids(_utf8(texts)).to_list() == expected
