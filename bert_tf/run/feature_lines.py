@@ -12,6 +12,7 @@ nothing here imports a family.
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -315,26 +316,42 @@ def _close_resumable(resumable: ResumableOutputs, exc_type, exc, tb) -> bool:
     return False
 
 
+_HASH_CHUNK = 1 << 20
+
+
+def _content_digest(path: str) -> Optional[str]:
+    """blake2b of a file's bytes, read in 1 MiB chunks (None when unreadable)."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            for chunk in iter(lambda: f.read(_HASH_CHUNK), b""):
+                digest.update(chunk)
+    except tf.errors.OpError:
+        return None
+    return digest.hexdigest()
+
+
 def resume_key(args, paths: Mapping[str, Optional[str]]) -> Dict:
     """What a rerun of feature extraction must share with an interrupted run to continue it:
     every field of ``args`` (a dataclass of flags) and, for each of ``paths`` (name -> file or
-    checkpoint prefix), its size and modification time (``tf.io.gfile.stat``; a checkpoint
-    prefix: its ``.index`` file and data files)."""
+    checkpoint prefix), its CONTENT: a file's blake2b (1 MiB chunks); a checkpoint prefix's
+    ``.index`` file's blake2b (the index holds a CRC32C of every tensor) and its data files'
+    sizes. A file rewritten with other text but the same size and time (``cp -p``, ``touch
+    -r``) starts over; the same bytes with a new time (``touch``) still resume."""
     key = {f"--{k}": v for k, v in dataclasses.asdict(args).items()}
     for name, path in paths.items():
         if not path:
             continue
-        files = [path]
-        if not tf.io.gfile.exists(path):
-            files = sorted(tf.io.gfile.glob(path + ".index") + tf.io.gfile.glob(path + ".data-*"))
-        stats = []
-        for f in files:
+        if tf.io.gfile.exists(path):
+            key[f"{name} file"] = [[path, _content_digest(path)]]
+            continue
+        entries = [[f, _content_digest(f)] for f in tf.io.gfile.glob(path + ".index")]
+        for f in sorted(tf.io.gfile.glob(path + ".data-*")):
             try:
-                st = tf.io.gfile.stat(f)
-                stats.append([f, st.length, st.mtime_nsec])
+                entries.append([f, tf.io.gfile.stat(f).length])
             except tf.errors.OpError:
-                stats.append([f, None, None])
-        key[f"{name} file"] = stats
+                entries.append([f, None])
+        key[f"{name} file"] = entries
     return key
 
 
