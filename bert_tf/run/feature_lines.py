@@ -28,7 +28,7 @@ from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote
 from bert_tf.data.sequence_pairs import BertInputs
 from bert_tf.data.text_lines import TextExample, chunks
 from bert_tf.data.windows import DocSpan, max_context_windows
-from bert_tf.errors import BertTfError, FlagError
+from bert_tf.errors import BertTfError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.run.rounded_json import rounded_json_rows
 
@@ -207,6 +207,26 @@ def _open_output(stack: contextlib.ExitStack, path: str):
     return stack.enter_context(atomic_text_writer(path))
 
 
+def _refuse_to_empty_earlier_outputs(examples: Iterable[TextExample], paths: Sequence[str]
+                                     ) -> Iterator[TextExample]:
+    """``examples`` unchanged, or InputDataError when there is none and an earlier output of
+    ``paths`` is not empty: an empty input would replace it with an empty file (bert_tf; the
+    original wrote the empty file). Without earlier outputs an empty input writes empty files."""
+    examples = iter(examples)
+    first = next(examples, None)
+    if first is not None:
+        return itertools.chain([first], examples)
+    for path in paths:
+        try:
+            if tf.io.gfile.exists(path) and tf.io.gfile.stat(path).length > 0:
+                raise InputDataError(
+                    f"--input_file holds no line: refusing to replace the earlier {path} with "
+                    "an empty file (remove it first to write an empty output)")
+        except tf.errors.OpError:
+            continue
+    return iter(())
+
+
 def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
                         pooling: str = "none", cls_position: str = "first",
@@ -249,6 +269,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     """
     embeddings_path = output_file + ".embeddings.jsonl" if pooling != "none" else None
     paths = [output_file] + ([embeddings_path] if embeddings_path else [])
+    examples = _refuse_to_empty_earlier_outputs(examples, paths)
     start = time.time()
     num_lines = num_tokens = 0
     chunk_size = batch_size * _CHUNK_BATCHES

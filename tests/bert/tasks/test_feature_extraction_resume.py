@@ -206,3 +206,21 @@ def test_lines_cut_to_max_seq_length_are_counted(tmp_path):
     _featurize(TextExample(1, "a", "b"), tokenizer, 5, count)  # 5 tokens: not cut
     assert count.summary("lines") == ("1 of 2 lines were truncated to --max_seq_length=5 (the "
                                       "longest had 8 tokens with [CLS]/[SEP])")
+
+
+def test_empty_input_keeps_the_earlier_output(tmp_path):
+    # issue 27 item 7: an empty input replaced the earlier output (and embeddings) by empty
+    # files. Refused now, both kept; without an earlier output the empty files are written.
+    out = tmp_path / "out.jsonl"
+    _write(out, n=5)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    for key in (None, {"--layers": "-2"}):
+        with pytest.raises(InputDataError, match=f"--input_file holds no line: refusing to "
+                                                 f"replace the earlier {out} with an empty"):
+            _write(out, n=0, key=key)
+        assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+    fresh = tmp_path / "fresh" / "out.jsonl"
+    fresh.parent.mkdir()
+    assert _write(fresh, n=0)["num_lines"] == 0
+    assert fresh.read_bytes() == b"" and sorted(os.listdir(fresh.parent)) == [
+        "out.jsonl", "out.jsonl.embeddings.jsonl"]
