@@ -229,7 +229,21 @@ def locked_outputs(flag_values) -> List[Tuple[str, str]]:
             continue
         items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
         outputs.extend((item, f"--{name}") for item in items if item)
+        if name == "output_file" and _pooling(flag_values) not in (None, "none"):
+            # extract_features' derived <output_file>.embeddings.jsonl (and its .partial):
+            # another run's --output_file there would replace it or share its .partial
+            outputs.extend((f"{item}.embeddings.jsonl", "--output_file (its embeddings)")
+                           for item in items if item)
     return outputs
+
+
+def _pooling(flag_values) -> Optional[str]:
+    """The value of ``--pooling`` (given or default), or None where it is not defined."""
+    try:
+        value = flag_values["pooling"].value if "pooling" in flag_values else None
+    except Exception:  # noqa: BLE001 - unparsed flags
+        value = None
+    return value if isinstance(value, str) else None
 
 
 def output_folders(flag_values) -> List[str]:
