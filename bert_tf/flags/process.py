@@ -266,11 +266,17 @@ def check_outputs_are_not_inputs(flag_values) -> None:
     overwrote it): ``--output_file`` (each item, and extract_features' derived
     ``.embeddings.jsonl``) the same file as an ``--input_file`` item (also through a symlink
     or a hard link), or an ``--input_glob`` file that is XLNet's ``<save_dir>/corpus_info.json``
-    or inside ``<save_dir>/tfrecords``.
+    or inside ``<save_dir>/tfrecords``; ``--export_dir`` the same path as an ``--output_file``.
 
     Raises:
       FlagError: names both flags and the file.
     """
+    export_dir = _flag_value(flag_values, "export_dir")
+    if export_dir and "://" not in export_dir:
+        for path, out_flag in locked_outputs(flag_values):
+            if out_flag.startswith("--output_file") and _same_file(path, export_dir):
+                raise FlagError(f"--export_dir={export_dir} is the same path as {out_flag}="
+                                f"{path}: the SavedModel folder would take the output's place")
     inputs = _input_files(flag_values)
     if not inputs:
         return

@@ -54,3 +54,13 @@ def test_xlnet_input_glob_inside_the_save_dir_outputs_is_refused(tmp_path):
     assert err[-1] == ("error: --input_glob file proc/tfrecords/in.txt is one of the outputs "
                        "of --save_dir=proc: the run would replace its own input"), err
     assert (records / "in.txt").read_bytes() == TEXT
+
+
+def test_export_dir_over_the_output_file_is_refused(tmp_path):
+    (tmp_path / "in.txt").write_bytes(TEXT)
+    code, err = _run([_script("extract_features.py"), "--input_file=in.txt",
+                      "--output_file=out.jsonl", "--export_dir=./out.jsonl"], tmp_path)
+    assert code == 1
+    assert err[-1] == ("error: --export_dir=./out.jsonl is the same path as --output_file="
+                       "out.jsonl: the SavedModel folder would take the output's place"), err
+    assert sorted(os.listdir(tmp_path)) == ["in.txt"]

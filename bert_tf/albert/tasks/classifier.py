@@ -295,6 +295,9 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
       CheckpointError: an unreadable or non-fitting checkpoint (names the first variable).
     """
     config, processor, tokenizer = check_args(args)
+    if args.export_dir:  # before training: a bad --export_dir must not fail after it
+        from bert_tf.run import serving
+        serving.check_export_dir(args.export_dir)
     examples = read_task_examples(processor, args)
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
