@@ -287,14 +287,9 @@ def read_squad_examples(input_file: str, is_training: bool,
 
 
 def check_unique_question_ids(qas_ids: Sequence, input_file: str) -> None:
-    """Refuses a predict file where two questions share an ``id``: ``predictions.json``,
-    ``nbest_predictions.json`` and the metrics are keyed by it, so the original silently kept
-    one of them (bert_tf: an error). ``qas_ids``: str or int ids in file order (1 and "1"
-    collide, as they do as JSON keys).
-
-    Raises:
-      InputDataError: names the file, the id and how often it occurs.
-    """
+    """Raises InputDataError (naming the file, the id and its count) when two questions of a
+    predict file share an ``id`` (str or int; 1 and "1" collide as JSON keys): the predictions
+    and metrics are keyed by it, the original silently kept one (bert_tf: an error)."""
     counts = collections.Counter(str(qas_id) for qas_id in qas_ids)
     for qas_id in qas_ids:
         if counts[str(qas_id)] > 1:
