@@ -242,9 +242,18 @@ def _atomic_remote_path(path: str, suffix: str) -> Iterator[str]:
             gfile.remove(tmp)
 
 
+def write_through(path: str) -> str:
+    """The file an output ``path`` names: the target of a symlink (followed to the end), else
+    ``path``. Outputs are written through a symlink to its target, so the link stays a link
+    (the rename of a temporary file onto the link itself replaced it by a regular file;
+    bert_tf, issue 27: the originals opened the path and wrote through the link)."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
 @contextlib.contextmanager
 def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
-    """Yields a temporary path next to ``path``; renames it to ``path`` if the block succeeds.
+    """Yields a temporary path next to ``path``; renames it to ``path`` if the block succeeds
+    (a symlink ``path``: next to and onto its target, :func:`write_through`).
 
     On an exception the temporary file is removed and ``path`` is left as it was. For a
     remote ``path`` the temporary file is not created in advance (the caller writes it with
@@ -259,6 +268,7 @@ def atomic_path(path: str, suffix: str = "") -> Iterator[str]:
         with _atomic_remote_path(path, suffix) as tmp:
             yield tmp
         return
+    path = write_through(path)
     folder = os.path.dirname(os.path.abspath(path))
     remove_stale_temp_files(folder)
     try:

@@ -21,12 +21,22 @@ __all__ = ["ProgressReporter", "format_bar", "format_duration", "format_progress
 BAR_WIDTH = 24
 
 
+_DAY = 86400
+_YEAR = 365.25 * _DAY
+
+
 def format_duration(seconds: float) -> str:
     """``H:MM:SS`` of a non-negative number of seconds (rounded to the nearest second;
-    hours may exceed 24: ``90061`` -> ``25:01:01``); ``?`` for NaN/inf."""
+    hours may exceed 24: ``90061`` -> ``25:01:01``) below 1000 hours; then whole days
+    (``"41 days"``) below 1000 days, then years (``"78,767,123 years"``: an absurd
+    ``--num_train_epochs`` gave "ETA 690000000000:..." hours); ``?`` for NaN/inf."""
     if not math.isfinite(seconds):
         return "?"
     total = int(round(max(0.0, seconds)))
+    if total >= 1000 * _DAY:
+        return f"{total / _YEAR:,.0f} years"
+    if total >= 1000 * 3600:
+        return f"{total / _DAY:,.0f} days"
     return f"{total // 3600}:{total % 3600 // 60:02d}:{total % 60:02d}"
 
 

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, TextIO
 
 from absl import logging
 
-from bert_tf.atomic_files import atomic_write_text
+from bert_tf.atomic_files import atomic_write_text, write_through
 
 PARTIAL_SUFFIX = ".partial"
 STATE_SUFFIX = ".partial.state.json"
@@ -44,7 +44,7 @@ class ResumableOutputs:
     """
 
     def __init__(self, paths: Sequence[str], key: Mapping[str, Any], unit: str = "lines"):
-        self.paths = list(paths)
+        self.paths = [write_through(p) for p in paths]  # a symlink: its target
         self.partials = [p + PARTIAL_SUFFIX for p in self.paths]
         self.state_file = self.paths[0] + STATE_SUFFIX
         self.key = json.loads(json.dumps(key))  # as it reads back from the state file

@@ -65,3 +65,32 @@ def test_special_file_output_refused_not_replaced(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["pipe"]
     with pytest.raises(OutputPathError, match="not a regular file"):
         check_output_path(os.devnull)
+
+
+def test_output_that_is_a_symlink_is_written_through_to_its_target(tmp_path):
+    # issue 27 item 7: the temporary file was renamed onto the link, replacing it with a
+    # regular file; the link now stays and its target gets the new text.
+    from bert_tf.atomic_files import atomic_write_text
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "real.txt"
+    target.write_text("old\n")
+    link = tmp_path / "out.txt"
+    os.symlink(os.path.join("data", "real.txt"), link)
+    atomic_write_text(str(link), "new\n")
+    assert os.path.islink(link) and os.readlink(link) == os.path.join("data", "real.txt")
+    assert target.read_text() == "new\n"
+    assert sorted(os.listdir(tmp_path)) == ["data", "out.txt"]
+    assert os.listdir(tmp_path / "data") == ["real.txt"]
+
+
+def test_resumable_output_that_is_a_symlink_is_written_through(tmp_path):
+    from bert_tf.resumable_files import ResumableOutputs
+    target = tmp_path / "real.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "out.jsonl"
+    os.symlink("real.jsonl", link)
+    outputs = ResumableOutputs([str(link)], {"k": 1})
+    files = outputs.open()
+    files[0].write("line\n")
+    outputs.finish()
+    assert os.path.islink(link) and target.read_text() == "line\n"

@@ -144,3 +144,26 @@ def test_stale_temp_files_swept_at_start_in_every_output_folder(tmp_path, monkey
         f"{tmp_path / 'run'} (.tmp-{dead}-abc.tfrecord, 1000 bytes)",
         f"removed 1 stale temporary file(s) of processes that no longer run from "
         f"{tmp_path / 'files'} (.tmp-{dead}-x, 1000 bytes)"]
+
+
+def test_pooling_locks_the_derived_embeddings_file(tmp_path):
+    # issue 27 item 7: run 1 (--output_file=a.jsonl --pooling=mean) writes a.jsonl and
+    # a.jsonl.embeddings.jsonl (and their .partial); run 2 with --output_file=
+    # a.jsonl.embeddings.jsonl replaced run 1's embeddings or crashed on the shared .partial.
+    from absl import flags as absl_flags
+    fv = absl_flags.FlagValues()
+    absl_flags.DEFINE_string("output_file", None, "", flag_values=fv)
+    absl_flags.DEFINE_enum("pooling", "none", ["none", "cls", "mean", "max"], "", flag_values=fv)
+    fv(["prog", "--output_file=/c/a.jsonl"])
+    assert bert_flags.locked_outputs(fv) == [("/c/a.jsonl", "--output_file")]
+    fv(["prog", "--output_file=/c/a.jsonl", "--pooling=mean"])
+    assert bert_flags.locked_outputs(fv) == [
+        ("/c/a.jsonl", "--output_file"),
+        ("/c/a.jsonl.embeddings.jsonl", "--output_file (its embeddings)")]
+    # the two runs' locks meet on the derived file: the second one fails at once
+    first = acquire(str(tmp_path / "a.jsonl.embeddings.jsonl"))
+    try:
+        with pytest.raises(OutputPathError, match="another run"):
+            acquire(str(tmp_path / "a.jsonl.embeddings.jsonl"))
+    finally:
+        first.release()

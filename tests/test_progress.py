@@ -100,3 +100,14 @@ def test_log_file_gets_the_lines_and_no_bar(caplog):
     assert f.text == ""
     assert [r.getMessage().split(",")[0] for r in caplog.records] == [
         "predict: 10/10 examples (100%)"]
+
+
+def test_absurd_eta_is_printed_in_days_or_years():
+    # An absurd --num_train_epochs gave "ETA 690000000000:..." (hours). The run goes on as the
+    # original's would; the ETA reads in days (>= 1000 h) or years (>= 1000 days, 365.25 d).
+    assert format_duration(3599999) == "999:59:59"
+    assert format_duration(3600000) == "42 days"  # 41.67 days, rounded
+    assert format_duration(41 * 86400) == "984:00:00"
+    # 1 step/s, 2.484e15 steps left: 2.484e15 / 31,557,600 s = 78,713,210.4 years
+    line = format_progress("train", 10, 10 + 2484 * 10**12, 10.0, "steps")
+    assert line.endswith("ETA 78,713,210 years")

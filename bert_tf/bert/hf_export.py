@@ -27,7 +27,7 @@ from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
-from bert_tf.bert.config import BertConfig
+from bert_tf.bert.config import GELU_EXACT, BertConfig
 from bert_tf.bert.hf_mapping import ENCODER_NAMES, HEAD_NAMES, name_pattern
 from bert_tf.checkpoint_io import is_optimizer_entry
 from bert_tf.errors import ConfigError
@@ -40,8 +40,10 @@ _ENCODER_TO_HF: Tuple[Tuple[str, str, bool], ...] = tuple(
 # Heads: (original name, HF name, transpose), by HF architecture.
 _HEADS_TO_HF: Dict[str, Tuple[Tuple[str, str, bool], ...]] = HEAD_NAMES
 
-# Original hidden_act -> HF hidden_act with the same function (spec 2.7 for "gelu").
-HF_HIDDEN_ACT = {"gelu": "gelu_new", "relu": "relu", "tanh": "tanh", "linear": "linear"}
+# Original hidden_act -> HF hidden_act with the same function (spec 2.7 for "gelu"); bert_tf's
+# "gelu_exact" (written by `convert --hidden_act=source`) is HF's "gelu", the erf form.
+HF_HIDDEN_ACT = {"gelu": "gelu_new", GELU_EXACT: "gelu", "relu": "relu", "tanh": "tanh",
+                 "linear": "linear"}
 
 LAYER_NORM_EPS = 1e-12  # the original's LayerNorm epsilon (spec 2.8)
 
@@ -114,7 +116,7 @@ def hf_config_dict(config: BertConfig, architecture: str = "BertModel", num_labe
     """A HF `config.json` dict for ``config`` (the original's 11 keys, HF's spelling of them).
 
     ``hidden_act`` maps through :data:`HF_HIDDEN_ACT` (``"gelu"`` -> ``"gelu_new"``, the tanh
-    form); `layer_norm_eps` is the original's 1e-12, `position_embedding_type` absolute. Other
+    form; ``"gelu_exact"`` -> ``"gelu"``, the erf form); `layer_norm_eps` is the original's 1e-12, `position_embedding_type` absolute. Other
     keys of ``config`` (e.g. the multilingual configs' `directionality`, `pooler_*`) are kept,
     as HF keeps unknown keys.
 

@@ -69,7 +69,16 @@ class DataProcessor:
         Raises:
           InputDataError: the file is missing, unreadable or has no data row.
         """
-        path, rows = self._read_rows(data_dir, self.test_file[0])
+        return self.get_ids(data_dir, self.test_file[0])
+
+    def get_ids(self, data_dir: str, filename: str) -> List[str]:
+        """(bert_tf) Column 0 of each data row of ``<data_dir>/<filename>``, in example order
+        (the original ALBERT's guids; :meth:`get_test_ids` for the test file).
+
+        Raises:
+          InputDataError: the file is missing, unreadable or has no data row.
+        """
+        path, rows = self._read_rows(data_dir, filename)
         return [row[0] if row else "" for _, _, row in self._data_rows(rows, path)]
 
     def _examples_of(self, data_dir: str, filename: str, set_type: str) -> List[InputExample]:

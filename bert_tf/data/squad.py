@@ -276,12 +276,26 @@ def read_squad_examples(input_file: str, is_training: bool,
                     start_position=start_position,
                     end_position=end_position,
                     is_impossible=is_impossible))
+    if not is_training:
+        check_unique_question_ids([ex.qas_id for ex in examples], input_file)
     if num_skipped:
         logging.warning("%s: skipped %d of %d questions whose answer could not be found in the "
                         "context", input_file, num_skipped, num_questions)
     if num_questions == 0:
         logging.warning("%s: the file holds no question", input_file)
     return examples
+
+
+def check_unique_question_ids(qas_ids: Sequence, input_file: str) -> None:
+    """Raises InputDataError (naming the file, the id and its count) when two questions of a
+    predict file share an ``id`` (str or int; 1 and "1" collide as JSON keys): the predictions
+    and metrics are keyed by it, the original silently kept one (bert_tf: an error)."""
+    counts = collections.Counter(str(qas_id) for qas_id in qas_ids)
+    for qas_id in qas_ids:
+        if counts[str(qas_id)] > 1:
+            raise InputDataError(
+                f"{input_file}: question id {qas_id!r} occurs {counts[str(qas_id)]} times; "
+                "predictions and metrics are keyed by id, so every question needs its own")
 
 
 def check_squad_layout(input_json, input_file: str) -> List[Mapping]:

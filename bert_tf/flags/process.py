@@ -66,6 +66,7 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         sys.stdout = _StdoutGuard(stdout)
         try:
             check_no_positional_arguments(argv)
+            check_outputs_are_not_inputs(FLAGS)
             with output_locks(locked_outputs(FLAGS)):
                 for folder in output_folders(FLAGS):
                     remove_stale_temp_files(folder)
@@ -229,7 +230,80 @@ def locked_outputs(flag_values) -> List[Tuple[str, str]]:
             continue
         items = [v.strip() for v in value.split(",")] if name == "output_file" else [value]
         outputs.extend((item, f"--{name}") for item in items if item)
+        if name == "output_file" and _pooling(flag_values) not in (None, "none"):
+            # extract_features' derived <output_file>.embeddings.jsonl (and its .partial):
+            # another run's --output_file there would replace it or share its .partial
+            outputs.extend((f"{item}.embeddings.jsonl", "--output_file (its embeddings)")
+                           for item in items if item)
     return outputs
+
+
+def _input_files(flag_values) -> List[Tuple[str, str]]:
+    """``(file, "--flag")`` for the local files ``--input_file`` (comma-separated files or
+    globs) and ``--input_glob`` name (remote ones are left out)."""
+    import glob as globs
+
+    found = []
+    for name in ("input_file", "input_glob"):
+        value = _flag_value(flag_values, name)
+        for item in (v.strip() for v in (value or "").split(",")):
+            if item and "://" not in item:
+                found.extend((f, f"--{name}") for f in sorted(globs.glob(item)) or [item])
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):  # symlinks, "./x" vs "x"
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def check_outputs_are_not_inputs(flag_values) -> None:
+    """Refuses a run whose output would replace one of its inputs (bert_tf; the originals
+    overwrote it): ``--output_file`` (each item, and extract_features' derived
+    ``.embeddings.jsonl``) the same file as an ``--input_file`` item (also through a symlink
+    or a hard link), or an ``--input_glob`` file that is XLNet's ``<save_dir>/corpus_info.json``
+    or inside ``<save_dir>/tfrecords``; ``--export_dir`` the same path as an ``--output_file``.
+
+    Raises:
+      FlagError: names both flags and the file.
+    """
+    export_dir = _flag_value(flag_values, "export_dir")
+    if export_dir and "://" not in export_dir:
+        for path, out_flag in locked_outputs(flag_values):
+            if out_flag.startswith("--output_file") and _same_file(path, export_dir):
+                raise FlagError(f"--export_dir={export_dir} is the same path as {out_flag}="
+                                f"{path}: the SavedModel folder would take the output's place")
+    inputs = _input_files(flag_values)
+    if not inputs:
+        return
+    outputs = [(p, flag) for p, flag in locked_outputs(flag_values)
+               if flag.startswith("--output_file") and "://" not in p]
+    for path, out_flag in outputs:
+        for source, in_flag in inputs:
+            if _same_file(path, source):
+                raise FlagError(f"{out_flag}={path} is the same file as {in_flag} {source}: "
+                                "the run would replace its own input")
+    save_dir = _flag_value(flag_values, "save_dir")
+    if save_dir and "://" not in save_dir:
+        records = os.path.realpath(os.path.join(save_dir, "tfrecords")) + os.sep
+        info = os.path.join(save_dir, "corpus_info.json")
+        for source, in_flag in inputs:
+            if os.path.realpath(source).startswith(records) or _same_file(source, info):
+                raise FlagError(f"{in_flag} file {source} is one of the outputs of "
+                                f"--save_dir={save_dir}: the run would replace its own input")
+
+
+def _pooling(flag_values) -> Optional[str]:
+    """The value of ``--pooling`` (given or default), or None where it is not defined."""
+    try:
+        value = flag_values["pooling"].value if "pooling" in flag_values else None
+    except Exception:  # noqa: BLE001 - unparsed flags
+        value = None
+    return value if isinstance(value, str) else None
 
 
 def output_folders(flag_values) -> List[str]:

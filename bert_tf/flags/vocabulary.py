@@ -22,7 +22,7 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- files ------------------------------------------------------------------------------
     "input_file": ("string", None, "Input file(s): text, TFRecord or JSON depending on the script. "
                    "Comma-separated list; each item may be a glob."),
-    "output_file": ("string", None, "Output file(s); comma-separated list where the script allows several."),
+    "output_file": ("string", None, "Output file(s); comma-separated list where the script allows several. (bert_tf) A symlink is written through to its target (the link stays, as the originals wrote through it); an output that is also an input is refused."),
     "output_dir": ("string", None, "Directory for checkpoints (model.ckpt-N) and result files."),
     "data_dir": ("string", None, "Directory with the task's .tsv files (train.tsv, dev.tsv, test.tsv)."),
     "vocab_file": ("string", None, "WordPiece vocabulary file the BERT model was trained on."),

@@ -12,6 +12,7 @@ nothing here imports a family.
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -27,7 +28,7 @@ from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote, wr
 from bert_tf.data.sequence_pairs import BertInputs
 from bert_tf.data.text_lines import TextExample, chunks
 from bert_tf.data.windows import DocSpan, max_context_windows
-from bert_tf.errors import BertTfError, FlagError
+from bert_tf.errors import BertTfError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.run.rounded_json import rounded_json_rows
 
@@ -206,6 +207,26 @@ def _open_output(stack: contextlib.ExitStack, path: str):
     return stack.enter_context(atomic_text_writer(path))
 
 
+def _refuse_to_empty_earlier_outputs(examples: Iterable[TextExample], paths: Sequence[str]
+                                     ) -> Iterator[TextExample]:
+    """``examples`` unchanged, or InputDataError when there is none and an earlier output of
+    ``paths`` is not empty: an empty input would replace it with an empty file (bert_tf; the
+    original wrote the empty file). Without earlier outputs an empty input writes empty files."""
+    examples = iter(examples)
+    first = next(examples, None)
+    if first is not None:
+        return itertools.chain([first], examples)
+    for path in paths:
+        try:
+            if tf.io.gfile.exists(path) and tf.io.gfile.stat(path).length > 0:
+                raise InputDataError(
+                    f"--input_file holds no line: refusing to replace the earlier {path} with "
+                    "an empty file (remove it first to write an empty output)")
+        except tf.errors.OpError:
+            continue
+    return iter(())
+
+
 def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, run_batch: Callable,
                         layer_indexes: Sequence[int], output_file: str, batch_size: int,
                         pooling: str = "none", cls_position: str = "first",
@@ -248,6 +269,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     """
     embeddings_path = output_file + ".embeddings.jsonl" if pooling != "none" else None
     paths = [output_file] + ([embeddings_path] if embeddings_path else [])
+    examples = _refuse_to_empty_earlier_outputs(examples, paths)
     start = time.time()
     num_lines = num_tokens = 0
     chunk_size = batch_size * _CHUNK_BATCHES
@@ -332,26 +354,42 @@ def _close_resumable(resumable: ResumableOutputs, exc_type, exc, tb) -> bool:
     return False
 
 
+_HASH_CHUNK = 1 << 20
+
+
+def _content_digest(path: str) -> Optional[str]:
+    """blake2b of a file's bytes, read in 1 MiB chunks (None when unreadable)."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        with tf.io.gfile.GFile(path, "rb") as f:
+            for chunk in iter(lambda: f.read(_HASH_CHUNK), b""):
+                digest.update(chunk)
+    except tf.errors.OpError:
+        return None
+    return digest.hexdigest()
+
+
 def resume_key(args, paths: Mapping[str, Optional[str]]) -> Dict:
     """What a rerun of feature extraction must share with an interrupted run to continue it:
     every field of ``args`` (a dataclass of flags) and, for each of ``paths`` (name -> file or
-    checkpoint prefix), its size and modification time (``tf.io.gfile.stat``; a checkpoint
-    prefix: its ``.index`` file and data files)."""
+    checkpoint prefix), its CONTENT: a file's blake2b (1 MiB chunks); a checkpoint prefix's
+    ``.index`` file's blake2b (the index holds a CRC32C of every tensor) and its data files'
+    sizes. A file rewritten with other text but the same size and time (``cp -p``, ``touch
+    -r``) starts over; the same bytes with a new time (``touch``) still resume."""
     key = {f"--{k}": v for k, v in dataclasses.asdict(args).items()}
     for name, path in paths.items():
         if not path:
             continue
-        files = [path]
-        if not tf.io.gfile.exists(path):
-            files = sorted(tf.io.gfile.glob(path + ".index") + tf.io.gfile.glob(path + ".data-*"))
-        stats = []
-        for f in files:
+        if tf.io.gfile.exists(path):
+            key[f"{name} file"] = [[path, _content_digest(path)]]
+            continue
+        entries = [[f, _content_digest(f)] for f in tf.io.gfile.glob(path + ".index")]
+        for f in sorted(tf.io.gfile.glob(path + ".data-*")):
             try:
-                st = tf.io.gfile.stat(f)
-                stats.append([f, st.length, st.mtime_nsec])
+                entries.append([f, tf.io.gfile.stat(f).length])
             except tf.errors.OpError:
-                stats.append([f, None, None])
-        key[f"{name} file"] = stats
+                entries.append([f, None])
+        key[f"{name} file"] = entries
     return key
 
 

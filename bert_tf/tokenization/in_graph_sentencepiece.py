@@ -22,8 +22,10 @@ original XLNet ``classifier_utils.convert_single_example`` with ``run_classifier
    ``_truncate_seq_pair`` to ``max_seq_length - 3`` or a single sentence cut to
    ``max_seq_length - 2``, LEFT padding with id 0, ``input_mask`` 1.0 and segment 4.
 
-Invalid UTF-8 input is an error (``InvalidArgumentError`` at run time), as the original's
-``decode('utf-8')`` raised.
+Invalid UTF-8 bytes are dropped (``errors="ignore"``, as ``BertTextPreprocessor`` and the
+original BERT's ``convert_to_unicode``): one bad row of a served batch gets the features of
+its valid bytes instead of failing the whole request (bert_tf; the original XLNet took Python
+``str`` and never saw bytes).
 """
 
 import functools
@@ -170,7 +172,7 @@ class XLNetTextPreprocessor(keras.layers.Layer):
         """``preprocess_text(text, lower=uncased)``: ``tf.string [batch]`` -> same shape."""
         space = self._classes["space"]
         text = tf.convert_to_tensor(text, tf.string)
-        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="strict")
+        text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="ignore")
         text = tf.strings.regex_replace(text, f"^{space}+|{space}+$", "")
         text = tf.strings.regex_replace(text, f"{space}+", " ")
         text = tf.strings.regex_replace(text, "``", '"')

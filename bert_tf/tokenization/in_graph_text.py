@@ -195,16 +195,31 @@ class ExactStringMap(tf.Module):
 
         def fix_risky_rows():
             rows = tf.where(has_risky)  # [m, 1] int64
-            runs = tf_text.regex_split(tf.gather_nd(strings, rows), self._risky_class,
+            # tf_text.regex_split stops at a NUL character ("a\x00b" -> ["a"]): split each
+            # row at NUL first (tf.strings.split keeps the bytes after it), map the parts,
+            # and put the NULs back (every map here sends NUL to itself, as py_fn does).
+            parts = tf.strings.split(tf.gather_nd(strings, rows), sep="\x00")  # [m, (parts)]
+            runs = tf_text.regex_split(parts.flat_values, self._risky_class,
                                        keep_delim_regex_pattern=self._risky_class)
             run_values = runs.flat_values
             is_risky_char = tf.strings.regex_full_match(run_values, self._risky_class)
             run_mapped = tf.where(is_risky_char, self._table.lookup(run_values),
                                   self._tf_fn(run_values))
-            fixed = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
-            return tf.tensor_scatter_nd_update(mapped, rows, fixed)
+            fixed_parts = tf.strings.reduce_join(runs.with_flat_values(run_mapped), axis=1)
+            return tf.tensor_scatter_nd_update(mapped, rows, _join_at_nul(parts, fixed_parts))
 
         return tf.cond(tf.reduce_any(has_risky), fix_risky_rows, lambda: mapped)
+
+
+def _join_at_nul(parts: tf.RaggedTensor, values: tf.Tensor) -> tf.Tensor:
+    """Rows of ``parts`` (ragged ``tf.string [m, (parts)]``) with their flat ``values``
+    replaced, joined with one NUL between neighbours -> ``tf.string [m]`` (reduce_join's
+    ``separator`` cannot be a NUL: it is read as a C string)."""
+    lengths = parts.row_lengths()
+    position = tf.ragged.range(lengths).flat_values
+    last = tf.gather(lengths - 1, parts.value_rowids())
+    with_nul = tf.strings.join([values, tf.where(position < last, "\x00", "")])
+    return tf.strings.reduce_join(parts.with_flat_values(with_nul), axis=1)
 
 
 _PROBES = {}

@@ -8,6 +8,7 @@
   fresh, as the Estimator did.
 """
 
+import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -17,6 +18,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
+from bert_tf.errors import CheckpointError
 from bert_tf.training.optimizer import AdamWeightDecay, inner_optimizer
 
 
@@ -147,8 +149,11 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
         output_dir) else []
     if existing:
         resumed_from = existing[-1]
-        report = checkpoint_io.assign_from_checkpoint(state.variables, resumed_from,
-                                                      require_all=True)
+        try:
+            report = checkpoint_io.assign_from_checkpoint(state.variables, resumed_from,
+                                                          require_all=True)
+        except CheckpointError as e:
+            raise CheckpointError(f"{e}; {_resume_hint(existing, output_dir)}") from e
         check_finite_values(state.variables, report.loaded, report.prefix)
         logging.info("Restored weights, optimizer slots and global_step=%d from %s",
                      state.global_step, resumed_from)
@@ -166,6 +171,29 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
                         "randomly initialized weights (from scratch)", output_dir)
     _log_trainable_variables(state, set(warm_start.loaded) if warm_start else set())
     return StartingPoint(resumed_from, warm_start)
+
+
+def _is_readable(prefix: str) -> bool:
+    """Whether every tensor of the checkpoint ``prefix`` reads back (one at a time)."""
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        for name in reader.get_variable_to_shape_map():
+            reader.get_tensor(name)
+    except Exception:  # noqa: BLE001 (OpError, IndexError "Read less bytes", ...): unreadable
+        return False
+    return True
+
+
+def _resume_hint(existing: List[str], output_dir: str) -> str:
+    """What to do when the newest of ``existing`` (prefixes sorted by step) cannot be
+    resumed: the newest earlier one that reads back, and how to resume from it."""
+    newest = os.path.basename(existing[-1])
+    for prefix in reversed(existing[:-1]):
+        if _is_readable(prefix):
+            return (f"the checkpoint before it, {prefix}, reads back: move {newest}.* out of "
+                    f"{output_dir} and rerun to resume from it")
+    return (f"no earlier checkpoint in {output_dir} reads back: move {newest}.* out of it to "
+            "start again (from --init_checkpoint if given)")
 
 
 def _check_variables(strategy, adam, trainable, name_map, model):

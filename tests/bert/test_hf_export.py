@@ -188,3 +188,20 @@ def test_cased_vocab_with_do_lower_case_is_refused(tiny_original, tmp_path, caps
     assert main(["--from", "original", "--to", "hf", "--in_dir", str(tiny_original),
                  "--out_dir", str(tmp_path / "hf"), "--do_lower_case", "false"]) == 0
     assert json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())["do_lower_case"] is False
+
+
+def test_source_activation_exports_back_to_hf_gelu(minilm_dir, tmp_path):
+    """HF -> original with --hidden_act=source writes "gelu_exact"; exporting that back gives
+    HF's "gelu" (the erf form it stands for): the package's own config.json value."""
+    orig, hf = tmp_path / "orig", tmp_path / "hf"
+    assert main(["--hf_dir", minilm_dir, "--out_dir", str(orig), "--hidden_act=source"]) == 0
+    assert json.loads((orig / "bert_config.json").read_text())["hidden_act"] == "gelu_exact"
+    assert main(["--from", "original", "--to", "hf", "--in_dir", str(orig),
+                 "--out_dir", str(hf)]) == 0
+    real_config = json.load(open(os.path.join(minilm_dir, "config.json")))
+    assert json.loads((hf / "config.json").read_text())["hidden_act"] == real_config["hidden_act"]
+    assert real_config["hidden_act"] == "gelu"
+    ours = load_file(str(hf / "model.safetensors"))
+    real = load_file(os.path.join(minilm_dir, "model.safetensors"))
+    for name, value in ours.items():
+        assert value.tobytes() == real[name].tobytes(), name

@@ -601,3 +601,22 @@ def test_threshold_search_on_a_partial_prediction_file_stays_a_percentage():
         {"a": "Paris"}, {"a": 1.0}, {"a": 0.5}, m.make_qid_to_has_ans(dataset))
     # Start 0 (no scored no-answer question); a +1 -> 1 at 0.5: 100 * 1 / 1.
     assert (best, thresh, has_ans) == (100.0, 0.5, 1.0)
+
+
+def _duplicate_id_file(tmp_path):
+    qas = [{"id": qid, "question": "who won?", "answers": [{"text": "won", "answer_start": 21}],
+            "is_impossible": False} for qid in ("a1", "d7", "d7")]
+    return _write_json(tmp_path, {"data": [{"paragraphs": [
+        {"context": "The Broncos (Denver) won.", "qas": qas[:2]},
+        {"context": "The Broncos (Denver) won.", "qas": qas[2:]}]}]})
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_duplicate_question_ids_in_a_predict_file_are_refused(tmp_path, version_2):
+    # predictions.json is keyed by id: the original kept one of 16 questions with one id.
+    path = _duplicate_id_file(tmp_path)
+    with pytest.raises(InputDataError, match=r"in\.json: question id 'd7' occurs 2 times"):
+        squad.read_squad_examples(path, False, version_2_with_negative=version_2)
+    # training reads them (no output is keyed by id there)
+    assert [ex.qas_id for ex in squad.read_squad_examples(path, True, version_2)] == [
+        "a1", "d7", "d7"]

@@ -217,3 +217,26 @@ def test_every_mrpc_and_stsb_pair(shared_data_dir, spiece, layers):
               f"sentences: {ties}")
         assert not bad, f"uncased={uncased}: {len(bad)} differ: {bad[:3]}"
         assert not ties
+
+
+@pytest.mark.parametrize("uncased", [False, True])
+def test_nul_character_keeps_the_text_after_it(layers, uncased):
+    # tf_text.regex_split stops at NUL; the lower-case map split risky rows with it and dropped
+    # everything after a NUL ("a\x00b c" -> [24]). Expected: the original prepro_utils
+    # encode_ids(sp, preprocess_text(text, lower=uncased)) on tests/golden/xlnet/spiece.model
+    # (sentencepiece 0.2.x), both cases alike.
+    texts = ["a\x00b c", "\x00", "x\x00", "a\x00\x00b c"]
+    expected = [[24, 0, 2288, 988], [20, 0], [20, 5241, 0], [24, 0, 2288, 988]]
+    assert layers[uncased].piece_ids(_utf8(texts)).to_list() == expected
+
+
+@pytest.mark.parametrize("uncased", [False, True])
+def test_invalid_utf8_row_does_not_fail_the_batch(layers, uncased):
+    # A served batch with one invalid UTF-8 row failed whole (InvalidArgumentError). Now its
+    # bad bytes are dropped, as BertTextPreprocessor and the original BERT's convert_to_unicode
+    # (decode("utf-8", "ignore")) do; the other rows are untouched. Expected: the original
+    # prepro_utils encode_ids on the golden spiece.model of the ignore-decoded text.
+    texts = [b"Caf\xc3 ok", b"\xff\xfe", b"Paris is big", b"a\xe2\x82b"]
+    expected = {False: [[2195, 1651, 20, 855, 3884], [], [1774, 25, 2217], [24, 2288]],
+                True: [[3533, 1651, 20, 855, 3884], [], [2278, 1532, 25, 2217], [24, 2288]]}
+    assert layers[uncased].piece_ids(tf.constant(texts)).to_list() == expected[uncased]

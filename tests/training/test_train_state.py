@@ -211,3 +211,41 @@ def test_warm_start_and_resume_refuse_non_finite_values(tmp_path):
     full_checkpoint(os.path.join(out, "model.ckpt-3"), 3, np.inf)
     with pytest.raises(CheckpointError, match=r"model\.ckpt-3: cls/kernel holds inf"):
         restore_or_warm_start(state(), out)
+
+
+def _truncate(prefix):
+    data = prefix + ".data-00000-of-00001"
+    with open(data, "r+b") as f:
+        f.truncate(os.path.getsize(data) // 2)
+
+
+def test_truncated_newest_checkpoint_names_the_intact_one_before_it(tmp_path):
+    out = str(tmp_path / "out")
+    for step in (3, 7, 10):
+        full_checkpoint(os.path.join(out, f"model.ckpt-{step}"), step, 0.5)
+    _truncate(os.path.join(out, "model.ckpt-10"))
+    _truncate(os.path.join(out, "model.ckpt-7"))  # the one before is damaged too
+    with pytest.raises(CheckpointError) as e:
+        restore_or_warm_start(state(), out)
+    message = str(e.value)
+    assert message.startswith(os.path.join(out, "model.ckpt-10") + ": unreadable checkpoint")
+    assert (f"the checkpoint before it, {os.path.join(out, 'model.ckpt-3')}, reads back: move "
+            f"model.ckpt-10.* out of {out} and rerun to resume from it") in message
+    assert "\n" not in message
+    # as said: with model.ckpt-10 moved away (and the damaged 7), training resumes from 3
+    for step in (7, 10):
+        for name in os.listdir(out):
+            if name.startswith(f"model.ckpt-{step}."):
+                os.remove(os.path.join(out, name))
+    s = state()
+    assert restore_or_warm_start(s, out).resumed_from == os.path.join(out, "model.ckpt-3")
+    assert s.global_step == 3
+
+
+def test_truncated_only_checkpoint_says_there_is_none_to_resume_from(tmp_path):
+    out = str(tmp_path / "out")
+    full_checkpoint(os.path.join(out, "model.ckpt-10"), 10, 0.5)
+    _truncate(os.path.join(out, "model.ckpt-10"))
+    with pytest.raises(CheckpointError, match="no earlier checkpoint in .* reads back: move "
+                                              r"model\.ckpt-10\.\* out of it"):
+        restore_or_warm_start(state(), out)

@@ -8,7 +8,10 @@ ALBERT differs in three places, mirrored here:
   download layout), where BERT's ``--data_dir`` is the task folder itself;
 * every text goes through ``process_text``: ALBERT's ``preprocess_text(text,
   lower=do_lower_case)`` with a SentencePiece model, else unchanged (``convert_to_unicode``);
-* a test example's guid is column 0 of its row (the index ``submit_results.tsv`` writes).
+* the guid is column 0 of the row (the index ``submit_results.tsv`` writes) in every split of
+  MNLI, STS-B, QQP, QNLI, RTE and WNLI, and in the test split of MRPC, CoLA and SST-2 (whose
+  train/dev guids stay ``<set>-<i>``, as BERT's); through ``process_text`` except for QQP, MRPC
+  and CoLA (see :data:`GUID_FROM_COLUMN_0`).
 
 Tasks: ``cola``, ``mnli``, ``mismnli`` (MNLI mismatched), ``mrpc``, ``rte``, ``sst-2``,
 ``sts-b`` (regression), ``qqp``, ``qnli``, ``wnli``.
@@ -33,6 +36,23 @@ ALBERT_TASKS: Dict[str, tuple] = {
     "qqp": ("QQP", bert_data.QqpProcessor),
     "qnli": ("QNLI", bert_data.QnliProcessor),
     "wnli": ("WNLI", bert_data.WnliProcessor),
+}
+
+
+# task -> (the splits whose guid is column 0, whether it goes through process_text), as the
+# original ALBERT's _create_examples (``guid = self.process_text(line[0])`` or ``line[0]``).
+_ALL_SPLITS = ("train", "dev", "test")
+GUID_FROM_COLUMN_0: Dict[str, tuple] = {
+    "cola": (("test",), False),
+    "mnli": (_ALL_SPLITS, True),
+    "mismnli": (_ALL_SPLITS, True),
+    "mrpc": (("test",), False),
+    "rte": (_ALL_SPLITS, True),
+    "sst-2": (("test",), True),
+    "sts-b": (_ALL_SPLITS, True),
+    "qqp": (_ALL_SPLITS, False),
+    "qnli": (_ALL_SPLITS, True),
+    "wnli": (_ALL_SPLITS, True),
 }
 
 
@@ -92,19 +112,27 @@ class AlbertProcessor:
         """``<data_dir>/<TASK>``, where the task's .tsv files are."""
         return os.path.join(data_dir, self.task_dir)
 
+    def _with_guids(self, examples, data_dir: str, split: str, filename: str):
+        """Sets each example's guid to column 0 of its row where the original ALBERT does."""
+        splits, processed = GUID_FROM_COLUMN_0[self.task_name]
+        if split in splits:
+            ids = self.bert.get_ids(self.folder(data_dir), filename)
+            if len(ids) == len(examples):
+                for ex, guid in zip(examples, ids):
+                    ex.guid = self.process_text(guid) if processed else guid
+        return self._finish(examples)
+
     def get_train_examples(self, data_dir: str):
         """Examples of ``<data_dir>/<TASK>/train.tsv``. Raises InputDataError (file, line)."""
-        return self._finish(self.bert.get_train_examples(self.folder(data_dir)))
+        return self._with_guids(self.bert.get_train_examples(self.folder(data_dir)), data_dir,
+                                "train", self.bert.train_file[0])
 
     def get_dev_examples(self, data_dir: str):
         """Examples of the dev file (MNLI: ``dev_matched.tsv``). Raises InputDataError."""
-        return self._finish(self.bert.get_dev_examples(self.folder(data_dir)))
+        return self._with_guids(self.bert.get_dev_examples(self.folder(data_dir)), data_dir,
+                                "dev", self.bert.dev_file[0])
 
     def get_test_examples(self, data_dir: str):
-        """Examples of the test file; guid = column 0 of the row. Raises InputDataError."""
-        examples = self._finish(self.bert.get_test_examples(self.folder(data_dir)))
-        ids = self.bert.get_test_ids(self.folder(data_dir))
-        if len(ids) == len(examples):
-            for ex, guid in zip(examples, ids):
-                ex.guid = self.process_text(guid)
-        return examples
+        """Examples of the test file. Raises InputDataError."""
+        return self._with_guids(self.bert.get_test_examples(self.folder(data_dir)), data_dir,
+                                "test", self.bert.test_file[0])

@@ -296,6 +296,9 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
       CheckpointError: an unreadable or non-fitting checkpoint (names the first variable).
     """
     config, processor, tokenizer = check_args(args)
+    if args.export_dir:  # before training: a bad --export_dir must not fail after it
+        from bert_tf.run import serving
+        serving.check_export_dir(args.export_dir)
     examples = read_task_examples(processor, args)
     check_pair_segments(config, args.albert_config_file, f"task {args.task_name}",
                         [ex for split in examples.values() for ex in split])

@@ -216,8 +216,12 @@ class SquadAnswerer(tf.Module):
         first = tf.math.unsorted_segment_min(tf.where(hit, idx, tf.int32.max), cand_b, B)
         first = tf.where(has, first, 0)
         b_win = first // (k * k)
-        b_s = tf.gather(tf.reshape(s_idx, [-1]), b_win * k + (first % (k * k)) // k)
-        b_e = tf.gather(tf.reshape(e_idx, [-1]), b_win * k + first % k)
+        # a 0 after the N * k real entries, read where no span is valid (N may be 0)
+        flat_s = tf.concat([tf.reshape(s_idx, [-1]), [0]], 0)                 # [N * k + 1]
+        flat_e = tf.concat([tf.reshape(e_idx, [-1]), [0]], 0)
+        none = tf.size(flat_s) - 1
+        b_s = tf.gather(flat_s, tf.where(has, b_win * k + (first % (k * k)) // k, none))
+        b_e = tf.gather(flat_e, tf.where(has, b_win * k + first % k, none))
         answer_score = tf.where(has, best, 0.0)
         return _BestSpan(B, has, best, b_win, b_s, b_e, answer_score)
 
@@ -229,9 +233,13 @@ class SquadAnswerer(tf.Module):
         pre = self.preprocessor
         has, b_win, b_s, b_e = span.has, span.b_win, span.b_s, span.b_e
         # The span's doc pieces and words (a dummy span where none is valid).
-        safe_win = tf.minimum(b_win, tf.maximum(tf.size(win.win_b) - 1, 0))
-        b_start = tf.where(has, tf.gather(win.win_start, safe_win) + b_s
-                           - tf.gather(win.wq[:, 0], safe_win) - 2, 0)
+        # One dummy window after the N real ones: a batch without any window (every context
+        # empty or whitespace) still gathers (was: "indices[0] = 0 is not in [0, 0)").
+        safe_win = tf.where(has, b_win, tf.size(win.win_b))
+        win_start = tf.concat([win.win_start, [0]], 0)                        # [N + 1]
+        win_q = tf.concat([win.wq[:, 0], [0]], 0)
+        b_start = tf.where(has, tf.gather(win_start, safe_win) + b_s
+                           - tf.gather(win_q, safe_win) - 2, 0)
         b_end = tf.where(has, b_start + b_e - b_s, -1)  # an empty span where none is valid
         tok_dense = tf.pad(tok_to_orig.to_tensor(0), [[0, 0], [0, 1]])
         orig_start = tf.gather(tok_dense, b_start[:, None], batch_dims=1)[:, 0]

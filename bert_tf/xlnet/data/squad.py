@@ -18,7 +18,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from bert_tf.data.squad import (UNIQUE_ID_START, check_is_max_context, check_squad_layout,
-                                make_doc_spans)
+                                check_unique_question_ids, make_doc_spans)
 from bert_tf.errors import InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, SPIECE_UNDERLINE,
                                                        encode_ids, encode_pieces,
@@ -104,7 +104,11 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
                     example = XLNetSquadExample(qas_id=qa["id"], question_text=qa["question"],
                                                 paragraph_text=paragraph_text)
                     if is_training:
-                        example.is_impossible = bool(qa.get("is_impossible", False))
+                        example.is_impossible = qa.get("is_impossible", False)
+                        if not isinstance(example.is_impossible, bool):
+                            raise InputDataError(  # "false" would be True for bool()
+                                f"{input_file}: question {qa['id']}: 'is_impossible' is a "
+                                f"{type(example.is_impossible).__name__}, expected bool")
                         if not example.is_impossible and len(qa["answers"]) != 1:
                             raise InputDataError(
                                 f"{input_file}: question {qa['id']}: For training, each "
@@ -127,6 +131,8 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
                     raise InputDataError(f"{input_file}: question {qa.get('id', '?')} lacks "
                                          f"{e}") from e
                 examples.append(example)
+    if not is_training:
+        check_unique_question_ids([ex.qas_id for ex in examples], input_file)
     return examples
 
 

@@ -70,3 +70,52 @@ def test_sentencepiece_features_from_the_golden_pieces(golden_dir, shared_data_d
         assert feature.segment_ids == ([0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)
                                        + [0] * (40 - len(expected)))
         assert feature.input_mask == [1] * len(expected) + [0] * (40 - len(expected))
+
+
+# One train, dev and test file per task (header + 2 rows), column 0 an id with upper case and
+# spaces so that process_text (lower-cases and strips with SentencePiece) shows.
+_ROWS = {  # task folder -> (train/dev row, test row): column count of each
+    "MNLI": (["{id}"] + ["x"] * 7 + ["a b", "c d", "entailment"], ["{id}"] + ["x"] * 7 + ["a", "b"]),
+    "STS-B": (["{id}"] + ["x"] * 6 + ["a b", "c d", "3.5"], ["{id}"] + ["x"] * 6 + ["a", "b"]),
+    "QQP": (["{id}", "1", "2", "a b", "c d", "1"], ["{id}", "a", "b"]),
+    "QNLI": (["{id}", "a b", "c d", "entailment"], ["{id}", "a", "b"]),
+    "RTE": (["{id}", "a b", "c d", "entailment"], ["{id}", "a", "b"]),
+    "WNLI": (["{id}", "a b", "c d", "1"], ["{id}", "a", "b"]),
+    "MRPC": (["1", "1", "2", "a b", "c d"], ["{id}", "1", "2", "a", "b"]),
+    "SST-2": (["a b", "1"], ["{id}", "a"]),
+}
+
+
+def _write_glue(root):
+    for task, (row, test_row) in _ROWS.items():
+        folder = root / task
+        folder.mkdir()
+        dev = "dev_matched.tsv" if task == "MNLI" else "dev.tsv"
+        test = "test_matched.tsv" if task == "MNLI" else "test.tsv"
+        for name, template in (("train.tsv", row), (dev, row), (test, test_row)):
+            lines = ["header"] + ["\t".join(c.format(id=f" Id{k} ") for c in template)
+                                  for k in (1, 2)]
+            (folder / name).write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("use_spm", [False, True])
+def test_guids_from_column_0_as_the_original(tmp_path, use_spm):
+    """The original ALBERT classifier_utils.py: MNLI, STS-B, QNLI, RTE, WNLI take
+    ``guid = self.process_text(line[0])`` in every split, QQP ``guid = line[0]``; MRPC test
+    ``line[0]``, SST-2 test ``process_text(line[0])``, their train/dev ``"%s-%s" % (set, i)``.
+    process_text with SentencePiece and do_lower_case: " Id1 " -> "id1"."""
+    _write_glue(tmp_path)
+    spm = lambda raw: (raw.strip().lower() if use_spm else raw)  # noqa: E731
+    raw = [" Id1 ", " Id2 "]
+    for task in ("MNLI", "STS-B", "QNLI", "RTE", "WNLI", "QQP", "MRPC", "SST-2"):
+        proc = AlbertProcessor(task, use_spm=use_spm, do_lower_case=True)
+        got = {split: [ex.guid for ex in getattr(proc, f"get_{split}_examples")(str(tmp_path))]
+               for split in ("train", "dev", "test")}
+        if task == "QQP":
+            want = {split: raw for split in got}
+        elif task in ("MRPC", "SST-2"):
+            want = {"train": ["train-1", "train-2"], "dev": ["dev-1", "dev-2"],
+                    "test": raw if task == "MRPC" else [spm(g) for g in raw]}
+        else:
+            want = {split: [spm(g) for g in raw] for split in got}
+        assert got == want, task

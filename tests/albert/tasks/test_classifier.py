@@ -324,3 +324,19 @@ def test_threshold_to_export_is_served_with_the_predictions(tmp_path, golden_dir
                 segment_ids=tf.zeros_like(ids))
     assert sorted(served) == ["logits", "probabilities", "threshold"]
     assert served["threshold"].dtype == tf.float32 and float(served["threshold"]) == 0.25
+
+
+def test_bad_export_dir_fails_before_training(tmp_path, golden_dir, golden_classifier,
+                                              uncased_vocab_file):
+    """issue 27 item 7: --export_dir was checked only after training and evaluation had
+    written their outputs; now before any work (here a regular file in its place)."""
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file\n")
+    out = str(tmp_path / "out")
+    args = dataclasses.replace(
+        _args(golden_dir, golden_classifier, out, uncased_vocab_file,
+              init_checkpoint=os.path.join(golden_dir, "albert", "model", "model.ckpt")),
+        do_train=True, export_dir=str(blocker / "export"))
+    with pytest.raises(FlagError, match=f"--export_dir={blocker}/export: cannot create it"):
+        albert_classifier.run(args)
+    assert not os.path.exists(out) or os.listdir(out) == []

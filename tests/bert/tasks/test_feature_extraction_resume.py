@@ -227,3 +227,21 @@ def test_fake_model_full_disk_is_one_line_and_frees_the_partial_files(tmp_path, 
                                  "device); nothing of it was kept")
     assert sorted(os.listdir(tmp_path)) == ["o.jsonl"]
     assert (tmp_path / "o.jsonl").read_text() == "an earlier run's output\n"
+
+
+def test_empty_input_keeps_the_earlier_output(tmp_path):
+    # issue 27 item 7: an empty input replaced the earlier output (and embeddings) by empty
+    # files. Refused now, both kept; without an earlier output the empty files are written.
+    out = tmp_path / "out.jsonl"
+    _write(out, n=5)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    for key in (None, {"--layers": "-2"}):
+        with pytest.raises(InputDataError, match=f"--input_file holds no line: refusing to "
+                                                 f"replace the earlier {out} with an empty"):
+            _write(out, n=0, key=key)
+        assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+    fresh = tmp_path / "fresh" / "out.jsonl"
+    fresh.parent.mkdir()
+    assert _write(fresh, n=0)["num_lines"] == 0
+    assert fresh.read_bytes() == b"" and sorted(os.listdir(fresh.parent)) == [
+        "out.jsonl", "out.jsonl.embeddings.jsonl"]

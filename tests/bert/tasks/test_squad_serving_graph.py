@@ -132,3 +132,21 @@ def test_unwritable_export_dir_fails_before_output_dir_is_made(tmp_path):
         run(resolve_model_files(SquadArgs(output_dir=str(out),
                                           export_dir=str(blocker / "export"))))
     assert not out.exists()
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_batch_whose_only_contexts_have_no_words(tiny, version_2):
+    """A batch of empty / whitespace contexts has no window at all: each question gets its own
+    no-answer (v1: the original's "empty" of a question without features; v2: ""), score 0,
+    not a failed request (was: indices[0] = 0 is not in [0, 0))."""
+    from bert_tf.bert.tasks.squad_export import SquadAnswerer
+
+    model, _, vocab, pre = tiny
+    answerer = SquadAnswerer(model, pre, vocab, SETTINGS["max_seq_length"],
+                             SETTINGS["doc_stride"], SETTINGS["max_query_length"], N_BEST,
+                             MAX_ANSWER, version_2, 0.0)
+    for contexts in ([""], [" \t\n\u202f"], ["", "  "]):
+        got = answerer.answer(tf.constant(["Where?"] * len(contexts)), tf.constant(contexts))
+        want = "" if version_2 else "empty"
+        assert [t.decode() for t in got["answer_text"].numpy()] == [want] * len(contexts)
+        assert got["answer_score"].numpy().tolist() == [0.0] * len(contexts)

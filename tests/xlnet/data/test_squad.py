@@ -202,3 +202,27 @@ def test_malformed_training_files(tmp_path, paragraph, message):
     path.write_text(json.dumps({"data": [{"paragraphs": [paragraph]}]}))
     with pytest.raises(InputDataError, match=message):
         xs.read_squad_examples(str(path), is_training=True)
+
+
+def test_duplicate_question_ids_in_a_predict_file_are_refused(tmp_path):
+    # XLNet's null-odds search counted `total = 1` for 16 questions with one id.
+    path = tmp_path / "dev.json"
+    qas = [{"id": qid, "question": "q", "answers": [{"text": "a", "answer_start": 0}],
+            "is_impossible": False} for qid in ("x1", "x2", "x2")]
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": qas}]}]}))
+    with pytest.raises(InputDataError, match=r"dev\.json: question id 'x2' occurs 2 times"):
+        xs.read_squad_examples(str(path), is_training=False)
+    assert len(xs.read_squad_examples(str(path), is_training=True)) == 3
+
+
+@pytest.mark.parametrize("value", ["false", 0, None])
+def test_is_impossible_that_is_not_a_bool_is_refused(tmp_path, value):
+    # bool("false") is True: XLNet trained on it as impossible; BERT's reader refuses it.
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+        {"id": "x1", "question": "q", "answers": [{"text": "a", "answer_start": 0}],
+         "is_impossible": value}]}]}]}))
+    kind = type(value).__name__
+    with pytest.raises(InputDataError, match=f"train.json: question x1: 'is_impossible' is a "
+                                             f"{kind}, expected bool"):
+        xs.read_squad_examples(str(path), is_training=True)
