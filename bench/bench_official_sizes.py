@@ -180,10 +180,14 @@ def write_input(path, lines=2, sentences=16):
     """``lines`` lines ``A ||| B``: A and B each ``sentences`` consecutive MRPC dev strings."""
     dev = os.path.join(SHARED, "MRPC", "dev.tsv")
     rows = [l.rstrip("\n").split("\t") for l in open(dev, encoding="utf-8-sig")][1:]
-    with open(path, "w", encoding="utf-8") as f:
-        for i in range(lines):
-            chunk = rows[i * sentences:(i + 1) * sentences]
-            f.write(" ".join(r[3] for r in chunk) + " ||| " + " ".join(r[4] for r in chunk) + "\n")
+    text = "".join(" ".join(r[3] for r in rows[i * sentences:(i + 1) * sentences]) + " ||| "
+                   + " ".join(r[4] for r in rows[i * sentences:(i + 1) * sentences]) + "\n"
+                   for i in range(lines))
+    if os.path.exists(path) and open(path, encoding="utf-8").read() == text:
+        return  # another run may be reading it
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def peer_commands(name, work, inp, run_dir, original_python, seq, batch):
@@ -368,17 +372,19 @@ def main(argv=None):
     inp = os.path.join(run_dir, "input.txt")
     write_input(inp)
     info = {"machine": machine(), "rounds": args.rounds, "max_seq_length": args.max_seq_length,
-            "batch_size": args.batch_size, "input_lines": 2, "command": " ".join(sys.argv),
+            "batch_size": args.batch_size, "input_lines": 2,
+            "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
             "checkpoint_builds_this_run": {n: b for n, b in builds.items() if b}, "models": {}}
-    if os.path.exists(args.out):  # keep the models this run does not measure
-        with open(args.out) as f:
-            info["models"] = json.load(f).get("models", {})
     for name in names:
         info["models"][name] = bench_model(name, args.work, inp, run_dir, args)
         info["models"][name]["machine"] = info["machine"]
         info["models"][name]["rounds"] = args.rounds
+        info["models"][name]["command"] = info["command"]
     info["load_average_at_end"] = os.getloadavg()[0]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    if os.path.exists(args.out):  # keep the models this run did not measure (read at the end:
+        with open(args.out) as f:  # another run may have written some meanwhile)
+            info["models"] = dict(json.load(f).get("models", {}), **info["models"])
     with open(args.out, "w") as f:
         json.dump(info, f, indent=2)
 
