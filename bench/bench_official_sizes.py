@@ -376,17 +376,24 @@ def main(argv=None):
             "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
             "checkpoint_builds_this_run": {n: b for n, b in builds.items() if b}, "models": {}}
     for name in names:
-        info["models"][name] = bench_model(name, args.work, inp, run_dir, args)
-        info["models"][name]["machine"] = info["machine"]
-        info["models"][name]["rounds"] = args.rounds
-        info["models"][name]["command"] = info["command"]
+        entry = bench_model(name, args.work, inp, run_dir, args)
+        info["models"][name] = dict(entry, machine=info["machine"], rounds=args.rounds,
+                                    command=info["command"])
+        write_results(info, args.out)  # after each model: a run cut short keeps what it measured
+
+
+def write_results(info, out):
+    """Writes ``info`` to ``out``, keeping the models it does not hold that ``out`` already has
+    (read now: another run may have written some meanwhile)."""
     info["load_average_at_end"] = os.getloadavg()[0]
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    if os.path.exists(args.out):  # keep the models this run did not measure (read at the end:
-        with open(args.out) as f:  # another run may have written some meanwhile)
-            info["models"] = dict(json.load(f).get("models", {}), **info["models"])
-    with open(args.out, "w") as f:
-        json.dump(info, f, indent=2)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    models = dict(info["models"])
+    if os.path.exists(out):
+        with open(out) as f:
+            models = dict(json.load(f).get("models", {}), **models)
+    with open(out + ".tmp", "w") as f:
+        json.dump(dict(info, models=models), f, indent=2)
+    os.replace(out + ".tmp", out)
 
 
 if __name__ == "__main__":
