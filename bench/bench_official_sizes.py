@@ -4,6 +4,7 @@ released shapes, two 512-token MRPC inputs in one batch of 2; outputs, peak RSS,
     python bench/bench_official_sizes.py                      # all six, 2 rounds
     python bench/bench_official_sizes.py --models=bert_base,xlnet_base --rounds=3
     python bench/bench_official_sizes.py --build_only          # only the checkpoints
+    python bench/bench_official_sizes.py --table               # README table of the results
 
 Models (``--models``; the released ``config.json`` values): ``bert_base``, ``bert_large``
 (uncased, vocab 30522: the embedded MiniLM's vocab.txt, byte-identical to Google's uncased one),
@@ -340,6 +341,37 @@ def _ours_albert(folder, input_path, out_path, seq):
              input_mask=np.array(mask, np.int32), tokens_json=np.array(json.dumps(tokens)))
 
 
+def table(path):
+    """The README's markdown table from a results file: per model, peak RSS of the original and
+    of ours, ratio, wall ratio, max abs diff, rounds."""
+    with open(path) as f:
+        info = json.load(f)
+    lines = ["| model (seq 512, batch 2) | peak RSS, original | peak RSS, bert_tf | bert_tf / original "
+             "| wall, bert_tf / original | max abs diff | rounds |", "|---|---|---|---|---|---|---|"]
+    for name in MODELS:
+        m = info["models"].get(name)
+        if not m:
+            continue
+        peak, wall = m["peak_rss_gb"], m["ratio_ours_over_original_wall"]
+        rss = m["ratio_ours_over_original_peak_rss"]
+        lines.append(f"| {name} | {peak['original']['median']:.2f} GB | {peak['ours']['median']:.2f} GB "
+                     f"| {rss['median']:.2f} ({rss['min']:.2f}-{rss['max']:.2f}) "
+                     f"| {wall['median']:.2f} ({wall['min']:.2f}-{wall['max']:.2f}) "
+                     f"| {m['outputs']['max_abs_diff']:.1e} | {m['rounds']} |")
+    lines += ["", "| model | peak RSS (GB) at the end of: import / build / restore / first batch, "
+              "original | the same, bert_tf |", "|---|---|---|"]
+    for name in MODELS:
+        m = info["models"].get(name)
+        if m:
+            cells = []
+            for peer in ("original", "ours"):
+                marks = {k["stage"]: k["peak_gb"] for k in m["rss_by_stage_last_round"][peer]["marks"]}
+                cells.append(" / ".join(f"{marks[s]:.2f}" if s in marks else "-"
+                                        for s in ("import", "build", "restore", "first_batch")))
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--_ours_albert":
@@ -354,7 +386,10 @@ def main(argv=None):
     p.add_argument("--original_python", default=os.environ.get("ORIGINAL_PYTHON",
                                                                 "/tmp/bert_tf_tf215/bin/python"))
     p.add_argument("--out", default=os.path.join(HERE, "results", "official_sizes.json"))
+    p.add_argument("--table", action="store_true", help="print the README table of --out, run nothing")
     args = p.parse_args(argv)
+    if args.table:
+        return print(table(args.out))
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
     if unknown:
