@@ -406,7 +406,9 @@ def main(argv=None):
     os.makedirs(run_dir, exist_ok=True)
     inp = os.path.join(run_dir, "input.txt")
     write_input(inp)
-    info = {"machine": machine(), "rounds": args.rounds, "max_seq_length": args.max_seq_length,
+    with open("/proc/meminfo") as f:
+        mem_gib = int(f.readline().split()[1]) / 2**20  # MemTotal, kB -> GiB
+    info = {"machine": dict(machine(), mem_total_gib=round(mem_gib, 1)), "rounds": args.rounds, "max_seq_length": args.max_seq_length,
             "batch_size": args.batch_size, "input_lines": 2,
             "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
             "checkpoint_builds_this_run": {n: b for n, b in builds.items() if b}, "models": {}}
