@@ -179,11 +179,11 @@ def run(family, model_dir, original_dir, input_path, out_path, max_seq_length=51
     import numpy as np
     tf = load_tf(original_dir)
     pairs = read_pairs(input_path)
-    if family == "xlnet":
-        import model_utils  # noqa: F401  (imported before the mark: part of "import")
+    if family == "xlnet":  # imported before the mark: part of "import"
+        import model_utils
         rows = xlnet_inputs(model_dir, pairs, max_seq_length)
     else:
-        import modeling  # noqa: F401
+        import modeling
         rows = albert_inputs(model_dir, pairs, max_seq_length)
     rss_stages.mark("import")
     ids, mask, segs = (np.array([r[k] for r in rows], np.int32) for k in range(3))
@@ -193,10 +193,8 @@ def run(family, model_dir, original_dir, input_path, out_path, max_seq_length=51
     sequence_output = build_model(tf, family, model_dir, ids_ph, mask_ph, segs_ph)
     checkpoint = os.path.join(model_dir, CHECKPOINT_NAME[family])
     if family == "xlnet":
-        import model_utils
         model_utils.init_from_checkpoint(_Flags(model_dir))
     else:
-        import modeling
         assignment_map, _ = modeling.get_assignment_map_from_checkpoint(
             tf.trainable_variables(), checkpoint)
         tf.train.init_from_checkpoint(checkpoint, assignment_map)
