@@ -162,8 +162,10 @@ def prepare(name, work, original_python):
     family, config, big = MODELS[name]
     folder, config_path, prefix, vocab = model_files(name, work)
     os.makedirs(folder, exist_ok=True)
-    with open(config_path, "w") as f:
-        json.dump(config, f, indent=2, sort_keys=True)
+    text = json.dumps(config, indent=2, sort_keys=True)
+    if not os.path.exists(config_path) or open(config_path).read() != text:
+        with open(config_path, "w") as f:  # left alone when equal: another run may read it
+            f.write(text)
     source = {"bert": None, "xlnet": os.path.join(SHARED, "xlnet", "spiece.model"),
               "albert": os.path.join(SHARED, "albert", "30k-clean.model")}[family] or minilm_vocab()
     if not os.path.exists(vocab):
