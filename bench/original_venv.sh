@@ -10,12 +10,14 @@
 set -euo pipefail
 VENV="${1:-${BERT_TF_ORIG_VENV:-/tmp/bert_tf_tf215}}"
 PY="$VENV/bin/python"
-if [ -x "$PY" ] && "$PY" -c 'import tensorflow as tf, sys; sys.exit(tf.__version__ != "2.15.1")' 2>/dev/null; then
+if [ -x "$PY" ] && "$PY" -c 'import tensorflow as tf, sentencepiece, sys; sys.exit(tf.__version__ != "2.15.1")' 2>/dev/null; then
   echo "$PY"
   exit 0
 fi
 python3.11 -m venv "$VENV"
 "$PY" -m pip install -q --upgrade pip
 "$PY" -m pip install -q "tensorflow-cpu==2.15.1" "numpy<2"
+# The original XLNet / ALBERT tokenizers (bench/official_sizes_original.py, issue 24).
+"$PY" -m pip install -q "sentencepiece==0.2.0"
 "$PY" -c 'import tensorflow as tf; print("tensorflow", tf.__version__, "estimator", hasattr(tf.compat.v1, "estimator"))' >&2
 echo "$PY"
