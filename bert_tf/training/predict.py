@@ -40,8 +40,6 @@ Batch = Mapping[str, np.ndarray]
 # BatchPredictor.predict(sort_window=...): batches whose rows the classifier tasks run sorted
 # by length at a time.
 SORT_WINDOW_BATCHES = 64
-
-
 PADDING_SIDES = ("right", "left")  # BERT / ALBERT, XLNet
 
 
@@ -234,7 +232,7 @@ class BatchPredictor:
         """
         bar = ProgressReporter(name, total, "examples", every_s=log_every_s)
         done = 0
-        if sort_window <= 0 or not self.trim_padding:
+        if sort_window <= 0 or not self.trim_padding or "input_mask" not in self.feed_keys:
             for batch in batches:
                 outputs = self.predict_batch(batch)
                 done += len(next(iter(outputs.values())))
