@@ -84,6 +84,13 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                 "bi-encoder (Sentence-BERT: each sentence alone, mean pooling): sts-b with the "
                 "cosine-similarity regression objective, the pair tasks (mrpc, mnli, xnli, qnli, "
                 "qqp, rte, wnli) with the softmax objective on (u, v, |u-v|)."),
+    "group_by_length": ("bool", False, "(bert_tf, beyond the original) run_classifier "
+                        "--do_train: batch examples of similar length together (the shuffled "
+                        "examples are sorted by length 50 batches at a time, then the batches "
+                        "shuffled), so batches cut to their longest row are shorter and "
+                        "training faster. The batches then differ from a random shuffle's (the "
+                        "loss curve and the result may differ). No effect with --use_tpu or "
+                        "--use_xla (fixed shapes)."),
     "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA. Off by default: on 2 CPU cores (bench/bench_encoder_peers.py, bench_train_step_peers.py) it made MiniLM inference 1.10x faster, BERT-Base inference about even, and the training step 0.90x; it pads batches to fixed shapes."),
     "dtype": ("enum:float32|float16|bfloat16", "float32", "(bert_tf) Compute dtype (mixed precision; "
               "variables stay float32; float16 uses loss scaling)."),

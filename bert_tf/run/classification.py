@@ -17,7 +17,7 @@ from bert_tf.data.windows import first_window_rows, pool_window_logits
 from bert_tf.feature_names import SEQUENCE_FEATURES
 from bert_tf.run import serving
 from bert_tf.training import metrics
-from bert_tf.training.predict import numpy_batches
+from bert_tf.training.predict import SORT_WINDOW_BATCHES, numpy_batches
 
 
 def eval_metrics(logits: np.ndarray, labels: np.ndarray, is_real_example: np.ndarray,
@@ -84,7 +84,8 @@ def _predict_records(predictor, input_file, args, batch_size, regression, name, 
     logits, labels, real, batch_losses, example_index = [], [], [], [], []
     dataset = eval_dataset(input_file, args.max_seq_length, batch_size, regression,
                            drop_remainder=args.use_tpu, windowed=windowed)
-    for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name):
+    for batch, out in predictor.predict(numpy_batches(dataset), total=total, name=name,
+                                          sort_window=SORT_WINDOW_BATCHES):
         logits.append(out["logits"])
         labels.append(batch["label_ids"])
         real.append(batch["is_real_example"])
@@ -148,7 +149,8 @@ def predict_probabilities(predictor, predict_file: str, args, regression: bool, 
     rows: List[np.ndarray] = []
     dataset = eval_dataset(predict_file, args.max_seq_length, args.predict_batch_size,
                            regression, drop_remainder=args.use_tpu)
-    for _, out in predictor.predict(numpy_batches(dataset), total=total, name="predict"):
+    for _, out in predictor.predict(numpy_batches(dataset), total=total, name="predict",
+                                    sort_window=SORT_WINDOW_BATCHES):
         rows.append(out["probabilities"])
     probabilities = np.concatenate(rows)[:num_actual]
     if len(probabilities) != num_actual:  # the original asserts this

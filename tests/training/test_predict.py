@@ -156,3 +156,24 @@ def test_per_example_loss_in_the_step_and_left_padding_kept():
     assert out["seen_length"].tolist() == [3, 3]  # not trimmed
     with pytest.raises(KeyError, match="label_ids"):
         predictor.predict_batch({k: v for k, v in batch.items() if k != "label_ids"})
+
+
+def test_sort_window_returns_each_batch_its_own_outputs_in_row_order():
+    """issue 25: rows run sorted by length in token-budget groups; every batch still gets the
+    logits of its own rows, in order, equal to the model on the padded batch."""
+    model = _tiny_classifier()
+    batches = [_batch(rows=4, seed=s) for s in range(5)] + [_batch(rows=3, seed=9)]
+    predictor = BatchPredictor(model, ["logits"], trim_padding=True)
+    out = list(predictor.predict(batches, total=23, sort_window=4))
+    assert len(out) == 6
+    for batch, (got_batch, got) in zip(batches, out):
+        assert got_batch is batch
+        np.testing.assert_allclose(got["logits"], model(batch)["logits"].numpy(), atol=1e-6)
+    # lengths 2..11 of 32: groups of up to 4 x 32 = 128 tokens of 8 or 16 -> fewer calls
+    calls = []
+    real_step = predictor.predict_batch
+    predictor.predict_batch = lambda b: calls.append(
+        (len(b["input_ids"]), trimmed_length(b["input_mask"], 8))) or real_step(b)
+    list(predictor.predict(batches[:4], sort_window=4))
+    assert sum(r for r, _ in calls) == 16 and len(calls) < 4
+    assert all(s in (8, 16) and r * s <= 128 for r, s in calls)

@@ -68,7 +68,7 @@ from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertClassifierArgs
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.summaries import write_eval_summaries
@@ -316,7 +316,8 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
         train_classifier(result, examples["train"], processor, tokenizer, args, strategy, trim,
                          stop_at_step)
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
-                               length_multiple=LENGTH_MULTIPLE)
+                               length_multiple=LENGTH_MULTIPLE,
+                               input_signature=dynamic_signature() if trim else None)
     if args.do_eval:
         evaluate_checkpoints(result, predictor, examples["eval"], processor, tokenizer, args,
                              chief)

@@ -46,6 +46,7 @@ class ClassifierArgs:
     doc_stride: Optional[int]
     window_pooling: Optional[str]
     siamese: bool
+    group_by_length: bool
 
 
 @bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,

@@ -88,7 +88,7 @@ from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.predict import BatchPredictor
+from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import build_from_checkpoint, restore_for_inference
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
@@ -343,7 +343,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                          trim, stop_at_step)
 
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
-                               length_multiple=LENGTH_MULTIPLE)
+                               length_multiple=LENGTH_MULTIPLE,
+                               input_signature=dynamic_signature() if trim else None)
     if args.do_eval:
         evaluate_classifier(result, predictor, examples["eval"], processor, tokenizer, args,
                             window_pooling, chief)
@@ -408,7 +409,7 @@ def train_classifier(result: ClassifierResult, train_examples: list, processor, 
     result.train = loop.train(
         model, classifier_loss_fn(regression),
         train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
-                         regression, trim=trim),
+                         regression, trim=trim, group_lengths=args.group_by_length and trim),
         model.name_map(), train_config, strategy=strategy)
     result.global_step = result.train.global_step
 

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data import record_cache
+from bert_tf.data.classifier_records import trim_features
 from bert_tf.data.tfrecord import decode_record
 from bert_tf.xlnet.data.classifier import record_schema
 from bert_tf.errors import FlagError
@@ -144,11 +145,21 @@ def record_dataset(input_file: str, max_seq_length: int, regression: bool) -> tf
 
 
 def train_dataset(input_file: str, max_seq_length: int, regression: bool, batch_size: int,
-                  shuffle_buffer: int) -> tf.data.Dataset:
-    """shuffle(shuffle_buffer) -> repeat -> batch(drop_remainder) of ``(features, labels)``."""
+                  shuffle_buffer: int, trim: bool = False) -> tf.data.Dataset:
+    """shuffle(shuffle_buffer) -> repeat -> batch(drop_remainder) of ``(features, labels)``.
+
+    ``trim`` (bert_tf, beyond the original; off on TPU, which needs fixed shapes): each batch's
+    ``[B, S]`` features cut from the left to its longest real row rounded up to 8
+    (:func:`bert_tf.data.classifier_records.trim_features`, ``padding_side="left"``): the
+    records are left padded with the ``<cls>`` summary token last, padding is a masked key
+    and the attention relative, so the loss and gradients do not change.
+    """
     d = record_dataset(input_file, max_seq_length, regression)
     d = d.shuffle(shuffle_buffer, seed=TRAIN_SHUFFLE_SEED).repeat()
-    return d.map(lambda f, label, real: (f, label)).batch(batch_size, drop_remainder=True)
+    d = d.map(lambda f, label, real: (f, label)).batch(batch_size, drop_remainder=True)
+    if trim:
+        d = d.map(lambda f, label: (trim_features(f, padding_side="left"), label))
+    return d
 
 
 def eval_dataset(input_file: str, max_seq_length: int, regression: bool, batch_size: int,

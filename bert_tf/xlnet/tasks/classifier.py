@@ -88,7 +88,8 @@ from bert_tf import checkpoint_io
 from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.summaries import write_eval_summaries
-from bert_tf.training.predict import BatchPredictor, numpy_batches
+from bert_tf.training.predict import (SORT_WINDOW_BATCHES, BatchPredictor, dynamic_signature,
+                                      numpy_batches)
 from bert_tf.training.restore import resolve_latest, restore_for_inference
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
@@ -255,8 +256,9 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     """Loads ``prefix`` into ``model`` and evaluates the eval TFRecord (Estimator.evaluate).
 
     The batches (``--eval_batch_size``, the last partial one dropped as the original's TPU
-    input_fn) run through :class:`bert_tf.training.predict.BatchPredictor` on the left-padded
-    inputs as they are (no trimming), the per-example loss computed in the same step.
+    input_fn) run through :class:`bert_tf.training.predict.BatchPredictor`, each cut from the
+    left to its longest real row (not on TPU; the logits do not change), the per-example loss
+    computed in the same step.
 
     With ``--doc_stride`` (bert_tf, issue 13) the records are windows: the logits of each of
     the ``num_examples`` examples are its windows' pooled (``--window_pooling``), and the
@@ -275,7 +277,8 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
         load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
     predictor = BatchPredictor(
         model, ["logits"], per_example_loss_fn=lambda out, labels: model.task_loss(
-            out["logits"], labels)[0])
+            out["logits"], labels)[0], trim_padding="left" if _trims(args) else False,
+        input_signature=_signature(args, labels=True) if _trims(args) else None)
     windowed = args.doc_stride is not None
     dataset = records.eval_dataset(eval_file, args.max_seq_length, args.is_regression,
                                    args.eval_batch_size, drop_remainder=True, windowed=windowed)
@@ -289,7 +292,8 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
         result["global_step"] = restored.global_step
         return result
     logits, losses, labels, weights, totals = [], [], [], [], []
-    for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
+    for batch, out in predictor.predict(numpy_batches(dataset), name="eval",
+                                        sort_window=SORT_WINDOW_BATCHES):
         logits.append(out["logits"])
         losses.append(out["per_example_loss"])
         labels.append(batch["label_ids"])
@@ -304,13 +308,29 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     return result
 
 
+def _trims(args: XLNetClassifierArgs, strategy=None) -> bool:
+    """Whether batches are cut to their longest real row (bert_tf, beyond the original): not
+    with ``--use_tpu`` or under a TPUStrategy (fixed shapes)."""
+    return not (args.use_tpu or isinstance(strategy, tf.distribute.TPUStrategy))
+
+
+def _signature(args: XLNetClassifierArgs, labels: bool = False):
+    """The one-trace ``input_signature`` of the cut batches: float32 ``input_mask``, and the
+    ``label_ids`` (float32 for regression) when the step computes the loss."""
+    dtypes = {"input_mask": tf.float32}
+    if labels:
+        dtypes["label_ids"] = tf.float32 if args.is_regression else tf.int32
+    return dynamic_signature(dtypes)
+
+
 def _pooled_window_logits(model, predictor, dataset, args, num_examples: int, batch_size: int):
     """Window records -> ``(logits, labels, batch_losses)`` per example: the windows' logits
     pooled by ``--window_pooling`` (:func:`bert_tf.data.windows.pool_window_logits`), shaped
     as the model's (``[N]`` for regression, ``[N, n_class]`` else), the first window's label
     and the mean task loss of each batch of ``batch_size`` examples."""
     window_logits, window_labels, example_index = [], [], []
-    for batch, out in predictor.predict(numpy_batches(dataset), name="eval"):
+    for batch, out in predictor.predict(numpy_batches(dataset), name="eval",
+                                        sort_window=SORT_WINDOW_BATCHES):
         rows = len(batch["example_index"])
         window_logits.append(np.reshape(out["logits"], [rows, -1]))
         window_labels.append(batch["label_ids"])
@@ -491,7 +511,7 @@ def _train(r: _Run, model, name_map, resume: bool):
         doc_stride=args.doc_stride))
     batch = finetuning.global_train_batch_size(args, r.strategy)
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
-                                    batch, args.shuffle_buffer)
+                                    batch, args.shuffle_buffer, trim=_trims(r.args, r.strategy))
     return finetuning.train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy,
                                                  r.config, r.init_checkpoint, resume)[0]
 
@@ -561,13 +581,16 @@ def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
     dataset = records.eval_dataset(r.predict_file, args.max_seq_length, args.is_regression,
                                    args.predict_batch_size, windowed=windowed)
     all_logits = []
-    predictor = BatchPredictor(eval_model, ["logits"])
+    trim = _trims(args, r.strategy)
+    predictor = BatchPredictor(eval_model, ["logits"], trim_padding="left" if trim else False,
+                               input_signature=_signature(args) if trim else None)
     if windowed:  # one row per example: its windows' pooled logits (issue 13)
         logits, _, _ = _pooled_window_logits(eval_model, predictor, dataset, args,
                                              len(r.eval_examples), args.predict_batch_size)
         all_logits = [[float(x) for x in np.reshape(row, [-1])] for row in logits]
         dataset = dataset.take(0)
-    for batch, out in predictor.predict(numpy_batches(dataset), total=len(r.eval_examples)):
+    for batch, out in predictor.predict(numpy_batches(dataset), total=len(r.eval_examples),
+                                        sort_window=SORT_WINDOW_BATCHES):
         real = batch["is_real_example"]
         for row, is_real in zip(np.reshape(out["logits"], [len(real), -1]), real):
             if is_real:

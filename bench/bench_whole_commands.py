@@ -1,0 +1,251 @@
+"""The users' whole commands, side by side in one run (issue 25 item 3): this tree vs the
+ORIGINAL google-research/bert scripts (unchanged, under the TF 2.15 venv through
+``bench/original_tf1_shim.py``), each a fresh process per round, rounds interleaved in rotating
+order.
+
+    BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_whole_commands.py
+        [--rows predict,extract,squad,train] [--rounds 3] [--train_rounds 3] [--peers ours,original]
+
+Model: the embedded MiniLM default (all-MiniLM-L6-v2 in the original layout, converted into the
+bert_tf cache first, outside the timings); both peers get the same ``--vocab_file``,
+``--bert_config_file``, ``--init_checkpoint`` and flags. Rows (data: ``../shared/data``):
+
+* ``predict``: ``run_classifier.py --task_name=MRPC --do_predict`` on the first ``--pairs`` (400)
+  real MRPC test pairs, ``--max_seq_length=128 --predict_batch_size=8`` (the original's
+  defaults). The classifier head is new (not in the checkpoint) and initialized differently by
+  each side, so the probabilities are not compared; the row counts are.
+* ``extract``: ``extract_features.py`` on ``--pairs`` MRPC dev pairs (``a ||| b`` lines),
+  ``--layers=-1,-2,-3,-4 --max_seq_length=128 --batch_size=8``; max abs difference of the values.
+* ``squad``: ``run_squad.py --do_predict`` (SQuAD v1.1 layout) on the answerable questions of
+  ``squad/normans-dev-v2.0.json`` (the one dev article stored here, ``is_impossible`` questions
+  dropped), ``--max_seq_length=384 --doc_stride=128 --predict_batch_size=8``; the span head is
+  new (random), so the answers are not compared.
+* ``train``: ``run_classifier.py --task_name=MRPC --do_train --do_eval`` on the real MRPC train
+  and dev sets, one epoch (``--num_train_epochs``), ``--train_batch_size=32
+  --learning_rate=2e-5 --max_seq_length=128``; dev accuracy of both reported.
+* ``ours_group``: with ``--peers`` naming it, ``train`` also runs ours with ``--group_by_length``.
+* ``ours_before``: with ``--before_tree`` and ``--peers`` naming it, that checkout's scripts (the
+  tree before a lever), the same flags.
+
+Per peer and round: wall seconds and the child's CPU seconds (``getrusage(RUSAGE_CHILDREN)``
+user + sys); ratios original / ours per round, median (min-max). Writes
+``bench/results/whole_commands.json`` (after every row) with the machine and load.
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from machine_info import machine  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SHARED = os.path.join(REPO, "..", "..", "shared", "data")
+if not os.path.isdir(SHARED):
+    SHARED = os.environ.get("BERT_TF_SHARED_DATA", "/work/shared/data")
+
+
+def summarize(values):
+    v = np.asarray(values, np.float64)
+    return {"median": float(np.median(v)), "min": float(v.min()), "max": float(v.max()),
+            "rounds": int(v.size)}
+
+
+def run_child(cmd, env, cwd=REPO):
+    """Runs one peer process; returns (wall s, CPU s user + sys of the child, stderr text)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    text = done.stderr.decode("utf-8", "replace") + done.stdout.decode("utf-8", "replace")
+    if done.returncode:
+        tail = text.strip().splitlines()[-8:]
+        raise SystemExit(f"{cmd[:3]} failed (exit {done.returncode}):\n" + "\n".join(tail))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, text
+
+
+def write_inputs(work, pairs):
+    """The predict data dir (header + ``pairs`` MRPC test rows), the extract_features input
+    and the SQuAD v1.1-layout file (answerable questions of the stored v2.0 article)."""
+    mrpc = os.path.join(SHARED, "MRPC")
+    pred_dir = os.path.join(work, "mrpc_predict")
+    os.makedirs(pred_dir, exist_ok=True)
+    with open(os.path.join(mrpc, "test.tsv"), encoding="utf-8") as f:
+        lines = f.readlines()[:pairs + 1]
+    with open(os.path.join(pred_dir, "test.tsv"), "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    with open(os.path.join(mrpc, "dev.tsv"), encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f.readlines()[1:pairs + 1]]
+    extract_input = os.path.join(work, "extract_input.txt")
+    with open(extract_input, "w", encoding="utf-8") as f:
+        f.writelines(f"{r[3]} ||| {r[4]}\n" for r in rows)
+    with open(os.path.join(SHARED, "squad", "normans-dev-v2.0.json"), encoding="utf-8") as f:
+        squad = json.load(f)
+    questions = 0
+    for article in squad["data"]:
+        for para in article["paragraphs"]:
+            para["qas"] = [{"id": q["id"], "question": q["question"], "answers": q["answers"]}
+                           for q in para["qas"] if not q.get("is_impossible")]
+            questions += len(para["qas"])
+    squad_file = os.path.join(work, "squad_v11_subset.json")
+    with open(squad_file, "w", encoding="utf-8") as f:
+        json.dump({"version": "1.1", "data": squad["data"]}, f)
+    return pred_dir, extract_input, squad_file, questions
+
+
+def row_commands(row, model_flags, paths, out_dir, epochs):
+    """Script name and flags of one row (the same for every peer)."""
+    pred_dir, extract_input, squad_file = paths
+    if row == "predict":
+        return "run_classifier.py", ["--task_name=MRPC", "--do_predict=true",
+                                     f"--data_dir={pred_dir}", f"--output_dir={out_dir}",
+                                     "--max_seq_length=128", "--predict_batch_size=8"] + model_flags
+    if row == "extract":
+        return "extract_features.py", [f"--input_file={extract_input}",
+                                       f"--output_file={out_dir}/features.jsonl",
+                                       "--layers=-1,-2,-3,-4", "--max_seq_length=128",
+                                       "--batch_size=8"] + model_flags
+    if row == "squad":
+        return "run_squad.py", ["--do_predict=true", f"--predict_file={squad_file}",
+                                f"--output_dir={out_dir}", "--max_seq_length=384",
+                                "--doc_stride=128", "--predict_batch_size=8",
+                                "--do_lower_case=true"] + model_flags
+    if row == "train":
+        return "run_classifier.py", ["--task_name=MRPC", "--do_train=true", "--do_eval=true",
+                                     f"--data_dir={os.path.join(SHARED, 'MRPC')}",
+                                     f"--output_dir={out_dir}", "--max_seq_length=128",
+                                     "--train_batch_size=32", "--learning_rate=2e-5",
+                                     f"--num_train_epochs={epochs}"] + model_flags
+    raise ValueError(row)
+
+
+def row_outputs(row, out_dir):
+    """What each row left: counts / accuracy, for the JSON."""
+    if row == "predict":
+        with open(os.path.join(out_dir, "test_results.tsv"), encoding="utf-8") as f:
+            return {"predictions": sum(1 for _ in f)}
+    if row == "extract":
+        with open(os.path.join(out_dir, "features.jsonl"), encoding="utf-8") as f:
+            return {"lines": sum(1 for _ in f)}
+    if row == "squad":
+        with open(os.path.join(out_dir, "predictions.json"), encoding="utf-8") as f:
+            return {"answers": len(json.load(f))}
+    with open(os.path.join(out_dir, "eval_results.txt"), encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r"eval_accuracy = ([0-9.]+)", text)
+    return {"eval_accuracy": float(m.group(1)) if m else None}
+
+
+def extract_diff(a, b):
+    """Max abs difference of every value of two extract_features JSONL files."""
+    diff = 0.0
+    with open(a, encoding="utf-8") as fa, open(b, encoding="utf-8") as fb:
+        for la, lb in zip(fa, fb):
+            for x, y in zip(json.loads(la)["features"], json.loads(lb)["features"]):
+                va = np.array([l["values"] for l in x["layers"]])
+                vb = np.array([l["values"] for l in y["layers"]])
+                diff = max(diff, float(np.abs(va - vb).max()))
+    return diff
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", default="predict,extract,squad,train")
+    p.add_argument("--peers", default="ours,original")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--train_rounds", type=int, default=None, help="default: --rounds")
+    p.add_argument("--epochs", default="1.0", help="--num_train_epochs of the train row")
+    p.add_argument("--pairs", type=int, default=400)
+    p.add_argument("--before_tree", default=None,
+                   help="another checkout (e.g. this branch's base): peer ours_before, its "
+                        "scripts, to measure a lever")
+    p.add_argument("--out", default=os.path.join(HERE, "results", "whole_commands.json"))
+    args = p.parse_args(argv)
+    sys.path.insert(0, REPO)
+    from bert_tf import defaults
+    model = defaults.default_model()  # convert once, outside the timings
+    model_flags = [f"--vocab_file={model.vocab_file}", f"--bert_config_file={model.bert_config_file}",
+                   f"--init_checkpoint={model.init_checkpoint}"]
+    work = tempfile.mkdtemp(prefix="bench_wc_")
+    pred_dir, extract_input, squad_file, questions = write_inputs(work, args.pairs)
+    paths = (pred_dir, extract_input, squad_file)
+    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2")
+    original_python = os.environ.get("ORIGINAL_PYTHON", "/tmp/bert_tf_tf215/bin/python")
+    original_dir = os.environ.get("BERT_ORIGINAL_DIR", "/tmp/orig_bert")
+    orig_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    orig_env.pop("PYTHONPATH", None)
+    shim = os.path.join(HERE, "original_tf1_shim.py")
+    peers = args.peers.split(",")
+    if "ours_before" in peers and not args.before_tree:
+        raise SystemExit("--peers names ours_before: give --before_tree")
+
+    def command(peer, script, flags):
+        if peer == "original":
+            return [original_python, shim, os.path.join(original_dir, script)] + flags, orig_env
+        if peer == "ours_before":
+            before = os.path.abspath(args.before_tree)
+            return ([sys.executable, os.path.join(before, script)] + flags,
+                    dict(env, PYTHONPATH=before))
+        extra = ["--group_by_length=true"] if peer == "ours_group" else []
+        return [sys.executable, script] + flags + extra, env
+
+    info = {"machine": machine(), "peers": peers, "pairs": args.pairs,
+            "squad_questions": questions, "model": "all-MiniLM-L6-v2 (embedded default)",
+            "original_python": original_python, "rows": {}}
+    for row in args.rows.split(","):
+        rounds = args.train_rounds or args.rounds if row == "train" else args.rounds
+        row_peers = [n for n in peers if row == "train" or n != "ours_group"]
+        wall = {n: [] for n in row_peers}
+        cpu = {n: [] for n in row_peers}
+        outputs, dirs = {}, {}
+        for r in range(rounds):
+            for n in row_peers[r % len(row_peers):] + row_peers[:r % len(row_peers)]:
+                out_dir = os.path.join(work, f"{row}_{n}")
+                shutil.rmtree(out_dir, ignore_errors=True)
+                os.makedirs(out_dir)
+                script, flags = row_commands(row, model_flags, paths, out_dir, args.epochs)
+                cmd, cmd_env = command(n, script, flags)
+                w, c, _ = run_child(cmd, cmd_env)
+                wall[n].append(w)
+                cpu[n].append(c)
+                outputs[n] = row_outputs(row, out_dir)
+                dirs[n] = out_dir
+                print(f"{row} round {r} {n}: {w:.1f} s wall, {c:.1f} s CPU {outputs[n]}",
+                      flush=True)
+            # written after every round: a run cut short keeps the rounds it finished
+            info["rows"][row] = row_entry(wall, cpu, outputs)
+            if row == "extract" and "original" in dirs:
+                info["rows"][row]["max_abs_diff_ours_vs_original"] = extract_diff(
+                    os.path.join(dirs["ours"], "features.jsonl"),
+                    os.path.join(dirs["original"], "features.jsonl"))
+            info["load_average_at_end"] = os.getloadavg()[0]
+            os.makedirs(os.path.dirname(args.out), exist_ok=True)
+            with open(args.out, "w") as f:
+                json.dump(info, f, indent=2)
+        print(row, json.dumps(info["rows"][row], indent=1), flush=True)
+
+
+def row_entry(wall, cpu, outputs):
+    """Wall / CPU seconds per peer and the ratios peer / ours, median (min-max) over rounds."""
+    done = {n: len(v) for n, v in wall.items()}
+    k = min(done.values())
+    return {"wall_seconds": {n: summarize(v) for n, v in wall.items()},
+            "cpu_seconds": {n: summarize(v) for n, v in cpu.items()},
+            "ratio_peer_over_ours_wall": {n: summarize(np.array(v[:k]) / np.array(wall["ours"][:k]))
+                                          for n, v in wall.items() if n != "ours"},
+            "ratio_peer_over_ours_cpu": {n: summarize(np.array(v[:k]) / np.array(cpu["ours"][:k]))
+                                         for n, v in cpu.items() if n != "ours"},
+            "outputs_last_round": dict(outputs)}
+
+if __name__ == "__main__":
+    main()
