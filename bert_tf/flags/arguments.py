@@ -42,6 +42,11 @@ XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "us
 # BERT and ALBERT argument classes (groups of :func:`args_class`).
 BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
 BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype")
+# (bert_tf, issue 26) the fine-tuning recipes of run_classifier.py / run_squad.py
+BERT_TF_RECIPE_FLAGS = ("seed", "deterministic", "num_restarts", "select_metric",
+                        "lr_schedule", "slanted_cut_frac", "slanted_ratio",
+                        "lr_layer_decay_rate", "unfreeze_schedule", "freeze_encoder",
+                        "feature_layers", "feature_combine")
 XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
                          "adam_epsilon", "decay_method")
