@@ -47,6 +47,9 @@ BERT_TF_RECIPE_FLAGS = ("seed", "deterministic", "num_restarts", "select_metric"
                         "lr_schedule", "slanted_cut_frac", "slanted_ratio",
                         "lr_layer_decay_rate", "unfreeze_schedule", "freeze_encoder",
                         "feature_layers", "feature_combine")
+# run_squad.py: without --lr_layer_decay_rate, which XLNet's run_squad.py defines there with its
+# own default (0.75) and help
+BERT_TF_SQUAD_RECIPE_FLAGS = tuple(n for n in BERT_TF_RECIPE_FLAGS if n != "lr_layer_decay_rate")
 XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
                          "adam_epsilon", "decay_method")

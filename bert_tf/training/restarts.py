@@ -9,13 +9,15 @@ that in one command:
 
 * restart ``k`` (0-based) is the task's own run (``run_one``) with ``--output_dir
   <output_dir>/restart-<k>``, ``--seed <seed + k>`` (``--seed`` unset: ``k``), training and
-  evaluation only. Each is resumable: a restart whose ``eval_results.txt`` exists is done and
-  read back; one killed in training resumes from its newest ``model.ckpt-N`` (the training
-  loop's rule), one killed after training evaluates its last checkpoint;
+  evaluation only (run_classifier: ``--do_eval``; run_squad: ``--do_predict`` on a
+  ``--predict_file`` with answers). Its metrics (run_classifier: ``eval_results.txt`` and
+  ``eval_f1``; run_squad: ``eval_results.json``'s) are written last, to
+  ``restart-<k>/restart_metrics.txt``. Each restart is resumable: one with that file is done
+  and read back; one killed in training resumes from its newest ``model.ckpt-N`` (the
+  training loop's rule), one killed after training evaluates its last checkpoint;
 * then ``<output_dir>/restarts_summary.txt`` (and ``.json``): per restart its seed and metrics,
-  per metric (every key of ``eval_results.txt`` and of the task's extra metrics,
-  ``eval_extra.txt``) the mean, the sample standard deviation (n - 1; 0 for one restart),
-  min and max over the restarts, and the best restart by ``--select_metric``;
+  per metric the mean, the sample standard deviation (n - 1; 0 for one restart), min and max
+  over the restarts, and the best restart by ``--select_metric``;
 * the best restart's last checkpoint is copied to ``<output_dir>/model.ckpt-best``
   (``.index`` and ``.data-*``, each renamed into place when complete), and ``--do_predict``
   / ``--export_dir`` run once more with it as ``--init_checkpoint`` in ``<output_dir>``.
@@ -35,8 +37,7 @@ from bert_tf.errors import FlagError
 
 SUMMARY_FILE = "restarts_summary.txt"
 SUMMARY_JSON = "restarts_summary.json"
-EVAL_RESULTS = "eval_results.txt"
-EVAL_EXTRA = "eval_extra.txt"
+RESTART_METRICS = "restart_metrics.txt"
 BEST_CHECKPOINT = "model.ckpt-best"
 
 
@@ -160,18 +161,25 @@ class RestartsResult:
 
 
 def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
-                 eval_extra: Callable[[Any], Dict[str, float]] = lambda result: {}
-                 ) -> RestartsResult:
+                 metrics_of: Callable[[Any], Dict[str, float]], eval_flag: str = "do_eval",
+                 restart_flags: Optional[Dict[str, Any]] = None,
+                 final_flags: Optional[Dict[str, Any]] = None) -> RestartsResult:
     """Runs ``args.num_restarts`` fine-tunings, summarizes them, keeps the best (module doc).
 
     Args:
       args: the task's argument dataclass (``output_dir``, ``seed``, ``num_restarts``,
-        ``select_metric``, ``do_train``, ``do_eval``, ``do_predict``, ``export_dir``,
-        ``init_checkpoint``).
+        ``select_metric``, ``do_train``, ``do_predict``, ``export_dir``, ``init_checkpoint``
+        and ``eval_flag``).
       run_one: the task's ``run(args) -> result`` for one fine-tuning.
       headline: the task's default ``--select_metric`` (``eval_accuracy``...).
-      eval_extra: result -> metrics the task computes but does not write to
-        ``eval_results.txt`` (BERT's ``eval_f1``); kept in ``restart-<k>/eval_extra.txt``.
+      metrics_of: result -> metric name -> float, of one restart's evaluation.
+      eval_flag: the flag that evaluates on the dev set (``do_eval``; run_squad:
+        ``do_predict``), required.
+      restart_flags: fields set on each restart's arguments besides ``output_dir``, ``seed``
+        (run_classifier: ``do_predict=False``); ``export_dir`` is always unset there.
+      final_flags: fields of the last run with ``model.ckpt-best`` as ``init_checkpoint``
+        (run_classifier: ``do_train=False, do_eval=False``); it runs when
+        ``args.do_predict`` or ``args.export_dir``.
 
     Returns:
       a :class:`RestartsResult`.
@@ -181,9 +189,9 @@ def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
         ``--select_metric`` the runs do not have. The task's own errors, as ``run_one``.
     """
     n = int(args.num_restarts)
-    if n < 2 or not (args.do_train and args.do_eval):
+    if n < 2 or not (args.do_train and getattr(args, eval_flag)):
         raise FlagError(f"--num_restarts={n}: needs at least 2 restarts and --do_train "
-                        f"--do_eval (the restarts are compared on the dev set)")
+                        f"--{eval_flag} (the restarts are compared on the dev set)")
     base = int(args.seed) if args.seed is not None else 0
     metric = args.select_metric or headline
     os.makedirs(args.output_dir, exist_ok=True)
@@ -191,21 +199,19 @@ def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
     for k in range(n):
         folder, seed = restart_dir(args.output_dir, k), base + k
         seeds.append(seed)
-        if os.path.exists(os.path.join(folder, EVAL_RESULTS)):
-            logging.info("restart-%d (seed %d) is done: reading %s", k, seed, folder)
+        done = os.path.join(folder, RESTART_METRICS)
+        if os.path.exists(done):
+            logging.info("restart-%d (seed %d) is done: reading %s", k, seed, done)
         else:
             logging.info("***** restart-%d of %d, seed %d, in %s *****", k, n, seed, folder)
             _clear_session(k)
-            sub = dataclasses.replace(args, output_dir=folder, seed=seed, num_restarts=1,
-                                      do_predict=False, export_dir=None)
-            extra = eval_extra(run_one(sub))
-            atomic_write_text(os.path.join(folder, EVAL_EXTRA),
-                              "".join(f"{key} = {value!r}\n" for key, value in
-                                      sorted(extra.items())))
-        run = read_results(os.path.join(folder, EVAL_RESULTS))
-        if os.path.exists(os.path.join(folder, EVAL_EXTRA)):
-            run.update(read_results(os.path.join(folder, EVAL_EXTRA)))
-        runs.append(run)
+            sub = dataclasses.replace(args, **{**(restart_flags or {}), "output_dir": folder,
+                                               "seed": seed, "num_restarts": 1,
+                                               "export_dir": None})
+            metrics = metrics_of(run_one(sub))
+            atomic_write_text(done, "".join(f"{key} = {float(value)!r}\n" for key, value in
+                                            sorted(metrics.items())))
+        runs.append(read_results(done))
     best = best_run(runs, metric)
     stats = summarize(runs)
     summary_file = os.path.join(args.output_dir, SUMMARY_FILE)
@@ -221,8 +227,10 @@ def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
     result = RestartsResult(seeds, runs, stats, metric, best, best_checkpoint, summary_file)
     if args.do_predict or args.export_dir:
         _clear_session(1)
-        final = dataclasses.replace(args, init_checkpoint=best_checkpoint, do_train=False,
-                                    do_eval=False, num_restarts=1, seed=seeds[best])
+        final = dataclasses.replace(args, **{**(final_flags or {}),
+                                             "init_checkpoint": best_checkpoint,
+                                             "do_train": False, "num_restarts": 1,
+                                             "seed": seeds[best]})
         result.final = run_one(final)
     return result
 

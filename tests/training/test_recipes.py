@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from bert_tf.bert.tasks.recipes import albert_block_of, bert_block_of
+from bert_tf.bert.recipes import albert_block_of, bert_block_of
 from bert_tf.errors import FlagError
 from bert_tf.training import restarts
 from bert_tf.training.optimizer import AdamWeightDecay

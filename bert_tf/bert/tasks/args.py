@@ -49,7 +49,7 @@ class ClassifierArgs:
 
 
 @bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS, bert_flags.BERT_TF_RECIPE_FLAGS)
+                        bert_flags.BERT_TF_TRAINING_FLAGS, bert_flags.BERT_TF_SQUAD_RECIPE_FLAGS)
 class SquadArgs:
     """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
 

@@ -57,7 +57,7 @@ Beyond the original:
   Pearson... of the pooled logits; ``loss`` the mean over batches of ``eval_batch_size``
   examples). An example that fits in one window gets the prediction it gets without
   ``--doc_stride``;
-* the fine-tuning recipes of issue 26 (:mod:`bert_tf.bert.tasks.recipes`): ``--seed``,
+* the fine-tuning recipes of issue 26 (:mod:`bert_tf.bert.recipes`): ``--seed``,
   ``--deterministic``, ``--num_restarts`` / ``--select_metric``
   (:mod:`bert_tf.training.restarts`), ``--lr_layer_decay_rate``, ``--unfreeze_schedule``,
   ``--lr_schedule=slanted_triangular``, ``--freeze_encoder``, ``--feature_layers`` /
@@ -76,7 +76,7 @@ from bert_tf import checkpoint_io
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.classifier import BertClassifier, classifier_loss_fn
 from bert_tf.bert.config import BertConfig, load_config_for_length
-from bert_tf.bert.tasks import recipes
+from bert_tf.bert import recipes
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_processors import DataProcessor, get_processor
@@ -324,7 +324,8 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         require_args(args)
         recipes.check_recipe_flags(args)
         return restarts.run_restarts(args, run, headline_metric(args.task_name),
-                                     eval_extra=lambda result: result.eval_extra)
+                                     restart_metrics, restart_flags={"do_predict": False},
+                                     final_flags={"do_eval": False})
     config, processor, tokenizer = check_args(args)
     recipes.start(args)  # --seed, --deterministic: before the model is built
     window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
@@ -362,6 +363,11 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                                             args.max_seq_length)
         result.export_path = export_saved_model(model, args.export_dir, preprocessor)
     return result
+
+
+def restart_metrics(result: ClassifierResult) -> Dict[str, float]:
+    """One restart's metrics (``--num_restarts``): ``eval_results.txt``'s and ``eval_f1``."""
+    return {**{k: float(v) for k, v in result.eval_results.items()}, **result.eval_extra}
 
 
 def headline_metric(task_name: str) -> str:

@@ -99,11 +99,14 @@ def test_restarts_resume_after_an_interrupt_in_the_second_restart(files, tmp_pat
         return classifier.run(sub)
 
     with pytest.raises(KeyboardInterrupt):
-        restarts.run_restarts(args, interrupted, "eval_accuracy", lambda r: r.eval_extra)
+        restarts.run_restarts(args, interrupted, "eval_accuracy", classifier.restart_metrics,
+                              restart_flags={"do_predict": False},
+                              final_flags={"do_eval": False})
     assert calls == ["restart-0", "restart-1"]
     assert os.path.exists(out / "restart-0" / "eval_results.txt")
     assert os.path.exists(out / "restart-1" / "model.ckpt-1.index")
     assert not os.path.exists(out / "restart-1" / "eval_results.txt")
+    assert not os.path.exists(out / "restart-1" / restarts.RESTART_METRICS)
     assert not os.path.exists(out / restarts.SUMMARY_FILE)
     first = (out / "restart-0" / "eval_results.txt").stat().st_mtime_ns
 
@@ -148,7 +151,7 @@ def test_restarts_survive_kill_9_in_the_second_restart(files, tmp_path):
     assert not os.path.exists(out / "restart-1" / "eval_results.txt")
     assert not os.path.exists(out / restarts.SUMMARY_FILE)
     subprocess.run(cmd, env=_env(), check=True, capture_output=True)
-    runs = [restarts.read_results(str(out / f"restart-{k}" / "eval_results.txt"))
+    runs = [restarts.read_results(str(out / f"restart-{k}" / restarts.RESTART_METRICS))
             for k in range(3)]
     assert [r["global_step"] for r in runs] == [10.0, 10.0, 10.0]
     summary = (out / restarts.SUMMARY_FILE).read_text(encoding="utf-8")

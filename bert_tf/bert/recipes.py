@@ -70,10 +70,11 @@ def check_recipe_flags(args: Any) -> None:
     """
     if int(args.num_restarts) < 1:
         raise FlagError(f"--num_restarts={args.num_restarts}: must be at least 1")
-    if args.freeze_encoder and (args.unfreeze_schedule or args.lr_layer_decay_rate != 1.0):
+    rate = getattr(args, "lr_layer_decay_rate", 1.0)  # run_squad.py: XLNet's flag, not BERT's
+    if args.freeze_encoder and (args.unfreeze_schedule or rate != 1.0):
         raise FlagError("--freeze_encoder: the encoder does not train, so --unfreeze_schedule "
                         "and --lr_layer_decay_rate have nothing to do; drop them")
-    LayerRecipe(lambda name: 0, args.lr_layer_decay_rate, args.unfreeze_schedule)
+    LayerRecipe(lambda name: 0, rate, args.unfreeze_schedule)
 
 
 def feature_layers(args: Any, num_layers: int):
@@ -85,7 +86,8 @@ def feature_layers(args: Any, num_layers: int):
 def layer_recipe(args: Any, block_of, names) -> Optional[LayerRecipe]:
     """The :class:`LayerRecipe` of ``--lr_layer_decay_rate`` / ``--unfreeze_schedule``, or
     None when neither is set; logs each block's multiplier and first step."""
-    recipe = LayerRecipe(block_of, args.lr_layer_decay_rate, args.unfreeze_schedule)
+    recipe = LayerRecipe(block_of, getattr(args, "lr_layer_decay_rate", 1.0),
+                         args.unfreeze_schedule)
     if not recipe.active:
         return None
     logging.info("Layer-wise recipe (bert_tf): %s", summarize_blocks(sorted(names), recipe))
