@@ -164,6 +164,49 @@ def write_outputs(results, path):
     fig.savefig(path[:-5] + ".png")
 
 
+def _read_restart(folder, metrics):
+    """One finished restart's metrics (restart_metrics.txt, else eval_results.txt), or None."""
+    sys.path.insert(0, REPO)
+    from bert_tf.training.restarts import read_results
+    names = ["restart_metrics.txt"]
+    if not os.path.exists(os.path.join(folder, names[0])):
+        names = ["eval_results.txt", "eval_extra.txt"]  # restarts written before e66006e
+    run = {}
+    for name in names:
+        if os.path.exists(os.path.join(folder, name)):
+            run.update(read_results(os.path.join(folder, name)))
+    return {m: run[m] for m in metrics if m in run} or None
+
+
+def collect(work_dirs, out, settings):
+    """--collect: every recipe folder under the work dirs, with the restarts that finished
+    (a recipe cut short by the deadline shows n < restarts), into ``out`` (+ csv / png)."""
+    sys.path.insert(0, REPO)
+    from bert_tf.training.restarts import summarize
+    results = {"machine": machine(), "model": "all-MiniLM-L6-v2 (embedded default)",
+               "settings": settings, "max_seq_length": 128, "train_batch_size": 32,
+               "num_train_epochs": 1.0, "std": "sample standard deviation (n - 1)",
+               "runs": []}
+    for work in work_dirs:
+        for key, (task, _, metrics) in TASKS.items():
+            for recipe in ("plain", "frozen4", "layerwise", "unfreeze", "tasklm"):
+                folder = os.path.join(work, key, recipe)
+                runs = []
+                for k in range(16):
+                    run = _read_restart(os.path.join(folder, f"restart-{k}"), metrics)
+                    if run:
+                        runs.append(run)
+                if runs:
+                    results["runs"].append({
+                        "task": task, "recipe": recipe, "work_dir": folder,
+                        "restarts_finished": len(runs), "metrics": summarize(runs),
+                        "per_restart": {m: [r.get(m) for r in runs] for m in metrics}})
+    write_outputs(results, out)
+    for r in results["runs"]:
+        print(r["task"], r["recipe"], r["restarts_finished"], " ".join(
+            f"{m} {s['mean']:.4f}+-{s['std']:.4f}" for m, s in r["metrics"].items()))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tasks", default="mrpc,stsb")
@@ -183,7 +226,13 @@ def main():
     p.add_argument("--stsb_dev", type=int, default=0)
     p.add_argument("--work_dir", default="/tmp/bench_recipes")
     p.add_argument("--out", default=os.path.join(RESULTS, "recipes.json"))
+    p.add_argument("--collect", default=None,
+                   help="comma-separated work dirs: only gather what finished there")
     opts = p.parse_args()
+    if opts.collect:
+        collect(opts.collect.split(","), opts.out,
+                {k: v for k, v in vars(opts).items() if k not in ("out", "collect")})
+        return
     os.makedirs(opts.work_dir, exist_ok=True)
     log = os.path.join(opts.work_dir, "bench.log")
     model = _model_files()

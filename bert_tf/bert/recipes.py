@@ -77,6 +77,26 @@ def check_recipe_flags(args: Any) -> None:
     LayerRecipe(lambda name: 0, rate, args.unfreeze_schedule)
 
 
+# flag -> its "off" value (the original's behaviour)
+RECIPE_DEFAULTS = {"seed": None, "deterministic": False, "num_restarts": 1,
+                   "select_metric": None, "lr_schedule": "warmup_linear",
+                   "lr_layer_decay_rate": 1.0, "unfreeze_schedule": 0, "freeze_encoder": False,
+                   "feature_layers": None}
+
+
+def refuse_recipe_flags(args: Any, mode: str) -> None:
+    """A mode without the recipes (``--siamese``) refuses their flags instead of ignoring them.
+
+    Raises:
+      FlagError: naming every recipe flag given a value other than its default.
+    """
+    given = [f"--{name}" for name, off in RECIPE_DEFAULTS.items()
+             if getattr(args, name, off) != off]
+    if given:
+        raise FlagError(f"{', '.join(given)}: not supported with {mode} (issue 26's recipes "
+                        f"are for the cross-encoder)")
+
+
 def feature_layers(args: Any, num_layers: int):
     """``--feature_layers`` of a model with ``num_layers`` layers (tuple of negative indexes
     or None). Raises: FlagError, as :func:`bert_tf.training.recipes.parse_feature_layers`."""

@@ -207,3 +207,13 @@ def test_read_results_names_a_bad_line(tmp_path):
     path.write_text("eval_accuracy = 0.5\nbroken\n", encoding="utf-8")
     with pytest.raises(FlagError, match="eval_results.txt:2"):
         restarts.read_results(str(path))
+
+
+def test_siamese_refuses_the_recipe_flags():
+    from bert_tf.bert.recipes import refuse_recipe_flags
+    from bert_tf.bert.tasks.args import ClassifierArgs
+
+    refuse_recipe_flags(ClassifierArgs(), "--siamese")  # the defaults: nothing given
+    with pytest.raises(FlagError, match="^--seed, --freeze_encoder: not supported with "
+                                        "--siamese"):
+        refuse_recipe_flags(ClassifierArgs(seed=0, freeze_encoder=True), "--siamese")
