@@ -35,6 +35,7 @@ class AlbertClassifier(BertClassifier):
 
     def __init__(self, config: AlbertConfig, num_labels: int, is_regression: bool = False,
                  use_one_hot_embeddings: bool = False, **kwargs):
+        # kwargs: BertClassifier's (feature_layers, feature_combine: bert_tf, issue 26)
         super().__init__(config, num_labels, is_regression=is_regression,
                          use_one_hot_embeddings=use_one_hot_embeddings,
                          encoder=AlbertModel(config,

@@ -95,7 +95,7 @@ def create_albert_optimizer(init_lr: float, num_train_steps: int, num_warmup_ste
                             variable_names: Optional[VariableNames] = None,
                             exclude_from_weight_decay: Sequence[str] =
                             BERT_EXCLUDE_FROM_WEIGHT_DECAY,
-                            loss_scale: bool = False
+                            loss_scale: bool = False, schedule=None
                             ) -> Tuple[keras.optimizers.Optimizer, WarmupLinearDecay]:
     """The original ALBERT ``optimization.create_optimizer`` settings.
 
@@ -107,6 +107,8 @@ def create_albert_optimizer(init_lr: float, num_train_steps: int, num_warmup_ste
 
     Args:
       loss_scale: wrap in ``keras.optimizers.LossScaleOptimizer`` (float16 compute).
+      schedule: (bert_tf, ``--lr_schedule``) another learning-rate schedule; None: the
+        original's polynomial decay with warmup.
 
     Returns:
       ``(optimizer, schedule)``.
@@ -114,8 +116,9 @@ def create_albert_optimizer(init_lr: float, num_train_steps: int, num_warmup_ste
     Raises:
       FlagError: ``num_train_steps`` <= 0 (from the schedule). ValueError: another optimizer.
     """
-    schedule = WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps, power=poly_power,
-                                 start_warmup_step=start_warmup_step)
+    if schedule is None:
+        schedule = WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps,
+                                     power=poly_power, start_warmup_step=start_warmup_step)
     kinds = {"adamw": AdamWeightDecay, "lamb": Lamb}
     if optimizer not in kinds:
         raise ValueError(f"Not supported optimizer: {optimizer!r} (adamw, lamb)")

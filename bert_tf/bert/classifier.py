@@ -36,6 +36,11 @@ class BertClassifier(keras.Model):
       encoder: (bert_tf) another encoder under scope `bert` with the same call contract
         (dict of inputs -> dict with ``pooled_output [B, H]``), e.g. ALBERT's
         (:class:`bert_tf.albert.classifier.AlbertClassifier`); default a :class:`BertModel`.
+      feature_layers: (bert_tf, issue 26, ``--feature_layers``) negative encoder layer
+        indexes: the head reads those layers' [CLS] vectors (``all_encoder_layers[i][:, 0]``)
+        instead of the pooled output, combined by ``feature_combine``: ``"concat"``
+        (``output_weights [num_labels, len(feature_layers) * H]``) or ``"sum"`` (``[.., H]``).
+        None: the pooled output, as the original.
 
     Call returns a dict:
       ``logits`` float32 ``[B, num_labels]``; ``probabilities`` float32 ``[B, num_labels]``
@@ -48,24 +53,43 @@ class BertClassifier(keras.Model):
     config_class = BertConfig  # what from_config rebuilds the config with (ALBERT: its own)
 
     def __init__(self, config: BertConfig, num_labels: int, is_regression: bool = False,
-                 use_one_hot_embeddings: bool = False, encoder=None, **kwargs):
+                 use_one_hot_embeddings: bool = False, encoder=None, feature_layers=None,
+                 feature_combine: str = "concat", **kwargs):
         super().__init__(**kwargs)
+        self.feature_layers = tuple(feature_layers) if feature_layers else None
+        self.feature_combine = feature_combine
+        # (bert_tf, --freeze_encoder) the encoder runs without dropout while it is frozen
+        self.encoder_dropout = True
         self.config = config
         self.num_labels = num_labels
         self.is_regression = is_regression
         self.bert = encoder if encoder is not None else BertModel(
             config, use_one_hot_embeddings=use_one_hot_embeddings)
         self.dropout = dropout(CLASSIFIER_DROPOUT)
-        self.head = TransposedOutput(num_labels, config.hidden_size, CLASSIFIER_INIT_STDDEV,
+        width = config.hidden_size
+        if self.feature_layers and feature_combine == "concat":
+            width *= len(self.feature_layers)
+        self.head = TransposedOutput(num_labels, width, CLASSIFIER_INIT_STDDEV,
                                      name="classifier")
         # every weight of ours exists; another encoder builds itself on its first call
         self.built = True
 
     def call(self, features, training=False):
-        pooled = self.bert(encoder_inputs(features), training=training)["pooled_output"]
+        outputs = self.bert(encoder_inputs(features),
+                            training=training and self.encoder_dropout)
+        pooled = outputs["pooled_output"] if not self.feature_layers else \
+            self.layer_features(outputs["all_encoder_layers"])
         logits = tf.cast(self.head(self.dropout(pooled, training=training)), tf.float32)
         probabilities = logits if self.is_regression else tf.nn.softmax(logits, axis=-1)
         return {"logits": logits, "probabilities": probabilities}
+
+    def layer_features(self, all_layers):
+        """float ``[B, k*H]`` (concat) or ``[B, H]`` (sum): the [CLS] vectors of
+        ``feature_layers`` (BERT paper 5.3, feature-based), in the order given."""
+        vectors = [all_layers[i][:, 0] for i in self.feature_layers]
+        if self.feature_combine == "sum":
+            return tf.add_n(vectors)
+        return tf.concat(vectors, axis=-1)
 
     def build_with_dummy_input(self, seq_length: int = 2) -> "BertClassifier":
         ids = tf.zeros([1, seq_length], tf.int32)
@@ -86,7 +110,8 @@ class BertClassifier(keras.Model):
         """The constructor arguments (``config`` as its dict) and the model name."""
         return {"config": self.config.to_dict(), "num_labels": self.num_labels,
                 "is_regression": self.is_regression,
-                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name}
+                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name,
+                "feature_layers": self.feature_layers, "feature_combine": self.feature_combine}
 
     @classmethod
     def from_config(cls, config):
@@ -94,7 +119,8 @@ class BertClassifier(keras.Model):
         return cls(cls.config_class.from_dict(config["config"]), config["num_labels"],
                    is_regression=config.get("is_regression", False),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
-                   name=config.get("name"))
+                   name=config.get("name"), feature_layers=config.get("feature_layers"),
+                   feature_combine=config.get("feature_combine", "concat"))
 
 
 def classifier_loss(logits, label_ids, is_regression=False, label_weights=None):

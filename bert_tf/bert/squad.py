@@ -41,15 +41,28 @@ class BertSquad(keras.Model):
     config_class = BertConfig  # what from_config rebuilds the config with (ALBERT: its own)
 
     def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, encoder=None,
-                 **kwargs):
+                 feature_layers=None, feature_combine: str = "concat", **kwargs):
         super().__init__(**kwargs)
         self.config = config
+        # (bert_tf, issue 26) --feature_layers: the head reads those layers' per-token outputs
+        # (concatenated: output_weights [2, k*H]; or summed); --freeze_encoder: no dropout
+        self.feature_layers = tuple(feature_layers) if feature_layers else None
+        self.feature_combine = feature_combine
+        self.encoder_dropout = True
         self.bert = encoder if encoder is not None else BertModel(
             config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.head = TransposedOutput(2, config.hidden_size, SQUAD_INIT_STDDEV, name="squad")
+        width = config.hidden_size
+        if self.feature_layers and feature_combine == "concat":
+            width *= len(self.feature_layers)
+        self.head = TransposedOutput(2, width, SQUAD_INIT_STDDEV, name="squad")
 
     def call(self, features, training=False):
-        sequence = self.bert(encoder_inputs(features), training=training)["sequence_output"]
+        outputs = self.bert(encoder_inputs(features), training=training and self.encoder_dropout)
+        sequence = outputs["sequence_output"]
+        if self.feature_layers:
+            layers = [outputs["all_encoder_layers"][i] for i in self.feature_layers]
+            sequence = (tf.add_n(layers) if self.feature_combine == "sum"
+                        else tf.concat(layers, axis=-1))
         logits = tf.cast(self.head(sequence), tf.float32)  # [B, S, 2]
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
@@ -71,14 +84,16 @@ class BertSquad(keras.Model):
     def get_config(self):
         """The constructor arguments (``config`` as its dict) and the model name."""
         return {"config": self.config.to_dict(),
-                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name}
+                "use_one_hot_embeddings": self.bert.use_one_hot_embeddings, "name": self.name,
+                "feature_layers": self.feature_layers, "feature_combine": self.feature_combine}
 
     @classmethod
     def from_config(cls, config):
         """Rebuilds (unbuilt, new weights) the model :meth:`get_config` describes."""
         return cls(cls.config_class.from_dict(config["config"]),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
-                   name=config.get("name"))
+                   name=config.get("name"), feature_layers=config.get("feature_layers"),
+                   feature_combine=config.get("feature_combine", "concat"))
 
 
 def squad_loss(start_logits, end_logits, start_positions, end_positions):

@@ -36,7 +36,8 @@ A bottom module of the spine: it imports no family and no TensorFlow (``--help``
 without it).
 """
 
-from bert_tf.flags.arguments import (BERT_TF_TRAINING_FLAGS, BERT_TPU_FLAGS, XLNET_MODEL_FLAGS,
+from bert_tf.flags.arguments import (BERT_TF_RECIPE_FLAGS, BERT_TF_SQUAD_RECIPE_FLAGS,
+                                     BERT_TF_TRAINING_FLAGS, BERT_TPU_FLAGS, XLNET_MODEL_FLAGS,
                                      XLNET_OPTIMIZER_FLAGS, args_class, args_from_flags,
                                      check_flags_not_given, check_no_bert_only_flags,
                                      define_args, field_names, flag_given, flag_is_set,
@@ -67,7 +68,7 @@ __all__ = [
     "ALBERT_RUN_SQUAD_V1", "ALBERT_RUN_SQUAD_V2", "define", "define_profiles",
     # argument classes and readers
     "XLNET_MODEL_FLAGS", "XLNET_MACHINE_FLAGS", "XLNET_OPTIMIZER_FLAGS", "BERT_TPU_FLAGS",
-    "BERT_TF_TRAINING_FLAGS", "flag_type", "args_class", "field_names", "define_args",
+    "BERT_TF_TRAINING_FLAGS", "BERT_TF_RECIPE_FLAGS", "BERT_TF_SQUAD_RECIPE_FLAGS", "flag_type", "args_class", "field_names", "define_args",
     "flag_is_set", "args_from_flags", "flag_given", "is_xlnet_invocation",
     "check_flags_not_given", "check_no_bert_only_flags",
     # the process

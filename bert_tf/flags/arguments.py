@@ -44,6 +44,14 @@ XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "us
 BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
 BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype",
                           "allow_partial_init_checkpoint")
+# (bert_tf, issue 26) the fine-tuning recipes of run_classifier.py / run_squad.py
+BERT_TF_RECIPE_FLAGS = ("seed", "deterministic", "num_restarts", "select_metric",
+                        "lr_schedule", "slanted_cut_frac", "slanted_ratio",
+                        "lr_layer_decay_rate", "unfreeze_schedule", "freeze_encoder",
+                        "feature_layers", "feature_combine")
+# run_squad.py: without --lr_layer_decay_rate, which XLNet's run_squad.py defines there with its
+# own default (0.75) and help
+BERT_TF_SQUAD_RECIPE_FLAGS = tuple(n for n in BERT_TF_RECIPE_FLAGS if n != "lr_layer_decay_rate")
 XLNET_OPTIMIZER_FLAGS = ("train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "learning_rate", "min_lr_ratio", "clip", "weight_decay",
                          "adam_epsilon", "decay_method", "allow_partial_init_checkpoint")

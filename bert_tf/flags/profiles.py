@@ -24,7 +24,15 @@ FLAGS = flags.FLAGS
 
 # BERT: every flag of BERT_SPECS, with its defaults and meanings (spec bert.md 5.1, 6.1, 8.1,
 # 9.1, 10).
-BERT = Profile("BERT", tuple(BERT_SPECS))
+# (bert_tf) XLNet's --lr_layer_decay_rate, for BERT's and ALBERT's fine-tuning (issue 26).
+_LAYER_DECAY_HELP = {
+    "lr_layer_decay_rate": "(bert_tf, beyond the original) Layer-wise learning rates: the head, "
+                           "the pooler and the top encoder layer at --learning_rate, each lower "
+                           "layer times this rate, the embeddings lowest (XLNet's flag; bert_tf "
+                           "scales the update, not the gradient, which Adam would undo). ALBERT "
+                           "shares one layer: it is the top layer, only the embeddings get "
+                           "learning_rate * rate. 1.0: off."}
+BERT = Profile("BERT", tuple(BERT_SPECS) + ("lr_layer_decay_rate",), helps=_LAYER_DECAY_HELP)
 
 # XLNet: the flags of XLNet's run_classifier.py (spec xlnet.md 8.1), those of bert_tf's XLNet
 # feature extraction, and where XLNet's original gives a shared flag another default or meaning.
@@ -192,7 +200,8 @@ XLNET_RUN_RACE = dataclasses.replace(
 
 # ALBERT: BERT's flags and ALBERT's own (google-research/albert); the scripts' own defaults are
 # in the ALBERT_* script profiles.
-ALBERT = Profile("ALBERT", tuple(BERT_SPECS) + tuple(ALBERT_SPECS))
+ALBERT = Profile("ALBERT", tuple(BERT_SPECS) + ("lr_layer_decay_rate",) + tuple(ALBERT_SPECS),
+                 helps=_LAYER_DECAY_HELP)
 
 # Giving one of these (a non-empty value, or any value of a bool/int flag) selects ALBERT's
 # create_pretraining_data.py in the root script (issue 14).

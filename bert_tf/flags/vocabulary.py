@@ -109,6 +109,45 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "window_pooling": ("enum:mean|max", None, "(bert_tf, beyond the original) With --doc_stride: "
                        "how run_classifier.py pools the logits of an example's windows into its "
                        "one prediction (unset: mean)."),
+    # ---- fine-tuning recipes (issue 26; BERT and ALBERT run_classifier.py, BERT run_squad.py) ----
+    "seed": ("integer", None, "(bert_tf, beyond the original) Seed of every random choice of the "
+             "run: Python's random, numpy, TensorFlow and Keras (the new head's initialisation, "
+             "dropout) and the training shuffle. Unset: as the original (the shuffle's fixed "
+             "seed, the rest unseeded)."),
+    "deterministic": ("bool", False, "(bert_tf, beyond the original) TensorFlow's op determinism "
+                      "(tf.config.experimental.enable_op_determinism): with --seed, two runs on "
+                      "the same machine give bit-identical checkpoints and metrics; slower."),
+    "num_restarts": ("integer", 1, "(bert_tf, beyond the original) Fine-tune N times from the "
+                     "same checkpoint with seeds --seed, --seed+1, ... (unset --seed: 0, 1, ...) "
+                     "into <output_dir>/restart-<k>/ (each resumable), then write "
+                     "restarts_summary.txt (mean, std, min, max of every metric) and copy the "
+                     "best restart by --select_metric as <output_dir>/model.ckpt-best, which "
+                     "--do_predict uses. 1: one run, as the original."),
+    "select_metric": ("string", None, "(bert_tf, beyond the original) With --num_restarts > 1: "
+                      "the eval_results.txt key that picks the best restart (higher is better; a "
+                      "name ending in loss: lower). Unset: the task's headline: eval_accuracy, "
+                      "eval_mcc for CoLA, eval_pearson for STS-B, f1 for SQuAD."),
+    "lr_schedule": ("enum:warmup_linear|slanted_triangular", "warmup_linear", "(bert_tf, beyond "
+                    "the original: slanted_triangular) The learning-rate schedule: the original's "
+                    "linear warmup + linear decay, or ULMFiT's slanted triangular "
+                    "(--slanted_cut_frac, --slanted_ratio; --warmup_proportion is then unused)."),
+    "slanted_cut_frac": ("float", 0.1, "(bert_tf, beyond the original) Slanted triangular: the "
+                         "fraction of the steps over which the rate rises (ULMFiT's cut_frac)."),
+    "slanted_ratio": ("float", 32.0, "(bert_tf, beyond the original) Slanted triangular: how much "
+                      "smaller the lowest rate is than the peak (ULMFiT's ratio)."),
+    "unfreeze_schedule": ("integer", 0, "(bert_tf, beyond the original) Gradual unfreezing: the "
+                          "head (and pooler) train from the first step, then one more encoder "
+                          "block from the top every k steps (embeddings last); 0: all from the "
+                          "start, as the original."),
+    "freeze_encoder": ("bool", False, "(bert_tf, beyond the original) Only the head trains; the "
+                       "encoder keeps --init_checkpoint's weights and runs without dropout "
+                       "(feature-based, BERT paper 5.3)."),
+    "feature_layers": ("string", None, "(bert_tf, beyond the original) The head reads these "
+                       "encoder layers' [CLS] (run_classifier) or per-token (run_squad) outputs, "
+                       "e.g. -1,-2,-3,-4, combined by --feature_combine, instead of the pooled "
+                       "output / last layer (changes output_weights' shape)."),
+    "feature_combine": ("enum:concat|sum", "concat", "(bert_tf, beyond the original) How "
+                        "--feature_layers are combined: concatenated or summed."),
 }
 
 # ---- XLNet run_classifier / extract_features (spec xlnet.md 8.1) -------------------------------

@@ -46,6 +46,7 @@ from bert_tf.training.checkpoint_cadence import (Cadence, NanLossError,
                                                  check_finite_before_save, is_chief,
                                                  remove_stale_temp_files, save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
+from bert_tf.training.schedule import create_schedule
 from bert_tf.progress import ProgressReporter
 from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
@@ -61,7 +62,9 @@ _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_ch
                 ("save_checkpoints_steps", "save_checkpoints_steps"),
                 ("iterations_per_loop", "steps_per_loop"), ("use_xla", "use_xla"),
                 ("gradient_accumulation_steps", "gradient_accumulation_steps"),
-                ("allow_partial_init_checkpoint", "allow_partial_init_checkpoint")]
+                ("allow_partial_init_checkpoint", "allow_partial_init_checkpoint"),
+                ("lr_schedule", "lr_schedule"), ("slanted_cut_frac", "slanted_cut_frac"),
+                ("slanted_ratio", "slanted_ratio")]
 
 
 @dataclass
@@ -102,6 +105,11 @@ class TrainConfig:
         Estimator wrote its event files to ``model_dir``.
       write_summaries: False: no event files at all.
       loss_summary: the tag of the loss scalar (``loss``; XLNet: ``train/total_loss``).
+      lr_schedule, slanted_cut_frac, slanted_ratio: (bert_tf, issue 26) ``--lr_schedule``
+        (``warmup_linear``: the original; ``slanted_triangular``,
+        :func:`bert_tf.training.schedule.create_schedule`).
+      layer_recipe: (bert_tf, issue 26) layer-wise rates / gradual unfreezing
+        (:class:`bert_tf.training.recipes.LayerRecipe`), or None.
 
     Raises:
       ValueError: ``num_train_steps`` <= 0 or ``gradient_accumulation_steps`` < 1.
@@ -127,6 +135,10 @@ class TrainConfig:
     summary_dir: Optional[str] = None
     write_summaries: bool = True
     loss_summary: str = "loss"
+    lr_schedule: str = "warmup_linear"
+    slanted_cut_frac: float = 0.1
+    slanted_ratio: float = 32.0
+    layer_recipe: Optional[Any] = None
 
     def __post_init__(self):
         self.gradient_accumulation_steps = int(self.gradient_accumulation_steps or 1)
@@ -149,11 +161,20 @@ class TrainConfig:
     def create_optimizer(self, variable_names: Mapping[str, Any]) -> keras.optimizers.Optimizer:
         """The original's optimizer (spec 7.1) for these settings; call under the strategy's
         scope. ``variable_names``: original name -> variable (the slot names)."""
-        optimizer, _ = create_optimizer(self.learning_rate, self.num_train_steps,
-                                        self.num_warmup_steps,
-                                        weight_decay_rate=self.weight_decay_rate,
-                                        variable_names=variable_names, loss_scale=self.loss_scale)
+        recipe = self.layer_recipe if self.layer_recipe is not None and \
+            self.layer_recipe.active else None
+        optimizer, _ = create_optimizer(
+            self.learning_rate, self.num_train_steps, self.num_warmup_steps,
+            weight_decay_rate=self.weight_decay_rate, variable_names=variable_names,
+            loss_scale=self.loss_scale, schedule=self.schedule(), recipe=recipe)
         return optimizer
+
+    def schedule(self, **warmup_kwargs):
+        """The learning-rate schedule of ``lr_schedule`` (``warmup_kwargs``: ALBERT's
+        ``power``, ``start_warmup_step`` of the original one)."""
+        return create_schedule(self.lr_schedule, self.learning_rate, self.num_train_steps,
+                               self.num_warmup_steps, self.slanted_cut_frac, self.slanted_ratio,
+                               **warmup_kwargs)
 
     @staticmethod
     def flag_settings(flags: Any) -> dict:

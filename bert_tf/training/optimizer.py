@@ -77,6 +77,12 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         :meth:`set_variable_names`.
       gradient_multiplier: optional callable original name -> float; each gradient is
         multiplied by it after clipping (XLNet's layer-wise decay). None or 1.0: unchanged.
+      recipe: (bert_tf, issue 26) None, or an object with ``update_multiplier(name) ->
+        float`` (the variable's learning rate is multiplied by it: layer-wise rates) and
+        ``train_from_step(name) -> int`` (before that update, ``iterations``, the variable's
+        gradient is zeroed before the global norm and its update skipped, so its slots stay
+        zero: gradual unfreezing), by original name
+        (:class:`bert_tf.training.recipes.LayerRecipe`).
       name: optimizer name (``AdamWeightDecayOptimizer`` as the original).
       **kwargs: other Keras optimizer arguments (``use_ema``, ``loss_scale_factor``...).
 
@@ -94,7 +100,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
                  epsilon=1e-6, exclude_from_weight_decay=None, include_in_weight_decay=None,
                  clip_norm=None, variable_names: Optional[VariableNames] = None,
                  gradient_multiplier: Optional[Callable[[str], float]] = None,
-                 name="AdamWeightDecayOptimizer", **kwargs):
+                 recipe=None, name="AdamWeightDecayOptimizer", **kwargs):
         if kwargs.get("weight_decay") is not None:
             raise ValueError("AdamWeightDecay: use weight_decay_rate, not Keras' weight_decay "
                              "(the original decays inside the update, scaled by lr)")
@@ -119,10 +125,13 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.include_in_weight_decay_patterns = list(include_in_weight_decay or [])
         self.clip_norm = None if clip_norm is None else float(clip_norm)
         self.gradient_multiplier = gradient_multiplier
+        self.recipe = recipe
         self._variable_names = variable_names
         self._names = []        # original name per built variable index
         self._decay = []        # bool per built variable index
         self._multipliers = []  # float per built variable index
+        self._update_multipliers = []  # float per built variable index (layer-wise rates)
+        self._train_from = []  # int per built variable index (gradual unfreezing)
 
     # ---- names --------------------------------------------------------------------------------
 
@@ -136,6 +145,18 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             raise ValueError("AdamWeightDecay: set_variable_names() must be called before "
                              "the optimizer is built")
         self._variable_names = variable_names
+
+    def set_recipe(self, recipe) -> None:
+        """(bert_tf, issue 26) Sets ``recipe`` (see the class docstring) of an optimizer
+        created elsewhere (ALBERT's); before building.
+
+        Raises:
+          ValueError: the optimizer is already built.
+        """
+        if self.built:
+            raise ValueError("AdamWeightDecay: set_recipe() must be called before the "
+                             "optimizer is built")
+        self.recipe = recipe
 
     @property
     def variable_names(self) -> Optional[VariableNames]:
@@ -190,6 +211,11 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             self._multipliers = [1.0] * len(var_list)
         else:
             self._multipliers = [float(self.gradient_multiplier(n) or 1.0) for n in self._names]
+        recipe = self.recipe
+        self._update_multipliers = [1.0 if recipe is None
+                                    else float(recipe.update_multiplier(n)) for n in self._names]
+        self._train_from = [0 if recipe is None else int(recipe.train_from_step(n) or 0)
+                            for n in self._names]
         self._adam_m = []
         self._adam_v = []
         for var in var_list:
@@ -210,27 +236,48 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         replica_ctx = tf.distribute.get_replica_context()
         if replica_ctx is not None and replica_ctx.num_replicas_in_sync > 1:
             grads = replica_ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        indexes = [self._get_variable_index(v) for v in trainable_variables]
+        grads, rates = self._recipe_rates(grads, indexes, learning_rate)
         norm = tf.linalg.global_norm(grads)
         self._global_norm.assign(norm)
         if self.clip_norm is not None:
             grads, _ = tf.clip_by_global_norm(grads, clip_norm=self.clip_norm, use_norm=norm)
         grads = [tf.convert_to_tensor(g) for g in grads]
-        multipliers = [self._multipliers[self._get_variable_index(v)]
-                       for v in trainable_variables]
+        multipliers = [self._multipliers[i] for i in indexes]
         grads = [g if m == 1.0 else g * m for g, m in zip(grads, multipliers)]
 
-        def update_all(distribution, grads_and_vars, learning_rate):
-            for grad, var in grads_and_vars:
+        def update_all(distribution, grads_and_vars, rates):
+            for (grad, var), rate in zip(grads_and_vars, rates):
                 # lr goes through args: a per-replica value is unwrapped per device there.
                 distribution.extended.update(
                     var, lambda v, g, lr: self.update_step(g, v, lr),
-                    args=(grad, learning_rate), group=False)
+                    args=(grad, rate), group=False)
 
         grads_and_vars = list(zip(grads, trainable_variables))
         if replica_ctx is None:
-            update_all(tf.distribute.get_strategy(), grads_and_vars, learning_rate)
+            update_all(tf.distribute.get_strategy(), grads_and_vars, rates)
         else:
-            replica_ctx.merge_call(update_all, args=(grads_and_vars, learning_rate))
+            replica_ctx.merge_call(update_all, args=(grads_and_vars, rates))
+
+    def _recipe_rates(self, grads, indexes, learning_rate):
+        """(bert_tf, issue 26) The gradients with those of still-frozen variables zeroed, and
+        each variable's learning rate (``learning_rate * update multiplier``, 0 while frozen).
+        Without a recipe: the gradients and ``learning_rate`` for all, unchanged."""
+        out_grads, rates = [], []
+        for g, i in zip(grads, indexes):
+            rate = learning_rate
+            multiplier = self._update_multipliers[i] if self._update_multipliers else 1.0
+            start = self._train_from[i] if self._train_from else 0
+            if multiplier != 1.0:
+                rate = rate * multiplier
+            if start > 0:
+                gate = tf.cast(self.iterations >= start, g.dtype)
+                g = (tf.IndexedSlices(g.values * gate, g.indices, g.dense_shape)
+                     if isinstance(g, tf.IndexedSlices) else g * gate)  # stays sparse for the norm
+                rate = rate * tf.cast(gate, tf.convert_to_tensor(rate).dtype)
+            out_grads.append(g)
+            rates.append(rate)
+        return out_grads, rates
 
     def update_step(self, gradient, variable, learning_rate):
         """One AdamWeightDecay update of one variable (spec 7.2 steps 1-5); a subclass changes
@@ -314,6 +361,8 @@ def create_optimizer(init_lr: float, num_train_steps: int, num_warmup_steps: int
                      clip_norm: Optional[float] = 1.0,
                      exclude_from_weight_decay: Sequence[str] = BERT_EXCLUDE_FROM_WEIGHT_DECAY,
                      loss_scale: bool = False,
+                     schedule: Optional[keras.optimizers.schedules.LearningRateSchedule] = None,
+                     recipe=None,
                      ) -> Tuple[keras.optimizers.Optimizer, WarmupLinearDecay]:
     """The original ``create_optimizer`` settings (spec 7.1), without the graph plumbing.
 
@@ -327,6 +376,10 @@ def create_optimizer(init_lr: float, num_train_steps: int, num_warmup_steps: int
       exclude_from_weight_decay: the original's ``["LayerNorm", "layer_norm", "bias"]``.
       loss_scale: wrap in ``keras.optimizers.LossScaleOptimizer`` (dynamic loss scaling for
         float16 compute). The wrapped optimizer is ``.inner_optimizer``.
+      schedule: (bert_tf) another learning-rate schedule (``--lr_schedule``); None: the
+        original's :class:`WarmupLinearDecay` of ``init_lr``, ``num_train_steps``,
+        ``num_warmup_steps``.
+      recipe: (bert_tf) layer-wise rates and gradual unfreezing (see :class:`AdamWeightDecay`).
 
     Returns:
       ``(optimizer, schedule)``; the optimizer's ``iterations`` is the global step (the
@@ -335,11 +388,13 @@ def create_optimizer(init_lr: float, num_train_steps: int, num_warmup_steps: int
     Raises:
       FlagError: ``num_train_steps`` <= 0 (from the schedule).
     """
-    schedule = WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps)
+    if schedule is None:
+        schedule = WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps)
     optimizer = AdamWeightDecay(
         learning_rate=schedule, weight_decay_rate=weight_decay_rate, beta_1=0.9, beta_2=0.999,
         epsilon=1e-6, exclude_from_weight_decay=list(exclude_from_weight_decay),
-        clip_norm=clip_norm, variable_names=variable_names)
+        clip_norm=clip_norm, variable_names=variable_names,
+        recipe=recipe)
     if loss_scale:
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer, schedule

@@ -86,3 +86,74 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "power": self.power,
             "start_warmup_step": self.start_warmup_step,
         }
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SlantedTriangular(keras.optimizers.schedules.LearningRateSchedule):
+    """ULMFiT's slanted triangular learning rate (Howard & Ruder 2018, eq. 3); bert_tf,
+    beyond the original (``--lr_schedule=slanted_triangular``).
+
+    With ``T = num_train_steps``, ``cut = max(1, floor(T * cut_frac))`` and the update count
+    ``t`` (before the increment)::
+
+        p  = t / cut                                    if t < cut
+           = 1 - (t - cut) / (cut * (1 / cut_frac - 1))  otherwise (not below 0)
+        lr = init_lr * (1 + p * (ratio - 1)) / ratio
+
+    so the rate rises linearly from ``init_lr / ratio`` to ``init_lr`` over the first ``cut``
+    updates, then falls linearly back to ``init_lr / ratio`` at ``T``.
+
+    Args:
+      init_lr: the peak rate (``--learning_rate``); num_train_steps: ``T`` (int > 0);
+      cut_frac: in (0, 1) (``--slanted_cut_frac``, ULMFiT's 0.1); ratio: >= 1
+        (``--slanted_ratio``, ULMFiT's 32).
+
+    Raises:
+      FlagError: ``num_train_steps`` <= 0, ``cut_frac`` not in (0, 1), ``ratio`` < 1.
+    """
+
+    def __init__(self, init_lr, num_train_steps, cut_frac=0.1, ratio=32.0, name=None):
+        super().__init__()
+        if num_train_steps is None or int(num_train_steps) <= 0:
+            raise FlagError(f"num_train_steps must be > 0 for the learning-rate schedule, "
+                            f"got {num_train_steps}")
+        if not 0.0 < float(cut_frac) < 1.0:
+            raise FlagError(f"--slanted_cut_frac={cut_frac}: must be in (0, 1)")
+        if float(ratio) < 1.0:
+            raise FlagError(f"--slanted_ratio={ratio}: must be >= 1")
+        self.init_lr = float(init_lr)
+        self.num_train_steps = int(num_train_steps)
+        self.cut_frac = float(cut_frac)
+        self.ratio = float(ratio)
+        self.name = name
+        self.cut = max(1, int(self.num_train_steps * self.cut_frac))
+
+    def __call__(self, step):
+        with tf.name_scope(self.name or "SlantedTriangular"):
+            t = tf.cast(step, tf.float32)
+            cut = float(self.cut)
+            rise = t / cut
+            fall = 1.0 - (t - cut) / (cut * (1.0 / self.cut_frac - 1.0))
+            p = tf.maximum(tf.where(t < cut, rise, fall), 0.0)
+            return self.init_lr * (1.0 + p * (self.ratio - 1.0)) / self.ratio
+
+    def get_config(self):
+        """Returns the constructor arguments (round-trips through ``from_config``)."""
+        return {"init_lr": self.init_lr, "num_train_steps": self.num_train_steps,
+                "cut_frac": self.cut_frac, "ratio": self.ratio, "name": self.name}
+
+
+def create_schedule(kind: str, init_lr: float, num_train_steps: int, num_warmup_steps: int = 0,
+                    cut_frac: float = 0.1, ratio: float = 32.0, **warmup_kwargs):
+    """``--lr_schedule``: ``"warmup_linear"`` (the original, :class:`WarmupLinearDecay` with
+    ``warmup_kwargs``: ALBERT's ``power``, ``start_warmup_step``) or ``"slanted_triangular"``
+    (:class:`SlantedTriangular`).
+
+    Raises:
+      FlagError: another kind, or the schedule's own errors.
+    """
+    if kind in (None, "", "warmup_linear"):
+        return WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps, **warmup_kwargs)
+    if kind == "slanted_triangular":
+        return SlantedTriangular(init_lr, num_train_steps, cut_frac, ratio)
+    raise FlagError(f"--lr_schedule={kind}: use warmup_linear or slanted_triangular")

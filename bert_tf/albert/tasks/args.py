@@ -17,7 +17,7 @@ from bert_tf.errors import FlagError
 
 
 @bert_flags.args_class(bert_flags.ALBERT_RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
+                        bert_flags.BERT_TF_TRAINING_FLAGS, bert_flags.BERT_TF_RECIPE_FLAGS)
 class AlbertClassifierArgs:
     """The flags of ALBERT's run_classifier.py (defaults: its own,
     :data:`bert_tf.flags.ALBERT_RUN_CLASSIFIER`) plus bert_tf's ``use_xla``,

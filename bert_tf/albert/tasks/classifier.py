@@ -57,16 +57,18 @@ from bert_tf.data import classifier as bert_data
 from bert_tf.data import record_cache
 from bert_tf.data.glue_files import format_test_results, read_task_examples, write_predict_records
 from bert_tf.albert.data.classifier import AlbertProcessor
-from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
+from bert_tf.data.classifier_records import SHUFFLE_SEED, LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.tfrecord import read_examples
 from bert_tf.errors import ConfigError, FlagError
 from bert_tf.run import checks as run_checks
 from bert_tf.run.classification import (eval_metrics, export_saved_model, predict_all,
                                         predict_probabilities)
 from bert_tf.albert.tokenization import FullTokenizer
+from bert_tf.bert import recipes
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertClassifierArgs
+from bert_tf.training.optimizer import inner_optimizer
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import restore_for_inference
@@ -295,10 +297,15 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
       FlagError, ConfigError: bad flags or files (named). InputDataError: a bad data row.
       CheckpointError: an unreadable or non-fitting checkpoint (names the first variable).
     """
+    if args.num_restarts > 1:
+        raise FlagError("--num_restarts: bert_tf's restarts are for BERT's run_classifier.py "
+                        "and not yet for ALBERT (its eval_results.txt holds every evaluated "
+                        "checkpoint); run once per --seed instead")
     config, processor, tokenizer = check_args(args)
     if args.export_dir:  # before training: a bad --export_dir must not fail after it
         from bert_tf.run import serving
         serving.check_export_dir(args.export_dir)
+    recipes.start(args)  # (bert_tf, issue 26) --seed, --deterministic: before the model
     examples = read_task_examples(processor, args)
     check_pair_segments(config, args.albert_config_file, f"task {args.task_name}",
                         [ex for split in examples.values() for ex in split])
@@ -308,7 +315,10 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     with dtype_policy(args.dtype), strategy.scope():
         model = AlbertClassifier(config, processor.num_labels,
                                  is_regression=processor.is_regression,
-                                 use_one_hot_embeddings=args.use_tpu)
+                                 use_one_hot_embeddings=args.use_tpu,
+                                 feature_layers=recipes.feature_layers(
+                                     args, config.num_hidden_layers),
+                                 feature_combine=args.feature_combine)
         model.build_with_dummy_input()
     result = AlbertClassifierResult(model=model, output_dir=args.output_dir)
 
@@ -350,6 +360,10 @@ def train_classifier(result: AlbertClassifierResult, train_examples: list, proce
     if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
         # Fails on a BERT checkpoint (or another config) before any training.
         load_fn(name_map, args.init_checkpoint)
+    settings = {}  # (bert_tf, issue 26) --freeze_encoder: the encoder is loaded here
+    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map(),
+                                                      load_fn):
+        settings = {"init_checkpoint": None, "warm_started": True}
     train_file = os.path.join(args.cached_dir or args.output_dir,
                               f"{processor.task_name}_train.tf_record")
     write_cached_records(train_examples, processor.get_labels(), args, tokenizer, train_file,
@@ -362,17 +376,21 @@ def train_classifier(result: AlbertClassifierResult, train_examples: list, proce
         args, args.train_step, num_warmup_steps=args.warmup_step,
         keep_checkpoint_max=args.keep_checkpoint_max,
         log_every_n_steps=max(1, min(100, args.train_step // 20)),
-        stop_at_step=stop_at_step)
+        stop_at_step=stop_at_step, **settings)
 
     with strategy.scope():
         optimizer, _ = create_albert_optimizer(
             args.learning_rate, args.train_step, args.warmup_step, optimizer=args.optimizer,
-            variable_names=name_map, loss_scale=args.dtype == "float16")
+            variable_names=name_map, loss_scale=args.dtype == "float16",
+            schedule=None if args.lr_schedule == "warmup_linear" else train_config.schedule())
+        inner_optimizer(optimizer).set_recipe(recipes.layer_recipe(  # bert_tf, issue 26
+            args, recipes.albert_block_of(), name_map))
 
     result.train = loop.train(
         model, classifier_loss_fn(regression),
         train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
-                         regression, trim=trim),
+                         regression, trim=trim,
+                         seed=SHUFFLE_SEED if args.seed is None else args.seed),
         name_map, train_config, strategy=strategy, optimizer=optimizer)
 
 

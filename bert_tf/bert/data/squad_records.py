@@ -7,7 +7,7 @@ Prediction keeps its features in memory and stacks them with :func:`feature_arra
 TensorFlow is imported only when a pipeline is built (as :mod:`bert_tf.data.squad`).
 """
 
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 
@@ -17,11 +17,13 @@ TRAIN_SHUFFLE_SEED = 12345  # random.Random(12345) of the original main
 TRAIN_SHUFFLE_BUFFER = 100  # d.shuffle(buffer_size=100) of the original input_fn
 
 
-def train_dataset(filename: str, max_seq_length: int, batch_size: int):
+def train_dataset(filename: str, max_seq_length: int, batch_size: int,
+                  seed: Optional[int] = None):
     """The original training input pipeline on ``train.tf_record``.
 
     repeat -> shuffle(100) -> decode -> batch(``batch_size``, drop_remainder=True). The shuffle
-    is seeded (12345) so that a resumed run sees the same batches as an uninterrupted one.
+    is seeded (12345, or ``seed``: bert_tf's ``--seed``) so that a resumed run sees the same
+    batches as an uninterrupted one.
 
     Returns:
       A ``tf.data.Dataset`` of ``(features, labels)``: features ``unique_ids`` int32 ``[B]``
@@ -43,7 +45,8 @@ def train_dataset(filename: str, max_seq_length: int, batch_size: int):
         return features, labels
 
     d = tf.data.TFRecordDataset(filename).repeat()
-    d = d.shuffle(buffer_size=TRAIN_SHUFFLE_BUFFER, seed=TRAIN_SHUFFLE_SEED)
+    d = d.shuffle(buffer_size=TRAIN_SHUFFLE_BUFFER,
+                  seed=TRAIN_SHUFFLE_SEED if seed is None else seed)
     return d.map(split).batch(batch_size, drop_remainder=True)
 
 

@@ -13,7 +13,7 @@ from bert_tf import flags as bert_flags
 
 
 @bert_flags.args_class(bert_flags.RUN_CLASSIFIER, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
+                        bert_flags.BERT_TF_TRAINING_FLAGS, bert_flags.BERT_TF_RECIPE_FLAGS)
 class ClassifierArgs:
     """The original `run_classifier.py` flags (spec 8.1) plus bert_tf's; the defaults are
     :data:`bert_tf.flags.RUN_CLASSIFIER`'s (the original's).
@@ -50,7 +50,7 @@ class ClassifierArgs:
 
 
 @bert_flags.args_class(bert_flags.RUN_SQUAD, bert_flags.BERT_TPU_FLAGS,
-                        bert_flags.BERT_TF_TRAINING_FLAGS)
+                        bert_flags.BERT_TF_TRAINING_FLAGS, bert_flags.BERT_TF_SQUAD_RECIPE_FLAGS)
 class SquadArgs:
     """The flags of the original ``run_squad.py`` (spec 9.1) and the bert_tf additions.
 

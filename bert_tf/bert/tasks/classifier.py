@@ -56,7 +56,12 @@ Beyond the original:
   score for regression) and the metrics are per example (``eval_loss`` / accuracy /
   Pearson... of the pooled logits; ``loss`` the mean over batches of ``eval_batch_size``
   examples). An example that fits in one window gets the prediction it gets without
-  ``--doc_stride``.
+  ``--doc_stride``;
+* the fine-tuning recipes of issue 26 (:mod:`bert_tf.bert.recipes`): ``--seed``,
+  ``--deterministic``, ``--num_restarts`` / ``--select_metric``
+  (:mod:`bert_tf.training.restarts`), ``--lr_layer_decay_rate``, ``--unfreeze_schedule``,
+  ``--lr_schedule=slanted_triangular``, ``--freeze_encoder``, ``--feature_layers`` /
+  ``--feature_combine``.
 """
 
 import os
@@ -71,10 +76,11 @@ from bert_tf import checkpoint_io
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.classifier import BertClassifier, classifier_loss_fn
 from bert_tf.bert.config import BertConfig, check_pair_segments, load_config_for_length
+from bert_tf.bert import recipes
 from bert_tf.bert.tasks.args import ClassifierArgs
 from bert_tf.data import classifier as data
 from bert_tf.data.classifier_processors import DataProcessor, get_processor
-from bert_tf.data.classifier_records import LENGTH_MULTIPLE, train_dataset_fn
+from bert_tf.data.classifier_records import SHUFFLE_SEED, LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.glue_files import (PREDICT_FILE, format_test_results, read_task_examples,
                                     write_predict_records)
 from bert_tf.data.windows import check_window_flags
@@ -85,7 +91,7 @@ from bert_tf.run.classification import (eval_metrics, export_saved_model, predic
                                         predict_probabilities, predict_windows)
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
-from bert_tf.training import loop, metrics
+from bert_tf.training import loop, metrics, restarts
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
@@ -241,13 +247,16 @@ def training_steps(num_examples: int, args: ClassifierArgs):
 # ---------------------------------------------------------------------------------------------
 
 def build_model(config: BertConfig, processor: DataProcessor, strategy,
-                use_one_hot_embeddings: bool = False, dtype: str = "float32") -> BertClassifier:
+                use_one_hot_embeddings: bool = False, dtype: str = "float32",
+                feature_layers=None, feature_combine: str = "concat") -> BertClassifier:
     """A built :class:`BertClassifier` for the task, its variables created under ``strategy``
-    (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`)."""
+    (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`;
+    ``feature_layers``, ``feature_combine``: ``--feature_layers``, issue 26)."""
     with dtype_policy(dtype), strategy.scope():
         model = BertClassifier(config, processor.num_labels,
                                is_regression=processor.is_regression,
-                               use_one_hot_embeddings=use_one_hot_embeddings)
+                               use_one_hot_embeddings=use_one_hot_embeddings,
+                               feature_layers=feature_layers, feature_combine=feature_combine)
         model.build_with_dummy_input()
     return model
 
@@ -311,7 +320,14 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     if args.siamese:
         raise FlagError("--siamese: run bert_tf.bert.tasks.siamese.run (run_classifier.py "
                         "dispatches it)")
+    if args.num_restarts > 1:  # bert_tf, issue 26
+        require_args(args)
+        recipes.check_recipe_flags(args)
+        return restarts.run_restarts(args, run, headline_metric(args.task_name),
+                                     restart_metrics, restart_flags={"do_predict": False},
+                                     final_flags={"do_eval": False})
     config, processor, tokenizer = check_args(args)
+    recipes.start(args)  # --seed, --deterministic: before the model is built
     window_pooling = check_window_flags(args.doc_stride, args.window_pooling,
                                         args.max_seq_length)
     examples = read_task_examples(processor, args)
@@ -325,7 +341,9 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
 
     def build():
         return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
-                           dtype=args.dtype)
+                           dtype=args.dtype,
+                           feature_layers=recipes.feature_layers(args, config.num_hidden_layers),
+                           feature_combine=args.feature_combine)
 
     def restore(model):
         check_checkpoints_fit(model.name_map(), args)
@@ -356,6 +374,20 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                                             args.max_seq_length)
         result.export_path = export_saved_model(model, args.export_dir, preprocessor)
     return result
+
+
+def restart_metrics(result: ClassifierResult) -> Dict[str, float]:
+    """One restart's metrics (``--num_restarts``): ``eval_results.txt``'s and ``eval_f1``."""
+    return {**{k: float(v) for k, v in result.eval_results.items()}, **result.eval_extra}
+
+
+def headline_metric(task_name: str) -> str:
+    """The default ``--select_metric`` of a task: ``eval_mcc`` (CoLA), ``eval_pearson``
+    (STS-B), else ``eval_accuracy``."""
+    task = (task_name or "").lower()
+    if task in metrics.MCC_TASKS:
+        return "eval_mcc"
+    return "eval_pearson" if task == "sts-b" else "eval_accuracy"
 
 
 def check_examples_fit_windows(examples: Dict[str, list], label_list, args: ClassifierArgs,
@@ -402,14 +434,19 @@ def train_classifier(result: ClassifierResult, train_examples: list, processor, 
         logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
     logging.info("  Batch size = %d", args.train_batch_size)
     logging.info("  Num steps = %d", steps)
+    settings = {}
+    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map()):
+        settings = {"init_checkpoint": None, "warm_started": True}
     train_config = loop.TrainConfig.from_flags(
         args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
-        stop_at_step=stop_at_step)
+        stop_at_step=stop_at_step, **settings, layer_recipe=recipes.layer_recipe(
+            args, recipes.bert_block_of(model.config.num_hidden_layers), model.name_map()))
 
     result.train = loop.train(
         model, classifier_loss_fn(regression),
         train_dataset_fn(train_file, args.max_seq_length, args.train_batch_size,
-                         regression, trim=trim, group_lengths=args.group_by_length and trim),
+                         regression, trim=trim, group_lengths=args.group_by_length and trim,
+                         seed=SHUFFLE_SEED if args.seed is None else args.seed),
         model.name_map(), train_config, strategy=strategy)
     result.global_step = result.train.global_step
 

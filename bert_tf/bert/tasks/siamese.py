@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.bert import recipes
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.bert.siamese import (STS_SCORE_SCALE, BertSiamese, cosine_regression_loss,
                                   softmax_loss)
@@ -186,6 +187,7 @@ def run(args, strategy: Optional[tf.distribute.Strategy] = None,
       CheckpointError, NanLossError: as :func:`bert_tf.bert.tasks.classifier.run`.
     """
     config, processor, tokenizer = check_args(args)
+    recipes.refuse_recipe_flags(args, "--siamese")  # issue 26: the cross-encoder's only
     examples = glue_files.read_task_examples(processor, args)
     label_list = processor.get_labels()
     regression = processor.is_regression

@@ -63,11 +63,13 @@ from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
 from bert_tf.bert.data.squad_records import TRAIN_SHUFFLE_SEED, feature_arrays, train_dataset
 from bert_tf.bert.tasks.args import SquadArgs
+from bert_tf.bert import recipes
 from bert_tf.data.squad_postprocess import RawResult, SquadPredictions, write_predictions
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.atomic_files import display_path
 from bert_tf.file_streams import open_text
 from bert_tf.run import checks as run_checks
+from bert_tf.training import restarts
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint)
@@ -243,7 +245,9 @@ def build_model(config: BertConfig, args: SquadArgs, strategy):
     from bert_tf.training.precision import dtype_policy
 
     with dtype_policy(args.dtype), strategy.scope():
-        model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad")
+        model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad",
+                          feature_layers=recipes.feature_layers(args, config.num_hidden_layers),
+                          feature_combine=args.feature_combine)
         model.build_with_dummy_input(args.max_seq_length)
     return model
 
@@ -493,7 +497,12 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
     require_args(args)
     if predict_fn is not None and args.do_train:
         raise FlagError("predict_fn replaces the model: it cannot be used with --do_train")
+    if args.num_restarts > 1:  # bert_tf, issue 26: compared on --predict_file's answers
+        recipes.check_recipe_flags(args)
+        return restarts.run_restarts(args, run, "f1", lambda r: r.eval_results or {},
+                                     eval_flag="do_predict")
     config, tokenizer = check_args(args)
+    recipes.start(args)  # --seed, --deterministic: before the model is built
     # Read both inputs before any work, so a bad predict_file fails before training.
     train_examples = read_train_examples(args) if args.do_train else None
     eval_examples = read_predict_examples(args) if args.do_predict else None
@@ -560,9 +569,15 @@ def _train(args, config, tokenizer, examples, strategy, summary):
         return squad_loss(out["start_logits"], out["end_logits"], labels["start_positions"],
                           labels["end_positions"])
 
-    dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size)
+    settings = {}  # (bert_tf, issue 26) the recipes
+    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map()):
+        settings = {"init_checkpoint": None, "warm_started": True}
+    settings["layer_recipe"] = recipes.layer_recipe(
+        args, recipes.bert_block_of(config.num_hidden_layers), model.name_map())
+    dataset = train_dataset(train_file, args.max_seq_length, args.train_batch_size, args.seed)
     result = loop.train(model, loss_fn, dataset, model.name_map(), loop.TrainConfig.from_flags(
-        args, num_train_steps, num_warmup_steps=num_warmup_steps), strategy=strategy)
+        args, num_train_steps, num_warmup_steps=num_warmup_steps, **settings),
+        strategy=strategy)
     summary.num_train_examples, summary.num_train_features = len(examples), num_features
     summary.num_train_steps, summary.num_warmup_steps = num_train_steps, num_warmup_steps
     summary.global_step, summary.checkpoint = result.global_step, result.checkpoint
