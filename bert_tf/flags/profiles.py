@@ -35,7 +35,7 @@ XLNET = Profile(
     flags=("init_checkpoint", "output_dir", "data_dir", "task_name", "do_train", "do_eval",
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
-           "master", "export_dir")                                    # shared with BERT
+           "master", "export_dir", "recompute_grad")                  # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling",
              "normalize")  # extract_features
           + ("window_pooling",)  # long inputs by sliding windows (issue 13)
@@ -102,7 +102,8 @@ _XLNET_PRETRAIN_FLAGS = tuple(XLNET_PRETRAIN_SPECS) + (
     "min_lr_ratio", "warmup_steps", "adam_epsilon", "decay_method", "weight_decay",
     "train_batch_size", "train_steps", "iterations", "save_steps", "max_save", "seq_len",
     "reuse_len", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "dropout",
-    "dropatt", "clamp_len", "summary_type", "use_bfloat16", "init", "init_std", "init_range")
+    "dropatt", "clamp_len", "summary_type", "use_bfloat16", "init", "init_std", "init_range",
+    "recompute_grad")
 XLNET_RUN_PRETRAINING = dataclasses.replace(
     XLNET, script="run_pretraining.py", flags=_XLNET_PRETRAIN_FLAGS,
     defaults={"learning_rate": 1e-4, "min_lr_ratio": 0.001, "train_batch_size": 16,
@@ -140,7 +141,7 @@ _XLNET_FINETUNE_FLAGS = ("model_config_path", "spiece_model_file", "init_checkpo
                          "train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "shuffle_buffer", "learning_rate", "min_lr_ratio", "clip",
                          "weight_decay", "adam_epsilon", "decay_method",
-                         "lr_layer_decay_rate") + XLNET_MACHINE_FLAGS
+                         "lr_layer_decay_rate", "recompute_grad") + XLNET_MACHINE_FLAGS
 XLNET_RUN_SQUAD = dataclasses.replace(
     XLNET, script="run_squad.py",
     flags=_XLNET_FINETUNE_FLAGS + (

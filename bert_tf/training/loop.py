@@ -43,6 +43,7 @@ from absl import logging
 
 from bert_tf.errors import BertTfError
 from bert_tf import checkpoint_io
+from bert_tf.recompute import set_recompute_grad
 from bert_tf.training.checkpoint_cadence import (Cadence, is_chief, remove_stale_temp_files,
                                                  save_checkpoint)
 from bert_tf.training.optimizer import create_optimizer
@@ -51,8 +52,8 @@ from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
-__all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "Summaries", "TrainConfig",
-           "TrainResult", "is_chief", "save_checkpoint", "train"]
+__all__ = ["DatasetOrFn", "NanLossError", "OutOfMemoryError", "ProgressLog", "Summaries",
+           "TrainConfig", "TrainResult", "is_chief", "save_checkpoint", "train"]
 
 Summaries = TrainSummaries  # the earlier name
 
@@ -60,11 +61,23 @@ Summaries = TrainSummaries  # the earlier name
 _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_checkpoint"),
                 ("save_checkpoints_steps", "save_checkpoints_steps"),
                 ("iterations_per_loop", "steps_per_loop"), ("use_xla", "use_xla"),
-                ("gradient_accumulation_steps", "gradient_accumulation_steps")]
+                ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+                ("recompute_grad", "recompute_grad"), ("train_batch_size", "train_batch_size")]
+
+# What the BERT and ALBERT scripts offer to train in less memory (OutOfMemoryError's advice).
+BERT_MEMORY_LEVERS = ("--recompute_grad, a smaller --train_batch_size with "
+                      "--gradient_accumulation_steps=K (the same examples per update), "
+                      "--dtype=bfloat16, a shorter --max_seq_length")
 
 
 class NanLossError(BertTfError):
     """The training loss became NaN or infinite (as the Estimator's NanTensorHook)."""
+
+
+class OutOfMemoryError(BertTfError):
+    """An allocation failed during training (``tf.errors.ResourceExhaustedError`` or
+    ``MemoryError``); the message names the batch size, the flags that use less memory and
+    the last checkpoint, which is intact (bert_tf: the originals ended in a traceback)."""
 
 
 @dataclass
@@ -103,6 +116,13 @@ class TrainConfig:
         Estimator wrote its event files to ``model_dir``.
       write_summaries: False: no event files at all.
       loss_summary: the tag of the loss scalar (``loss``; XLNet: ``train/total_loss``).
+      recompute_grad: (bert_tf, ``--recompute_grad``) set ``recompute_grad`` on the model's
+        encoders (:func:`bert_tf.recompute.set_recompute_grad`): each transformer block's
+        activations are recomputed in the backward pass instead of kept.
+      train_batch_size: examples per batch (``--train_batch_size``), named in the message of
+        :class:`OutOfMemoryError`; None: not named.
+      memory_levers: the flags that lower training memory, for that message (default
+        :data:`BERT_MEMORY_LEVERS`; the XLNet tasks give theirs).
 
     Raises:
       ValueError: ``num_train_steps`` <= 0 or ``gradient_accumulation_steps`` < 1.
@@ -127,6 +147,9 @@ class TrainConfig:
     summary_dir: Optional[str] = None
     write_summaries: bool = True
     loss_summary: str = "loss"
+    recompute_grad: bool = False
+    train_batch_size: Optional[int] = None
+    memory_levers: str = BERT_MEMORY_LEVERS
 
     def __post_init__(self):
         self.gradient_accumulation_steps = int(self.gradient_accumulation_steps or 1)
@@ -161,7 +184,8 @@ class TrainConfig:
 
         Maps ``learning_rate``, ``init_checkpoint``, ``save_checkpoints_steps``,
         ``iterations_per_loop`` (-> ``steps_per_loop``), ``use_xla``,
-        ``gradient_accumulation_steps`` and ``dtype`` (``float16`` -> ``loss_scale=True``; the
+        ``gradient_accumulation_steps``, ``recompute_grad``, ``train_batch_size`` and
+        ``dtype`` (``float16`` -> ``loss_scale=True``; the
         model's layers must then use the ``mixed_float16`` policy). Flags that are not defined
         (or None) are left out, so the field defaults apply.
         """
@@ -241,8 +265,14 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         writable.
       NanLossError: the loss became NaN/inf (without loss scaling), or 100 calls in a row
         made no update (every gradient non-finite under loss scaling).
+      OutOfMemoryError: an allocation failed (``ResourceExhaustedError``, ``MemoryError``);
+        the checkpoints written before are complete (each is written atomically).
+      ValueError: ``config.recompute_grad`` and ``model`` holds no encoder to recompute.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    if config.recompute_grad and not set_recompute_grad(model, True):
+        raise ValueError(f"recompute_grad: {model.name} holds no encoder with transformer "
+                         f"blocks to recompute")
     if optimizer is None:
         with strategy.scope():
             optimizer = config.create_optimizer(name_map)
@@ -270,20 +300,40 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                                config.loss_summary, optimizer, chief, step)
     bar = ProgressReporter("train", last_step, "steps", start=step)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
-    while step < last_step:
-        n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop,
-                bar.next_count)
-        loss, examples = run_steps(iterator, n - step)
-        last_loss = float(loss.numpy())
-        chunk_examples = int(examples.numpy())
-        step = progress.update(state.global_step, last_loss, chunk_examples)
-        summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
-        bar.update(step, chunk_examples)
-        if saves.due(step):
-            latest = save_checkpoint(state.variables, config.output_dir, step,
-                                     config.keep_checkpoint_max, config.basename, chief=chief)
+    try:
+        while step < last_step:
+            n = min(last_step, saves.next_step, progress.next_step,
+                    step + config.steps_per_loop, bar.next_count)
+            loss, examples = run_steps(iterator, n - step)
+            last_loss = float(loss.numpy())
+            chunk_examples = int(examples.numpy())
+            step = progress.update(state.global_step, last_loss, chunk_examples)
+            summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
+            bar.update(step, chunk_examples)
+            if saves.due(step):
+                latest = save_checkpoint(state.variables, config.output_dir, step,
+                                         config.keep_checkpoint_max, config.basename,
+                                         chief=chief)
+    except (tf.errors.ResourceExhaustedError, MemoryError) as e:
+        raise OutOfMemoryError(out_of_memory_message(config, step, latest, e)) from None
     bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
+
+
+def out_of_memory_message(config: TrainConfig, step: int, latest: Optional[str],
+                          error: BaseException) -> str:
+    """The one line of :class:`OutOfMemoryError`: batch size, accumulation, global step, the
+    error's first line, the levers (``config.memory_levers``) and the last checkpoint."""
+    detail = (getattr(error, "message", None) or str(error) or type(error).__name__)
+    detail = detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
+    batch = ("" if config.train_batch_size is None
+             else f" with --train_batch_size={config.train_batch_size}")
+    if config.gradient_accumulation_steps > 1:
+        batch += f" and --gradient_accumulation_steps={config.gradient_accumulation_steps}"
+    kept = (f"the last checkpoint, {latest}, is intact (a rerun resumes from it)" if latest
+            else "no checkpoint was written yet")
+    return (f"out of memory training{batch} at global_step {step} ({detail}); to train in "
+            f"less memory use {config.memory_levers}; {kept}")
 
 
 class ProgressLog:
