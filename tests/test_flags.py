@@ -108,10 +108,12 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
-    # (plus bert_tf's sliding-window flags, issue 13, unset by default, and --export_dir,
-    # the raw-text SavedModel of issue 12)
+    # (plus bert_tf's sliding-window flags, issue 13, unset by default, --export_dir,
+    # the raw-text SavedModel of issue 12, and --recompute_grad, issue 24, off by default)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
-        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir"])
+        [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir",
+         "recompute_grad"])
+    assert XLNetClassifierArgs().recompute_grad is False
     assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     assert args.export_dir is None

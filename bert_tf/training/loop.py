@@ -324,8 +324,12 @@ def out_of_memory_message(config: TrainConfig, step: int, latest: Optional[str],
                           error: BaseException) -> str:
     """The one line of :class:`OutOfMemoryError`: batch size, accumulation, global step, the
     error's first line, the levers (``config.memory_levers``) and the last checkpoint."""
-    detail = (getattr(error, "message", None) or str(error) or type(error).__name__)
-    detail = detail.strip().splitlines()[0] if detail.strip() else type(error).__name__
+    lines = [l.strip() for l in (getattr(error, "message", None) or str(error)).splitlines()
+             if l.strip()]
+    # a traced step's message starts "Graph execution error:" and the trace; the
+    # allocator's line names the tensor
+    detail = next((l for l in lines if "OOM" in l or "alloc" in l.lower()),
+                  lines[0] if lines else type(error).__name__)
     batch = ("" if config.train_batch_size is None
              else f" with --train_batch_size={config.train_batch_size}")
     if config.gradient_accumulation_steps > 1:

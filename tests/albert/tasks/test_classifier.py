@@ -27,7 +27,8 @@ ORIGINAL_DEFAULTS = {
     "iterations_per_loop": 1000, "use_tpu": False, "optimizer": "adamw", "tpu_name": None,
     "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
     "export_dir": None}
-BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32"}
+BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32",
+                  "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_its_defaults():

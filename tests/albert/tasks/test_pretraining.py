@@ -24,7 +24,8 @@ ORIGINAL_DEFAULTS = {
     "max_eval_steps": 100, "use_tpu": False, "init_from_group0": False, "tpu_name": None,
     "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
     "masked_lm_budget": 0.0}
-BERT_TF_EXTRAS = {"use_xla": False, "dtype": "float32", "gradient_accumulation_steps": 1}
+BERT_TF_EXTRAS = {"use_xla": False, "dtype": "float32", "gradient_accumulation_steps": 1,
+                  "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_its_defaults():

@@ -465,7 +465,8 @@ V1_DEFAULTS = {
     "use_tpu": False, "tpu_name": None, "tpu_zone": None, "gcp_project": None, "master": None,
     "num_tpu_cores": 8, "use_einsum": True, "export_dir": None}
 V2_ONLY = {"start_n_top": 5, "end_n_top": 5, "dropout_prob": 0.1}
-BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32"}
+BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32",
+                  "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_their_defaults():

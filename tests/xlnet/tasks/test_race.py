@@ -111,9 +111,11 @@ def _case_dir(tmp_path, race, qa_dir, spiece):
 # ---------------------------------------------------------------------------------------------
 
 def test_args_are_the_original_flags_with_their_defaults():
-    # The same flags (field order is not meaningful: the shared groups come first).
+    # The same flags (field order is not meaningful: the shared groups come first), plus
+    # bert_tf's --recompute_grad (issue 24), off by default.
     assert sorted(f.name for f in dataclasses.fields(xr.XLNetRaceArgs)) == sorted(
-        XLNET_RUN_RACE_SPEC)
+        [*XLNET_RUN_RACE_SPEC, "recompute_grad"])
+    assert xr.XLNetRaceArgs().recompute_grad is False
     args = xr.XLNetRaceArgs()
     for name, expected in XLNET_RUN_RACE_SPEC.items():
         assert getattr(args, name) == expected, name
