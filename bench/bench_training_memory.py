@@ -5,8 +5,10 @@ accumulation and bfloat16 compute.
     python bench/bench_training_memory.py [--cells large,base] [--only 0,1] [--steps 1]
         [--limit_gb 10] [--out bench/results/training_memory.json]
 
-Each cell is a fresh child process run under ``flock /tmp/s3/bigmem.lock`` (one big process
-at a time on the shared machine), one after another. The child builds what the task trains:
+Each cell is a fresh child process, one after another; the cells run in pairs (the same
+shape without and with recomputation, or the next two), each pair while this script holds
+``flock /tmp/s3/bigmem.lock`` (one big process at a time on the shared machine; the lock is
+released between pairs), so the two cells of a pair see the same machine load. The child builds what the task trains:
 
 * ``bert``: :class:`bert_tf.bert.squad.BertSquad` (``run_squad.py``'s model) at the official
   BERT config (``/tmp/official/<size>/bert_config.json`` when there, else the official
@@ -30,6 +32,7 @@ process above ~10 GB).
 """
 
 import argparse
+import fcntl
 import json
 import os
 import resource
@@ -186,8 +189,9 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
 
 
 def run_cell(cell, steps, limit_gb, timeout_s):
+    """One child process (run while the caller holds the big-memory lock); its JSON row."""
     family, size, seq, batch, recompute, accumulation, dtype = cell
-    cmd = ["flock", LOCK, sys.executable, os.path.abspath(__file__), "--child",
+    cmd = [sys.executable, os.path.abspath(__file__), "--child",
            json.dumps(list(cell)), "--steps", str(steps), "--limit_gb", str(limit_gb)]
     t0 = time.time()
     try:
@@ -198,7 +202,7 @@ def run_cell(cell, steps, limit_gb, timeout_s):
         out = {"timed_out_s": timeout_s}
     row = dict(family=family, size=size, seq_length=seq, batch_size=batch,
                recompute_grad=recompute, gradient_accumulation_steps=accumulation, dtype=dtype,
-               examples_per_update=batch * accumulation, wall_with_lock_wait_s=round(time.time() - t0, 1))
+               examples_per_update=batch * accumulation, wall_s=round(time.time() - t0, 1))
     row.update(out)
     return row
 
@@ -207,7 +211,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--child")
     parser.add_argument("--cells", default="large,base")
-    parser.add_argument("--only", default=None, help="comma-separated cell indices")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated indices into the chosen cells, in order")
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--limit_gb", type=float, default=10.0)
     parser.add_argument("--timeout_s", type=int, default=1800)
@@ -223,12 +228,15 @@ def main():
     if os.path.exists(args.out):  # cells measured by an earlier invocation are kept
         with open(args.out) as f:
             result["rows"] = json.load(f).get("rows", [])
-    for name in args.cells.split(","):
-        cells = CELLS[name]
-        if args.only:
-            cells = [cells[int(i)] for i in args.only.split(",")]
-        for cell in cells:
-            row = run_cell(cell, args.steps, args.limit_gb, args.timeout_s)
+    cells = [cell for name in args.cells.split(",") for cell in CELLS[name]]
+    if args.only:
+        cells = [cells[int(i)] for i in args.only.split(",")]
+    for first in range(0, len(cells), 2):
+        with open(LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rows = [run_cell(cell, args.steps, args.limit_gb, args.timeout_s)
+                    for cell in cells[first:first + 2]]
+        for cell, row in zip(cells[first:first + 2], rows):
             print(json.dumps(row), flush=True)
             result["rows"] = [r for r in result["rows"] if
                               [r[k] for k in ("family", "size", "seq_length", "batch_size",
