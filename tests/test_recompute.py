@@ -214,3 +214,49 @@ def test_set_recompute_grad_finds_the_encoders():
     assert classifier.bert.recompute_grad is True
     assert classifier.bert.get_config()["recompute_grad"] is True
     assert recompute.set_recompute_grad(tf.keras.layers.Dense(2), True) == 0
+
+
+@pytest.mark.slow
+def test_train_loop_sets_the_flag_and_trains_the_same_weights(tmp_path):
+    # --recompute_grad reaches the encoder through TrainConfig; two updates of a tiny
+    # classifier (encoder dropout off; the head's fixed 0.1 dropout drawn from the same seed
+    # states) with and without it end at the same weights
+    from bert_tf.bert.checkpoint_map import bert_model_map
+    from bert_tf.bert.classifier import BertClassifier
+    from bert_tf.training import loop
+
+    features = batch("bert")
+    labels = tf.constant([0, 1], tf.int32)
+    dataset = tf.data.Dataset.from_tensors((features, labels))
+
+    def loss_fn(model, f, l):
+        logits = tf.cast(model(f, training=True)["logits"], tf.float32)
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(l, logits))
+
+    finals, flags = [], []
+    initial = None
+    for on in (False, True):
+        model = BertClassifier(bert(0.0).config, 2)
+        model.build_with_dummy_input()
+        state = model.weights + seed_states(model)
+        if initial is None:
+            initial = [v.numpy() for v in state]
+        for v, value in zip(state, initial):
+            v.assign(value)
+        config = loop.TrainConfig(str(tmp_path / str(on)), num_train_steps=2,
+                                  learning_rate=1e-2, write_summaries=False, recompute_grad=on)
+        loop.train(model, loss_fn, dataset, model.name_map(), config)
+        flags.append(model.bert.recompute_grad)
+        finals.append([v.numpy() for v in model.trainable_variables])
+    assert flags == [False, True]
+    assert sum(not np.array_equal(a, b) for a, b in zip(initial, finals[0])) > 20  # it trained
+    for a, b in zip(*finals):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-6)
+
+
+def test_train_loop_refuses_recompute_without_an_encoder(tmp_path):
+    from bert_tf.training import loop
+    dense = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    config = loop.TrainConfig(str(tmp_path), num_train_steps=1, recompute_grad=True)
+    with pytest.raises(ValueError, match="holds no encoder with transformer blocks"):
+        loop.train(dense, None, None, {}, config)
