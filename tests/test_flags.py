@@ -109,11 +109,13 @@ def test_every_args_class_has_its_profile_defaults(args_class):
 
 def test_xlnet_classifier_defaults_are_the_original_scripts():
     # The same flags (field order is not meaningful: the shared groups come first).
-    # (plus bert_tf's sliding-window flags, issue 13, unset by default, and --export_dir,
-    # the raw-text SavedModel of issue 12, and --allow_partial_init_checkpoint, issue 27)
+    # (plus bert_tf's sliding-window flags, issue 13, unset by default, --export_dir,
+    # the raw-text SavedModel of issue 12, --allow_partial_init_checkpoint, issue 27, and
+    # --recompute_grad, issue 24, off by default)
     assert sorted(f.name for f in dataclasses.fields(XLNetClassifierArgs)) == sorted(
         [*XLNET_RUN_CLASSIFIER_SPEC, "doc_stride", "window_pooling", "export_dir",
-         "allow_partial_init_checkpoint"])
+         "allow_partial_init_checkpoint", "recompute_grad"])
+    assert XLNetClassifierArgs().recompute_grad is False
     assert XLNetClassifierArgs().doc_stride is None and XLNetClassifierArgs().window_pooling is None
     args = XLNetClassifierArgs()
     assert args.export_dir is None

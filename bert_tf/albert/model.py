@@ -29,9 +29,14 @@ outputs
                              lookup (the original `get_word_embedding_output`)
 
 Dropout is active only when called with ``training=True`` (the original's ``is_training``).
+With ``recompute_grad`` set (``--recompute_grad``; bert_tf, beyond the original) a training
+call keeps only each block call's input for the backward pass and recomputes the rest there,
+with the same dropout masks (:mod:`bert_tf.recompute`; a shared block draws a new stream at
+each of its L calls).
 Checkpoint names are in `bert_tf/albert/checkpoint_map.py`.
 """
 
+import functools
 from typing import Dict
 
 import keras
@@ -42,6 +47,7 @@ from bert_tf.albert.layers import AlbertMaskedLMHead
 from bert_tf.bert.layers import (BertEmbeddings, TransformerBlock, TransposedOutput,
                                  attention_mask_adder, dense)
 from bert_tf.bert.model import masked_lm_loss, next_sentence_loss
+from bert_tf.recompute import call_recomputed
 
 __all__ = ["AlbertModel", "AlbertPretrainingHeads", "masked_lm_loss", "sentence_order_loss"]
 
@@ -52,6 +58,10 @@ class AlbertModel(keras.Model):
     Args:
       config: an :class:`AlbertConfig`.
       use_one_hot_embeddings: word lookup by one-hot matmul (original TPU path; same numbers).
+      recompute_grad: (bert_tf) in training calls, recompute each block call's activations in
+        the backward pass (:func:`bert_tf.recompute.call_recomputed`); same values and
+        gradients, less memory. An attribute: the training loop sets it from
+        ``--recompute_grad``.
 
     Call args:
       inputs: dict with ``input_ids`` and optionally ``input_mask``, ``segment_ids``
@@ -67,12 +77,14 @@ class AlbertModel(keras.Model):
       ValueError: seq_length > max_position_embeddings.
     """
 
-    def __init__(self, config: AlbertConfig, use_one_hot_embeddings: bool = False, **kwargs):
+    def __init__(self, config: AlbertConfig, use_one_hot_embeddings: bool = False,
+                 recompute_grad: bool = False, **kwargs):
         kwargs.setdefault("name", "bert")
         super().__init__(**kwargs)
         config.validate()
         self.config = config
         self.use_one_hot_embeddings = use_one_hot_embeddings
+        self.recompute_grad = recompute_grad
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size, hidden_size=config.embedding_size,
             type_vocab_size=config.type_vocab_size,
@@ -140,7 +152,12 @@ class AlbertModel(keras.Model):
         for layer_idx in range(self.config.num_hidden_layers):
             group_idx = self.config.group_of_layer(layer_idx)
             for inner_idx in range(self.config.inner_group_num):
-                hidden = self.block(group_idx, inner_idx)(hidden, mask_adder, training=training)
+                block = self.block(group_idx, inner_idx)
+                if self.recompute_grad and training:
+                    hidden = call_recomputed(block, functools.partial(block, training=training),
+                                             [hidden, mask_adder])
+                else:
+                    hidden = block(hidden, mask_adder, training=training)
                 all_layers.append(hidden)  # [B, S, H]
         pooled = self.pooler(hidden[:, 0])  # [B, H]
         return {
@@ -163,12 +180,14 @@ class AlbertModel(keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(),
-                "use_one_hot_embeddings": self.use_one_hot_embeddings, "name": self.name}
+                "use_one_hot_embeddings": self.use_one_hot_embeddings,
+                "recompute_grad": self.recompute_grad, "name": self.name}
 
     @classmethod
     def from_config(cls, config):
         return cls(AlbertConfig.from_dict(config["config"]),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
+                   recompute_grad=config.get("recompute_grad", False),
                    name=config.get("name", "bert"))
 
 

@@ -16,9 +16,13 @@ outputs
   ``embedding_output``    float32 ``[batch_size, seq_length, hidden_size]``
 
 Dropout is active only when called with ``training=True`` (the original's ``is_training``).
+With ``recompute_grad`` set (``--recompute_grad``; bert_tf, beyond the original) a training
+call keeps only each block's input for the backward pass and recomputes the rest there, with
+the same dropout masks (:mod:`bert_tf.recompute`).
 Checkpoint names are in `bert_tf/bert/checkpoint_map.py`.
 """
 
+import functools
 from typing import Dict
 
 import keras
@@ -28,6 +32,7 @@ from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import (BertEmbeddings, MaskedLMHead, TransformerBlock,
                                  TransposedOutput, attention_mask_adder, dense)
 from bert_tf.feature_names import SEQUENCE_FEATURES
+from bert_tf.recompute import call_recomputed
 
 
 def encoder_inputs(features):
@@ -42,6 +47,9 @@ class BertModel(keras.Model):
     Args:
       config: a :class:`BertConfig`.
       use_one_hot_embeddings: word lookup by one-hot matmul (original TPU path; same numbers).
+      recompute_grad: (bert_tf) in training calls, recompute each block's activations in the
+        backward pass (:func:`bert_tf.recompute.call_recomputed`); same values and gradients,
+        less memory. An attribute: the training loop sets it from ``--recompute_grad``.
 
     Call args:
       inputs: dict with ``input_ids`` and optionally ``input_mask``, ``segment_ids``
@@ -56,12 +64,14 @@ class BertModel(keras.Model):
       ValueError: seq_length > max_position_embeddings.
     """
 
-    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False, **kwargs):
+    def __init__(self, config: BertConfig, use_one_hot_embeddings: bool = False,
+                 recompute_grad: bool = False, **kwargs):
         kwargs.setdefault("name", "bert")
         super().__init__(**kwargs)
         config.validate()
         self.config = config
         self.use_one_hot_embeddings = use_one_hot_embeddings
+        self.recompute_grad = recompute_grad
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
             type_vocab_size=config.type_vocab_size,
@@ -101,7 +111,11 @@ class BertModel(keras.Model):
         hidden = embedding_output
         all_layers = []
         for block in self.encoder_layers:
-            hidden = block(hidden, mask_adder, training=training)
+            if self.recompute_grad and training:
+                hidden = call_recomputed(block, functools.partial(block, training=training),
+                                         [hidden, mask_adder])
+            else:
+                hidden = block(hidden, mask_adder, training=training)
             all_layers.append(hidden)
         pooled = self.pooler(hidden[:, 0])
         return {
@@ -123,12 +137,13 @@ class BertModel(keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "use_one_hot_embeddings": self.use_one_hot_embeddings,
-                "name": self.name}
+                "recompute_grad": self.recompute_grad, "name": self.name}
 
     @classmethod
     def from_config(cls, config):
         return cls(BertConfig.from_dict(config["config"]),
                    use_one_hot_embeddings=config.get("use_one_hot_embeddings", False),
+                   recompute_grad=config.get("recompute_grad", False),
                    name=config.get("name", "bert"))
 
 

@@ -37,13 +37,13 @@ _KIND_TYPES = {"string": str, "bool": bool, "integer": int, "float": float}
 
 # Flag groups that several XLNet tasks' argument classes share (``args_class(profile, *groups)``).
 XLNET_MODEL_FLAGS = ("model_config_path", "dropout", "dropatt", "clamp_len", "use_bfloat16",
-                     "init", "init_std", "init_range")
+                     "init", "init_std", "init_range", "recompute_grad")
 # (XLNET_MACHINE_FLAGS, the third group, is defined with the profiles that list it.)
 # The TPU flags of the original BERT scripts, and bert_tf's own training flags, shared by the
 # BERT and ALBERT argument classes (groups of :func:`args_class`).
 BERT_TPU_FLAGS = ("use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master", "num_tpu_cores")
 BERT_TF_TRAINING_FLAGS = ("use_xla", "gradient_accumulation_steps", "dtype",
-                          "allow_partial_init_checkpoint")
+                          "allow_partial_init_checkpoint", "recompute_grad")
 # (bert_tf, issue 26) the fine-tuning recipes of run_classifier.py / run_squad.py
 BERT_TF_RECIPE_FLAGS = ("seed", "deterministic", "num_restarts", "select_metric",
                         "lr_schedule", "slanted_cut_frac", "slanted_ratio",

@@ -43,7 +43,8 @@ XLNET = Profile(
     flags=("init_checkpoint", "output_dir", "data_dir", "task_name", "do_train", "do_eval",
            "do_predict", "learning_rate", "train_batch_size", "eval_batch_size",
            "predict_batch_size", "max_seq_length", "use_tpu", "tpu_zone", "gcp_project",
-           "master", "export_dir", "allow_partial_init_checkpoint")   # shared with BERT
+           "master", "export_dir", "allow_partial_init_checkpoint",
+           "recompute_grad")                                          # shared with BERT
           + ("input_file", "output_file", "layers", "batch_size", "pooling",
              "normalize")  # extract_features
           + ("window_pooling",)  # long inputs by sliding windows (issue 13)
@@ -111,7 +112,7 @@ _XLNET_PRETRAIN_FLAGS = tuple(XLNET_PRETRAIN_SPECS) + (
     "train_batch_size", "train_steps", "iterations", "save_steps", "max_save", "seq_len",
     "reuse_len", "uncased", "bi_data", "mask_alpha", "mask_beta", "num_predict", "dropout",
     "dropatt", "clamp_len", "summary_type", "use_bfloat16", "init", "init_std", "init_range",
-    "allow_partial_init_checkpoint")
+    "allow_partial_init_checkpoint", "recompute_grad")
 XLNET_RUN_PRETRAINING = dataclasses.replace(
     XLNET, script="run_pretraining.py", flags=_XLNET_PRETRAIN_FLAGS,
     defaults={"learning_rate": 1e-4, "min_lr_ratio": 0.001, "train_batch_size": 16,
@@ -150,7 +151,7 @@ _XLNET_FINETUNE_FLAGS = ("model_config_path", "spiece_model_file", "init_checkpo
                          "train_batch_size", "train_steps", "warmup_steps", "save_steps",
                          "max_save", "shuffle_buffer", "learning_rate", "min_lr_ratio", "clip",
                          "weight_decay", "adam_epsilon", "decay_method",
-                         "lr_layer_decay_rate") + XLNET_MACHINE_FLAGS
+                         "lr_layer_decay_rate", "recompute_grad") + XLNET_MACHINE_FLAGS
 XLNET_RUN_SQUAD = dataclasses.replace(
     XLNET, script="run_squad.py",
     flags=_XLNET_FINETUNE_FLAGS + (

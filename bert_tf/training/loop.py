@@ -42,6 +42,8 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
+from bert_tf.errors import BertTfError
+from bert_tf.recompute import set_recompute_grad
 from bert_tf.training.checkpoint_cadence import (Cadence, NanLossError,
                                                  check_finite_before_save, is_chief,
                                                  remove_stale_temp_files, save_checkpoint)
@@ -52,8 +54,8 @@ from bert_tf.training.summaries import TrainSummaries
 from bert_tf.training.train_state import TrainState, restore_or_warm_start
 from bert_tf.training.train_step import DatasetOrFn, TrainStep, distributed_iterator
 
-__all__ = ["DatasetOrFn", "NanLossError", "ProgressLog", "Summaries", "TrainConfig",
-           "TrainResult", "is_chief", "save_checkpoint", "train"]
+__all__ = ["DatasetOrFn", "NanLossError", "OutOfMemoryError", "ProgressLog", "Summaries",
+           "TrainConfig", "TrainResult", "is_chief", "save_checkpoint", "train"]
 
 Summaries = TrainSummaries  # the earlier name
 
@@ -64,7 +66,19 @@ _FLAG_FIELDS = [("learning_rate", "learning_rate"), ("init_checkpoint", "init_ch
                 ("gradient_accumulation_steps", "gradient_accumulation_steps"),
                 ("allow_partial_init_checkpoint", "allow_partial_init_checkpoint"),
                 ("lr_schedule", "lr_schedule"), ("slanted_cut_frac", "slanted_cut_frac"),
-                ("slanted_ratio", "slanted_ratio")]
+                ("slanted_ratio", "slanted_ratio"),
+                ("recompute_grad", "recompute_grad"), ("train_batch_size", "train_batch_size")]
+
+# What the BERT and ALBERT scripts offer to train in less memory (OutOfMemoryError's advice).
+BERT_MEMORY_LEVERS = ("--recompute_grad, a smaller --train_batch_size with "
+                      "--gradient_accumulation_steps=K (the same examples per update), "
+                      "--dtype=bfloat16, a shorter --max_seq_length")
+
+
+class OutOfMemoryError(BertTfError):
+    """An allocation failed during training (``tf.errors.ResourceExhaustedError`` or
+    ``MemoryError``); the message names the batch size, the flags that use less memory and
+    the last checkpoint, which is intact (bert_tf: the originals ended in a traceback)."""
 
 
 @dataclass
@@ -110,6 +124,13 @@ class TrainConfig:
         :func:`bert_tf.training.schedule.create_schedule`).
       layer_recipe: (bert_tf, issue 26) layer-wise rates / gradual unfreezing
         (:class:`bert_tf.training.recipes.LayerRecipe`), or None.
+      recompute_grad: (bert_tf, ``--recompute_grad``) set ``recompute_grad`` on the model's
+        encoders (:func:`bert_tf.recompute.set_recompute_grad`): each transformer block's
+        activations are recomputed in the backward pass instead of kept.
+      train_batch_size: examples per batch (``--train_batch_size``), named in the message of
+        :class:`OutOfMemoryError`; None: not named.
+      memory_levers: the flags that lower training memory, for that message (default
+        :data:`BERT_MEMORY_LEVERS`; the XLNet tasks give theirs).
 
     Raises:
       ValueError: ``num_train_steps`` <= 0 or ``gradient_accumulation_steps`` < 1.
@@ -139,6 +160,9 @@ class TrainConfig:
     slanted_cut_frac: float = 0.1
     slanted_ratio: float = 32.0
     layer_recipe: Optional[Any] = None
+    recompute_grad: bool = False
+    train_batch_size: Optional[int] = None
+    memory_levers: str = BERT_MEMORY_LEVERS
 
     def __post_init__(self):
         self.gradient_accumulation_steps = int(self.gradient_accumulation_steps or 1)
@@ -182,7 +206,8 @@ class TrainConfig:
 
         Maps ``learning_rate``, ``init_checkpoint``, ``save_checkpoints_steps``,
         ``iterations_per_loop`` (-> ``steps_per_loop``), ``use_xla``,
-        ``gradient_accumulation_steps`` and ``dtype`` (``float16`` -> ``loss_scale=True``; the
+        ``gradient_accumulation_steps``, ``recompute_grad``, ``train_batch_size`` and
+        ``dtype`` (``float16`` -> ``loss_scale=True``; the
         model's layers must then use the ``mixed_float16`` policy). Flags that are not defined
         (or None) are left out, so the field defaults apply.
         """
@@ -263,8 +288,14 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
       NanLossError: the loss became NaN/inf (without loss scaling), 100 calls in a row
         made no update (every gradient non-finite under loss scaling), or a checkpoint due
         would hold a non-finite value (not written; the earlier ones stay).
+      OutOfMemoryError: an allocation failed (``ResourceExhaustedError``, ``MemoryError``);
+        the checkpoints written before are complete (each is written atomically).
+      ValueError: ``config.recompute_grad`` and ``model`` holds no encoder to recompute.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    if config.recompute_grad and not set_recompute_grad(model, True):
+        raise ValueError(f"recompute_grad: {model.name} holds no encoder with transformer "
+                         f"blocks to recompute")
     if optimizer is None:
         with strategy.scope():
             optimizer = config.create_optimizer(name_map)
@@ -293,21 +324,45 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                                config.loss_summary, optimizer, chief, step)
     bar = ProgressReporter("train", last_step, "steps", start=step)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
-    while step < last_step:
-        n = min(last_step, saves.next_step, progress.next_step, step + config.steps_per_loop,
-                bar.next_count)
-        loss, examples = run_steps(iterator, n - step)
-        last_loss = float(loss.numpy())
-        chunk_examples = int(examples.numpy())
-        step = progress.update(state.global_step, last_loss, chunk_examples)
-        summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
-        bar.update(step, chunk_examples)
-        if saves.due(step):
-            check_finite_before_save(state.variables, step, latest, config.basename)
-            latest = save_checkpoint(state.variables, config.output_dir, step,
-                                     config.keep_checkpoint_max, config.basename, chief=chief)
+    try:
+        while step < last_step:
+            n = min(last_step, saves.next_step, progress.next_step,
+                    step + config.steps_per_loop, bar.next_count)
+            loss, examples = run_steps(iterator, n - step)
+            last_loss = float(loss.numpy())
+            chunk_examples = int(examples.numpy())
+            step = progress.update(state.global_step, last_loss, chunk_examples)
+            summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
+            bar.update(step, chunk_examples)
+            if saves.due(step):
+                check_finite_before_save(state.variables, step, latest, config.basename)
+                latest = save_checkpoint(state.variables, config.output_dir, step,
+                                         config.keep_checkpoint_max, config.basename,
+                                         chief=chief)
+    except (tf.errors.ResourceExhaustedError, MemoryError) as e:
+        raise OutOfMemoryError(out_of_memory_message(config, step, latest, e)) from None
     bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
+
+
+def out_of_memory_message(config: TrainConfig, step: int, latest: Optional[str],
+                          error: BaseException) -> str:
+    """The one line of :class:`OutOfMemoryError`: batch size, accumulation, global step, the
+    error's first line, the levers (``config.memory_levers``) and the last checkpoint."""
+    lines = [l.strip() for l in (getattr(error, "message", None) or str(error)).splitlines()
+             if l.strip()]
+    # a traced step's message starts "Graph execution error:" and the trace; the
+    # allocator's line names the tensor
+    detail = next((l for l in lines if "OOM" in l or "alloc" in l.lower()),
+                  lines[0] if lines else type(error).__name__)
+    batch = ("" if config.train_batch_size is None
+             else f" with --train_batch_size={config.train_batch_size}")
+    if config.gradient_accumulation_steps > 1:
+        batch += f" and --gradient_accumulation_steps={config.gradient_accumulation_steps}"
+    kept = (f"the last checkpoint, {latest}, is intact (a rerun resumes from it)" if latest
+            else "no checkpoint was written yet")
+    return (f"out of memory training{batch} at global_step {step} ({detail}); to train in "
+            f"less memory use {config.memory_levers}; {kept}")
 
 
 class ProgressLog:

@@ -27,19 +27,31 @@ Outputs (a dict):
 Note: the original ``get_sequence_output()`` returns the query stream in two-stream mode;
 here that is ``query_output``.
 Dropout is active when called with ``training=True`` (default: ``run_config.is_training``).
+With ``recompute_grad`` set (``--recompute_grad``; bert_tf, beyond the original) a training
+call keeps only each layer's inputs for the backward pass and recomputes the rest there, with
+the same dropout masks (:mod:`bert_tf.recompute`).
 Checkpoint names are in `bert_tf/xlnet/checkpoint_map.py`.
 """
 
+import functools
 from typing import Dict, Optional
 
 import keras
 import tensorflow as tf
 
+from bert_tf.recompute import call_recomputed
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.attention import (attention_masks, cache_mem, relative_positional_encoding,
                                      relative_segment_matrix)
 from bert_tf.xlnet.layers import (LMHead, LogitHead, SequenceSummary, XLNetLayer, built_dropout,
                                   get_initializer)
+
+
+def _layer_outputs(layer, training, *args):
+    """``layer(*args[:-1], target_mapping=args[-1])`` as tensors only: ``output_h``, or
+    ``(output_h, output_g)`` in two-stream mode (what :func:`call_recomputed` runs)."""
+    output_h, output_g = layer(*args[:-1], target_mapping=args[-1], training=training)
+    return output_h if output_g is None else (output_h, output_g)
 
 
 def _static_or_dynamic(x, axis):
@@ -56,6 +68,9 @@ class XLNetModel(keras.Model):
         default ``RunConfig()``.
       with_mask_emb: create `mask_emb` ``[1, 1, D]`` (needed for two-stream pretraining; the
         original creates it only when ``inp_q`` is given, so fine-tuned checkpoints lack it).
+      recompute_grad: (bert_tf) in training calls, recompute each layer's activations in the
+        backward pass (:func:`bert_tf.recompute.call_recomputed`); same values and gradients,
+        less memory. An attribute: the training loop sets it from ``--recompute_grad``.
 
     Weights (spec 3.3): `lookup_table` ``[V, D]``; `r_w_bias`, `r_r_bias`, `r_s_bias`
     ``[NL, N, Dh]`` if ``untie_r`` else ``[N, Dh]``; `seg_embed` ``[NL, 2, N, Dh]``;
@@ -69,13 +84,14 @@ class XLNetModel(keras.Model):
     """
 
     def __init__(self, config: XLNetConfig, run_config: Optional[RunConfig] = None,
-                 with_mask_emb: bool = False, **kwargs):
+                 with_mask_emb: bool = False, recompute_grad: bool = False, **kwargs):
         kwargs.setdefault("name", "transformer")
         super().__init__(**kwargs)
         run_config = run_config or RunConfig()
         self.config = config
         self.run_config = run_config
         self.with_mask_emb = with_mask_emb
+        self.recompute_grad = recompute_grad
         initializer = get_initializer(run_config.init, run_config.init_range, run_config.init_std)
         self.initializer = initializer
         d, n, dh, nl = config.d_model, config.n_head, config.d_head, config.n_layer
@@ -180,10 +196,14 @@ class XLNetModel(keras.Model):
                 new_mems.append(new_mem)
             r_w_bias_i, r_r_bias_i, r_s_bias_i = self._layer_biases(i)
             seg_embed_i = None if seg_id is None else self.seg_embed[i]
-            output_h, output_g = layer(
-                output_h, output_g, pos_emb, mem_i, r_w_bias_i, r_r_bias_i, r_s_bias_i,
-                seg_mat, seg_embed_i, non_tgt_mask, attn_mask, target_mapping=target_mapping,
-                training=training)
+            args = [output_h, output_g, pos_emb, mem_i, r_w_bias_i, r_r_bias_i, r_s_bias_i,
+                    seg_mat, seg_embed_i, non_tgt_mask, attn_mask, target_mapping]
+            run_layer = functools.partial(_layer_outputs, layer, training)
+            if self.recompute_grad and training:
+                outputs = call_recomputed(layer, run_layer, args)
+            else:
+                outputs = run_layer(*args)
+            output_h, output_g = outputs if output_g is not None else (outputs, None)
             all_layer_outputs.append(output_h)
 
         output_h = self.dropout(output_h, training=training)
@@ -203,12 +223,14 @@ class XLNetModel(keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "run_config": self.run_config.to_dict(),
-                "with_mask_emb": self.with_mask_emb, "name": self.name}
+                "with_mask_emb": self.with_mask_emb, "recompute_grad": self.recompute_grad,
+                "name": self.name}
 
     @classmethod
     def from_config(cls, config):
         return cls(XLNetConfig.from_dict(config["config"]), RunConfig(**config["run_config"]),
                    with_mask_emb=config.get("with_mask_emb", False),
+                   recompute_grad=config.get("recompute_grad", False),
                    name=config.get("name", "transformer"))
 
 

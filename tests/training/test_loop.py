@@ -514,3 +514,74 @@ def test_non_finite_last_update_is_not_saved_and_the_last_good_checkpoint_stays(
     assert checkpoint_io.latest_checkpoint(out).endswith("model.ckpt-2")
     good = read(os.path.join(out, "model.ckpt-2"))
     assert all(np.isfinite(v).all() for v in good.values())
+
+
+# ---- an allocation failure (issue 24 item 4) ----------------------------------------------------
+
+def oom_on_call(n):
+    """A loss function whose n-th run inside the training step asks for a 4 TiB tensor: a
+    real allocation failure of TensorFlow's CPU allocator (``ResourceExhaustedError``; the
+    kernel refuses an allocation beyond RAM + swap, overcommit heuristic mode 0)."""
+    counter = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+    def loss(m, f, l):
+        value = mse(m, f, l)
+        counter.assign_add(1)
+        size = tf.where(counter >= n, tf.constant(2 ** 40, tf.int64), tf.constant(1, tf.int64))
+        huge = tf.fill(tf.reshape(size, [1]), 1.0)
+        return value + 0.0 * tf.stop_gradient(tf.reduce_max(huge))
+
+    return loss
+
+
+def test_out_of_memory_is_one_line_and_the_last_checkpoint_is_intact(tmp_path):
+    out = str(tmp_path / "out")
+    model, name_map = mlp(0)
+    config = loop.TrainConfig(out, num_train_steps=8, save_checkpoints_steps=2,
+                              train_batch_size=4, write_summaries=False)
+    with pytest.raises(loop.OutOfMemoryError) as raised:
+        loop.train(model, oom_on_call(5), dataset(), name_map, config)
+    prefix = os.path.join(out, "model.ckpt-4")
+    message = str(raised.value)
+    assert "\n" not in message
+    head, detail, tail = message.partition(" (OOM when allocating tensor with "
+                                           "shape[1099511627776] and type float")
+    assert head == "out of memory training with --train_batch_size=4 at global_step 4"
+    assert tail.endswith(
+        "); to train in less memory use --recompute_grad, a smaller --train_batch_size with "
+        "--gradient_accumulation_steps=K (the same examples per update), --dtype=bfloat16, a "
+        f"shorter --max_seq_length; the last checkpoint, {prefix}, is intact (a rerun resumes "
+        "from it)")
+    # the checkpoint of step 4 is complete and holds the weights of step 4 (the failed update
+    # changed nothing), and no temporary file is left
+    assert tf.train.latest_checkpoint(out) == prefix
+    saved = read(prefix)
+    assert int(saved["global_step"]) == 4
+    for name, variable in name_map.items():
+        np.testing.assert_array_equal(saved[name], variable.numpy())
+    assert not [f for f in os.listdir(out) if "tmp" in f]
+    # a rerun resumes from it
+    model, name_map = mlp(1)
+    result = loop.train(model, mse, dataset(), name_map, config)
+    assert (result.resumed_from, result.global_step) == (prefix, 8)
+
+
+def test_memory_error_while_saving_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    out = str(tmp_path / "out")
+    model, name_map = mlp(0)
+    save = loop.save_checkpoint
+
+    def save_or_fail(variables, output_dir, step, *args, **kwargs):
+        if step == 4:
+            raise MemoryError()
+        return save(variables, output_dir, step, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "save_checkpoint", save_or_fail)
+    config = loop.TrainConfig(out, num_train_steps=8, save_checkpoints_steps=2,
+                              gradient_accumulation_steps=2, write_summaries=False)
+    with pytest.raises(loop.OutOfMemoryError,
+                       match=r"^out of memory training and --gradient_accumulation_steps=2 at "
+                             r"global_step 4 \(MemoryError\); .* the last checkpoint, "
+                             r".*model\.ckpt-2, is intact"):
+        loop.train(model, mse, dataset(2), name_map, config)
+    assert tf.train.latest_checkpoint(out) == os.path.join(out, "model.ckpt-2")

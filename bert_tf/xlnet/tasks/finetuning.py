@@ -86,6 +86,11 @@ def create_optimizer(args, strategy: tf.distribute.Strategy, name_map):
     return optimizer
 
 
+# What XLNet's fine-tuning scripts offer to train in less memory (loop.OutOfMemoryError).
+XLNET_MEMORY_LEVERS = ("--recompute_grad, --use_bfloat16, a smaller --train_batch_size, a "
+                       "shorter --max_seq_length")
+
+
 def train_config(args, warm_started: bool) -> loop.TrainConfig:
     """The loop's settings: ``--train_steps`` into ``--model_dir``, a checkpoint every
     ``--save_steps`` (none between when unset), ``--max_save`` kept (0: all), host loops of
@@ -96,7 +101,8 @@ def train_config(args, warm_started: bool) -> loop.TrainConfig:
         args.model_dir, args.train_steps, save_checkpoints_steps=args.save_steps or 0,
         keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-        warm_started=warm_started)
+        warm_started=warm_started, recompute_grad=args.recompute_grad,
+        train_batch_size=args.train_batch_size, memory_levers=XLNET_MEMORY_LEVERS)
 
 
 def task_loss(m, features, labels):

@@ -232,7 +232,10 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
         save_checkpoints_steps=args.save_steps or 0,
         keep_checkpoint_max=args.max_save or 2 ** 31 - 1,
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
-        summary_dir=args.model_dir, loss_summary="train/total_loss")
+        summary_dir=args.model_dir, loss_summary="train/total_loss",
+        recompute_grad=args.recompute_grad, train_batch_size=args.train_batch_size,
+        memory_levers="--recompute_grad, --use_bfloat16, a smaller --train_batch_size, a "
+                      "shorter --seq_len (new records)")
     try:
         result = loop.train(model, pretraining_loss_fn(memory), dataset_fn, name_map,
                             train_config, strategy=strategy, optimizer=optimizer)

@@ -28,7 +28,7 @@ ORIGINAL_DEFAULTS = {
     "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
     "export_dir": None}
 BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32",
-                  "allow_partial_init_checkpoint": False}
+                  "allow_partial_init_checkpoint": False, "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_its_defaults():

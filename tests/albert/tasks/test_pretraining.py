@@ -25,7 +25,7 @@ ORIGINAL_DEFAULTS = {
     "tpu_zone": None, "gcp_project": None, "master": None, "num_tpu_cores": 8,
     "masked_lm_budget": 0.0}
 BERT_TF_EXTRAS = {"use_xla": False, "dtype": "float32", "gradient_accumulation_steps": 1,
-                  "allow_partial_init_checkpoint": False}
+                  "allow_partial_init_checkpoint": False, "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_its_defaults():

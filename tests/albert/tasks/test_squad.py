@@ -466,7 +466,7 @@ V1_DEFAULTS = {
     "num_tpu_cores": 8, "use_einsum": True, "export_dir": None}
 V2_ONLY = {"start_n_top": 5, "end_n_top": 5, "dropout_prob": 0.1}
 BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32",
-                  "allow_partial_init_checkpoint": False}
+                  "allow_partial_init_checkpoint": False, "recompute_grad": False}
 
 
 def test_args_are_the_original_flags_with_their_defaults():

@@ -111,11 +111,13 @@ def _case_dir(tmp_path, race, qa_dir, spiece):
 # ---------------------------------------------------------------------------------------------
 
 def test_args_are_the_original_flags_with_their_defaults():
-    # The same flags (field order is not meaningful: the shared groups come first).
-    # (plus bert_tf's --allow_partial_init_checkpoint, issue 27)
+    # The same flags (field order is not meaningful: the shared groups come first), plus
+    # bert_tf's --allow_partial_init_checkpoint (issue 27) and --recompute_grad (issue 24), off
+    # by default.
     assert sorted(f.name for f in dataclasses.fields(xr.XLNetRaceArgs)) == sorted(
-        [*XLNET_RUN_RACE_SPEC, "allow_partial_init_checkpoint"])
+        [*XLNET_RUN_RACE_SPEC, "allow_partial_init_checkpoint", "recompute_grad"])
     assert xr.XLNetRaceArgs().allow_partial_init_checkpoint is False
+    assert xr.XLNetRaceArgs().recompute_grad is False
     args = xr.XLNetRaceArgs()
     for name, expected in XLNET_RUN_RACE_SPEC.items():
         assert getattr(args, name) == expected, name
