@@ -30,7 +30,8 @@ Peers, a fresh process each, the order alternating per round (``--rounds``, defa
   classifier's inputs and run ``get_sequence_output()`` (``official_sizes_original.py run``)
   vs our ``extract_features.py`` with XLNet's flags and ``--layers=-1``.
 * ALBERT: no feature script on either side: the original ``modeling.AlbertModel`` vs our
-  ``bert_tf.albert.model.AlbertModel`` + ``load_albert_checkpoint`` (``_ours_albert`` below),
+  ``bert_tf.albert.model.AlbertModel`` built from ``load_albert_checkpoint`` through
+  ``bert_tf.training.restore.build_from_checkpoint`` (``_ours_albert`` below),
   the sequence output of the last layer.
 
 Per run: wall seconds, peak RSS (``ru_maxrss`` of the child from ``wait4``) and RSS by stage
@@ -316,6 +317,7 @@ def _ours_albert(folder, input_path, out_path, seq):
     from bert_tf.albert.config import AlbertConfig
     from bert_tf.albert.model import AlbertModel
     from bert_tf.albert.tokenization import FullTokenizer
+    from bert_tf.training.restore import build_from_checkpoint
     rss_stages.mark("import")
     tok = FullTokenizer(None, do_lower_case=True, spm_model_file=os.path.join(folder, "30k-clean.model"))
     ids, mask, segs, tokens = [], [], [], []
@@ -329,11 +331,15 @@ def _ours_albert(folder, input_path, out_path, seq):
         ids.append(tok.convert_tokens_to_ids(t) + [0] * pad)
         mask.append([1] * len(t) + [0] * pad)
         segs.append([0] * (len(ta) + 2) + [1] * (len(tb) + 1) + [0] * pad)
-    model = AlbertModel(AlbertConfig.from_json_file(os.path.join(folder, "albert_config.json")))
-    model.build_with_dummy_input()
-    rss_stages.mark("build")
-    checkpoint_map.load_albert_checkpoint(checkpoint_map.albert_model_map(model),
-                                          os.path.join(folder, "model.ckpt-best"))
+    config = AlbertConfig.from_json_file(os.path.join(folder, "albert_config.json"))
+
+    def restore(model):  # the weights are created from the checkpoint (no random copy)
+        rss_stages.mark("build")
+        return checkpoint_map.load_albert_checkpoint(checkpoint_map.albert_model_map(model),
+                                                     os.path.join(folder, "model.ckpt-best"))
+
+    model, _ = build_from_checkpoint(lambda: AlbertModel(config).build_with_dummy_input(),
+                                     restore)
     rss_stages.mark("restore")
     features = {k: tf.constant(v, tf.int32) for k, v in
                 (("input_ids", ids), ("input_mask", mask), ("segment_ids", segs))}

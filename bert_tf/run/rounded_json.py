@@ -38,6 +38,7 @@ _PLACEHOLDER = 1  # byte marking a value Python formats
 # field of one value: sign, 4 integer digits, '.' + 6 fraction digits, ', '; zero bytes are
 # dropped when the fields are joined
 _FIELD = 1 + _INT_DIGITS + 1 + _DECIMALS + 2
+_CHUNK_VALUES = 1 << 17  # values formatted at once (rounded_json_rows)
 _WORD = 4  # bytes of one uint32 word of the output fields (rounded_json_rows)
 _TABLES = {}
 
@@ -121,6 +122,19 @@ def rounded_json_rows(values: np.ndarray) -> List[str]:
     values = np.asarray(values)
     if values.ndim != 2:
         raise ValueError(f"values: expected a 2-D [rows, width] array, got shape {values.shape}")
+    # A few rows at a time: the temporaries take ~150 bytes per value, so one 512-token line
+    # of 4 BERT-Large layers (2M values) at once held ~0.3 GB beside the model (issue 24).
+    step = max(1, _CHUNK_VALUES // max(1, values.shape[1]))
+    if values.shape[0] <= step:
+        return _rounded_rows(values)
+    out = []
+    for start in range(0, values.shape[0], step):
+        out.extend(_rounded_rows(values[start:start + step]))
+    return out
+
+
+def _rounded_rows(values: np.ndarray) -> List[str]:
+    """:func:`rounded_json_rows` of one chunk (a 2-D array)."""
     rows, width = values.shape
     if rows == 0:
         return []

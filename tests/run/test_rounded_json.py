@@ -67,3 +67,13 @@ def test_shape_errors_and_empty_input():
     assert rounded_json_rows(np.zeros((0, 3), np.float32)) == []
     with pytest.raises(ValueError, match="2-D"):
         rounded_json_rows(np.zeros(3, np.float32))
+
+
+def test_rows_beyond_one_chunk_are_formatted_alike():
+    # issue 24: wide inputs are formatted a chunk of rows at a time (memory); the rows of every
+    # chunk, the last partial one included, read as json.dumps(round(float(x), 6)) does.
+    values = (np.random.RandomState(3).standard_normal([300, 1000]) * 7).astype(np.float32)
+    rows = rounded_json_rows(values)
+    assert len(rows) == 300
+    for r in (0, 130, 131, 262, 299):  # around the chunk edges (131 rows of 1000 per chunk)
+        assert rows[r] == ", ".join(json.dumps(round(float(v), 6)) for v in values[r])
