@@ -29,12 +29,17 @@ ORIGINAL_DEFAULTS = {
     "export_dir": None}
 BERT_TF_EXTRAS = {"use_xla": False, "gradient_accumulation_steps": 1, "dtype": "float32",
                   "allow_partial_init_checkpoint": False, "recompute_grad": False}
+# bert_tf's fine-tuning recipes (issue 26), each off by default: the original's training
+RECIPE_EXTRAS = {"seed": None, "deterministic": False, "num_restarts": 1, "select_metric": None,
+                 "lr_schedule": "warmup_linear", "slanted_cut_frac": 0.1, "slanted_ratio": 32.0,
+                 "lr_layer_decay_rate": 1.0, "unfreeze_schedule": 0, "freeze_encoder": False,
+                 "feature_layers": None, "feature_combine": "concat"}
 
 
 def test_args_are_the_original_flags_with_its_defaults():
     defaults = {f.name: f.default for f in dataclasses.fields(AlbertClassifierArgs)}
     assert math.isnan(defaults.pop("threshold_to_export"))  # the original's float("nan")
-    assert defaults == {**ORIGINAL_DEFAULTS, **BERT_TF_EXTRAS}
+    assert defaults == {**ORIGINAL_DEFAULTS, **BERT_TF_EXTRAS, **RECIPE_EXTRAS}
 
 
 @pytest.fixture(scope="module")
