@@ -518,6 +518,20 @@ def test_a_non_finite_float_flag_is_refused_naming_it(arg):
             bert_flags.args_from_flags(args_class, fv)
 
 
+def test_a_negative_learning_rate_is_refused_in_every_family():
+    # fresh round of issue 27: --learning_rate=-1 trained up the loss with exit 0
+    fv = _classifier_flag_values(["--learning_rate=-1"])
+    for args_class in (ClassifierArgs, XLNetClassifierArgs):
+        with pytest.raises(FlagError, match=r"^--learning_rate=-1\.0: must not be negative$"):
+            bert_flags.args_from_flags(args_class, fv)
+    from bert_tf.albert.tasks.args import AlbertClassifierArgs
+    fv = absl_flags.FlagValues()
+    bert_flags.define_args(AlbertClassifierArgs, flag_values=fv)
+    fv(["prog", "--learning_rate=-1"])
+    with pytest.raises(FlagError, match="must not be negative"):
+        bert_flags.args_from_flags(AlbertClassifierArgs, fv)
+
+
 def test_the_poly_power_flag_and_a_nan_threshold_default():
     from bert_tf.albert.tasks.args import AlbertPretrainingArgs
     fv = absl_flags.FlagValues()

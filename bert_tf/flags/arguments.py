@@ -182,10 +182,13 @@ def check_finite_flag(name: str, value, default=None) -> None:
     (``--threshold_to_export``'s NaN means "no threshold", the original's).
 
     Raises:
-      FlagError: ``--<name>=<value>: not a finite number``.
+      FlagError: ``--<name>=<value>: not a finite number``; ``--learning_rate`` below 0
+        (trained silently up the loss, every family).
     """
     if FLAG_SPECS.get(name, ("",))[0] != "float" or not isinstance(value, float):
         return
+    if name == "learning_rate" and value < 0:  # every family's optimizer would climb the loss
+        raise FlagError(f"--learning_rate={value}: must not be negative")
     if math.isfinite(value) or (math.isnan(value) and isinstance(default, float)
                                 and math.isnan(default)):
         return

@@ -150,6 +150,8 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
                              ("predict_file", args.predict_file, args.do_predict)):
         if used:
             run_checks.require_input_file(flag, path)
+    if args.do_predict and args.output_dir:
+        check_predict_file_is_not_an_output(args.predict_file, args.output_dir)
 
     try:
         tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case)
@@ -160,6 +162,25 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
     return config, tokenizer
+
+
+def check_predict_file_is_not_an_output(predict_file: str, output_dir: str) -> None:
+    """Refuses a ``--predict_file`` that predict would replace (bert_tf, beyond the
+    original, which overwrote it): ``predictions.json``, ``nbest_predictions.json`` or
+    ``null_odds.json`` of ``--output_dir`` (the same file by path, symlink or hard link).
+
+    Raises:
+      FlagError: ``--predict_file=<path> is <output>, which --do_predict writes: ...``.
+    """
+    for name in (PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE):
+        output = os.path.join(output_dir, name)
+        same = os.path.realpath(output) == os.path.realpath(predict_file)
+        if not same and os.path.exists(output) and os.path.exists(predict_file):
+            same = os.path.samefile(output, predict_file)
+        if same:
+            raise FlagError(f"--predict_file={predict_file} is {output}, which --do_predict "
+                            "writes: it would be replaced; copy it elsewhere or give another "
+                            "--output_dir")
 
 
 def num_train_steps_for(num_examples: int, train_batch_size: int, num_train_epochs: float,

@@ -580,3 +580,23 @@ def test_predict_with_every_path_on_ram_writes_the_golden_predictions(golden_dir
             assert ram_bytes(name) == _read(local / name), name
     finally:
         gfile.rmtree(ram)
+
+
+def test_predict_file_that_predict_would_replace_is_refused(golden_dir, uncased_vocab_file,
+                                                            tmp_path):
+    # fresh round of issue 27: --predict_file=<output_dir>/predictions.json was replaced by the
+    # predictions (exit 0); also through a symlink and a hard link.
+    out = tmp_path / "out"
+    out.mkdir()
+    args = _golden_args(golden_dir, uncased_vocab_file, out, "v1.1")
+    data = open(args.predict_file, "rb").read()
+    (out / "predictions.json").write_bytes(data)
+    (tmp_path / "link.json").symlink_to(out / "predictions.json")
+    os.link(out / "predictions.json", tmp_path / "hard.json")
+    never = lambda batch: pytest.fail("must fail before predicting")  # noqa: E731
+    for given in (out / "predictions.json", tmp_path / "link.json", tmp_path / "hard.json"):
+        args.predict_file = str(given)
+        with pytest.raises(FlagError, match=r"^--predict_file=.* is .*predictions\.json, which "
+                                            r"--do_predict writes"):
+            task.run(args, predict_fn=never)
+    assert (out / "predictions.json").read_bytes() == data
