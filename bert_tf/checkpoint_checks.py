@@ -16,7 +16,7 @@ family's loader built on it) has assigned the values:
 Kept apart from ``checkpoint_io`` so the loaders stay one thing each.
 """
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Optional, Tuple
 
 import tensorflow as tf
 from absl import logging
@@ -28,6 +28,21 @@ from bert_tf.errors import CheckpointError
 ENCODER_PREFIXES = ("bert/", "model/transformer/")
 
 ALLOW_PARTIAL_FLAG = "--allow_partial_init_checkpoint"
+
+
+def first_non_finite(state: Mapping[str, "tf.Variable"]) -> Optional[Tuple[str, float, int]]:
+    """The first floating-point entry of ``state`` (original name -> variable or array) that
+    holds a NaN or an infinity, as ``(name, first such value, how many)``; None when all are
+    finite (integers are skipped)."""
+    for name, value in state.items():
+        value = tf.convert_to_tensor(value)
+        if not value.dtype.is_floating:
+            continue
+        bad = tf.logical_not(tf.math.is_finite(value))
+        if bool(tf.reduce_any(bad)):
+            return (name, float(tf.boolean_mask(value, bad)[0]),
+                    int(tf.reduce_sum(tf.cast(bad, tf.int64))))
+    return None
 
 
 def check_finite_values(name_to_variable: Mapping[str, "tf.Variable"], names: Iterable[str],
@@ -42,19 +57,12 @@ def check_finite_values(name_to_variable: Mapping[str, "tf.Variable"], names: It
     Raises:
       CheckpointError: ``<prefix>: <name> holds nan ...`` (the first such variable).
     """
-    for name in names:
-        var = name_to_variable.get(name)
-        if var is None:
-            continue
-        value = tf.convert_to_tensor(var)
-        if not value.dtype.is_floating:
-            continue
-        bad = tf.logical_not(tf.math.is_finite(value))
-        if bool(tf.reduce_any(bad)):
-            first = float(tf.boolean_mask(value, bad)[0])
-            count = int(tf.reduce_sum(tf.cast(bad, tf.int64)))
-            raise CheckpointError(f"{prefix}: {name} holds {first} ({count} non-finite values): "
-                                  "not a usable checkpoint (saved from a diverged run?)")
+    found = first_non_finite({name: name_to_variable[name] for name in names
+                              if name in name_to_variable})
+    if found is not None:
+        name, first, count = found
+        raise CheckpointError(f"{prefix}: {name} holds {first} ({count} non-finite values): "
+                              "not a usable checkpoint (saved from a diverged run?)")
 
 
 def encoder_names(names: Iterable[str]):

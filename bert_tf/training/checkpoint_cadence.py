@@ -14,13 +14,14 @@ end of training), a ``checkpoint`` state file, the newest 5 bundles kept (the Es
 """
 
 import os
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
+from bert_tf.checkpoint_checks import first_non_finite
 from bert_tf.errors import BertTfError
 
 
@@ -103,27 +104,10 @@ def remove_stale_temp_files(output_dir: str, basename: str = "model.ckpt") -> Li
     return removed
 
 
-def first_non_finite(state: Mapping[str, Any]) -> Optional[Tuple[str, float]]:
-    """The first floating-point entry of ``state`` (original name -> variable or array) that
-    holds a NaN or an infinity, as ``(name, first such value)``; None when all are finite.
-
-    bert_tf, beyond the original: the Estimator's ``NanTensorHook`` looks at the loss, which is
-    computed before the update, so a last update that makes the weights non-finite was saved.
-    """
-    for name, value in state.items():
-        value = tf.convert_to_tensor(value)
-        if not value.dtype.is_floating:
-            continue
-        bad = tf.logical_not(tf.math.is_finite(value))
-        if bool(tf.reduce_any(bad)):
-            return name, float(tf.boolean_mask(value, bad)[0])
-    return None
-
-
 def check_finite_before_save(state: Mapping[str, Any], step: int, latest: Optional[str],
                              basename: str = "model.ckpt") -> None:
     """Refuses to write ``<basename>-<step>`` when an entry of ``state`` is non-finite
-    (:func:`first_non_finite`); the checkpoints already written stay as they are.
+    (:func:`bert_tf.checkpoint_checks.first_non_finite`); the checkpoints already written stay as they are.
 
     Args:
       state: original name -> variable (weights first, then slots, as ``TrainState``).
@@ -136,7 +120,7 @@ def check_finite_before_save(state: Mapping[str, Any], step: int, latest: Option
     found = first_non_finite(state)
     if found is None:
         return
-    name, value = found
+    name, value, _ = found
     kept = os.path.basename(latest) if latest else "none"
     raise NanLossError(
         f"the update to global_step {step} made {name} {value}: {basename}-{step} not "
