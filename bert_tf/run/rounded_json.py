@@ -138,7 +138,6 @@ def _rounded_rows(values: np.ndarray) -> List[str]:
     rows, width = values.shape
     if rows == 0:
         return []
-    tables = _tables()
     exact_product = values.dtype.itemsize <= 4
     x = values.astype(np.float64).reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):
