@@ -10,11 +10,11 @@ ALBERT-xxlarge v2), written with bert_tf's own savers (the original layout) into
 two source trees (``--trees base=/path,new=/path``) run interleaved, round by round, so the
 before/after ratio is measured in one run.
 
-    flock /tmp/s3/bigmem.lock python bench/bench_load_stages.py --make
-    flock /tmp/s3/bigmem.lock python bench/bench_load_stages.py --rounds 3 \\
+    flock /tmp/bert_tf_bigmem.lock python bench/bench_load_stages.py --make
+    flock /tmp/bert_tf_bigmem.lock python bench/bench_load_stages.py --rounds 3 \\
         --trees base=/tmp/mem_base,new=$PWD --out bench/results/load_stages.json
 
-Big processes: run it under ``flock /tmp/s3/bigmem.lock`` (one at a time on a shared host).
+Big processes: run it under ``flock /tmp/bert_tf_bigmem.lock`` (one at a time on a shared host).
 """
 
 import argparse

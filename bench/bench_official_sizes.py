@@ -37,7 +37,7 @@ Peers, a fresh process each, the order alternating per round (``--rounds``, defa
 Per run: wall seconds, peak RSS (``ru_maxrss`` of the child from ``wait4``) and RSS by stage
 (``bench/rss_stages.py``: import, build, restore, first_batch). Ratios ours / original per
 round, median (min-max). Each run that may pass 3 GB (the Large and xxlarge models, and every
-checkpoint build of them) holds ``/tmp/s3/bigmem.lock`` (``flock``), one such process at a time
+checkpoint build of them) holds ``$BERT_TF_BIG_LOCK`` (default ``/tmp/bert_tf_bigmem.lock``) (``flock``), one such process at a time
 on the shared machine. Results: ``--out`` (``bench/results/official_sizes.json``), with the
 machine.
 """
@@ -57,7 +57,7 @@ from machine_info import machine  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED = os.environ.get("BERT_TF_SHARED_DATA", os.path.join(REPO, "..", "shared", "data"))
-BIG_LOCK = "/tmp/s3/bigmem.lock"
+BIG_LOCK = os.environ.get("BERT_TF_BIG_LOCK", "/tmp/bert_tf_bigmem.lock")
 
 _BERT = {"attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
          "initializer_range": 0.02, "max_position_embeddings": 512, "type_vocab_size": 2,
@@ -110,7 +110,7 @@ def model_files(name, work):
 
 
 class big_lock:
-    """``flock`` on /tmp/s3/bigmem.lock around a process that may pass 3 GB (no-op otherwise)."""
+    """``flock`` on $BERT_TF_BIG_LOCK around a process that may pass 3 GB (no-op otherwise)."""
 
     def __init__(self, big):
         self.big, self.f = big, None

@@ -7,7 +7,7 @@ accumulation and bfloat16 compute.
 
 Each cell is a fresh child process, one after another; the cells run in pairs (the same
 shape without and with recomputation, or the next two), each pair while this script holds
-``flock /tmp/s3/bigmem.lock`` (one big process at a time on the shared machine; the lock is
+``flock /tmp/bert_tf_bigmem.lock`` (one big process at a time on the shared machine; the lock is
 released between pairs), so the two cells of a pair see the same machine load. The child builds what the task trains:
 
 * ``bert``: :class:`bert_tf.bert.squad.BertSquad` (``run_squad.py``'s model) at the official
@@ -44,7 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-LOCK = "/tmp/s3/bigmem.lock"
+LOCK = os.environ.get("BERT_TF_BIG_LOCK", "/tmp/bert_tf_bigmem.lock")
 BERT_SHAPES = {
     "large": dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                   intermediate_size=4096),

@@ -13,9 +13,9 @@ Each side is a fresh process, the two alternate round by round:
 
 Stages: import, build (model / graph), restore (weights from the checkpoint), each batch
 (the first includes tracing); seconds and peak RSS. Big processes: run under
-``flock /tmp/s3/bigmem.lock``.
+``flock /tmp/bert_tf_bigmem.lock``.
 
-    XLNET_ORIGINAL_DIR=/tmp/orig_xlnet flock /tmp/s3/bigmem.lock python \\
+    XLNET_ORIGINAL_DIR=/tmp/orig_xlnet flock /tmp/bert_tf_bigmem.lock python \\
         bench/profile_xlnet_startup.py --rounds 2 --out bench/results/xlnet_large_startup.json
 """
 

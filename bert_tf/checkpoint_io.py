@@ -452,34 +452,74 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     # anything, so a wrong config or a copy cut short changes nothing.
     _check_shapes(prefix, stored, name_to_variable, mapping.source)
     _check_data_bytes(prefix, stored)
-    try:
-        reader = open_reader(prefix)
-    except Exception as e:
-        raise CheckpointError(f"{prefix}: unreadable checkpoint ({type(e).__name__}: "
-                              f"{e})") from e
-    # One tensor at a time (issue 24): the checkpoint is never held whole beside the model.
+    todo = []
     for name, var in name_to_variable.items():
         src = mapping.source.get(name)
         if src is None:
             report.missing.append(name)
-            continue
-        try:
-            value = reader.get_tensor(src)
-        except Exception as e:  # a damaged data file: "Read less bytes than requested"
-            raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
-                                  f"or truncated ({type(e).__name__}: {e})") from e
-        # a weight built empty (pending_variables) is created from the value, others assigned
-        fill(var, value.astype(np.dtype(var.dtype), copy=False))
-        nbytes = value.nbytes
-        del value
+        else:
+            todo.append((name, var, src))
+    for chunk in _restore_chunks(todo, stored):
+        values = _restore_tensors(prefix, [src for _, _, src in chunk],
+                                  [stored[src][1] for _, _, src in chunk])
+        nbytes = 0
+        for (name, var, _), value in zip(chunk, values):
+            nbytes += value.shape.num_elements() * value.dtype.size
+            if value.dtype != tf.as_dtype(var.dtype):
+                value = tf.cast(value, var.dtype)
+            # a weight built empty (pending_variables) adopts the restored buffer, others
+            # are assigned
+            fill(var, value)
+            report.loaded.append(name)
+        del values, value
         release_freed_memory(nbytes)
-        report.loaded.append(name)
     used = set(mapping.source.values())
     report.unused = [n for n in stored if n not in used and not is_optimizer_entry(n)]
     if require_all and report.missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
                               f"{_name_list(report.missing)}; does the config match it?")
     return report
+
+
+# Tensors restored by one RestoreV2 call, at most this many bytes (one larger tensor alone):
+# only a cast to another dtype (a bfloat16 model from a float32 checkpoint) holds a second
+# copy, of one chunk at a time.
+_RESTORE_CHUNK_BYTES = 64 << 20
+
+
+def _restore_chunks(todo: Sequence[Tuple[str, "tf.Variable", str]],
+                    stored: Mapping[str, Tuple[Tuple[int, ...], str]]):
+    """Splits ``(name, variable, checkpoint name)`` rows into runs of at most
+    :data:`_RESTORE_CHUNK_BYTES` checkpoint bytes (a larger tensor is a run of its own)."""
+    chunk, size = [], 0
+    for row in todo:
+        shape, dtype_name = stored[row[2]]
+        nbytes = int(np.prod(shape, dtype=np.int64)) * tf.as_dtype(dtype_name).size
+        if chunk and size + nbytes > _RESTORE_CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(row)
+        size += nbytes
+    if chunk:
+        yield chunk
+
+
+def _restore_tensors(prefix: str, names: Sequence[str], dtype_names: Sequence[str]):
+    """Reads checkpoint entries as CPU tensors with TF's ``RestoreV2`` (what the original's
+    ``tf.train.init_from_checkpoint`` initializers run): the bytes go from the file into the
+    tensor that the variable then adopts, with no numpy copy between (issue 24).
+
+    Raises:
+      CheckpointError: a damaged or truncated data file (names the prefix).
+    """
+    try:
+        with tf.device("CPU:0"):
+            return tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=list(names),
+                                        shape_and_slices=[""] * len(names),
+                                        dtypes=[tf.as_dtype(d) for d in dtype_names])
+    except Exception as e:  # a damaged data file: "Read less bytes than requested"
+        raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
+                              f"or truncated ({type(e).__name__}: {e})") from e
 
 
 def variables_to_arrays(name_to_variable: Mapping[str, "tf.Variable"]) -> Dict[str, np.ndarray]:

@@ -24,7 +24,6 @@ fails if a Keras upgrade changes them.
 import contextlib
 from typing import Any, List
 
-import numpy as np
 
 # keras is imported where used: checkpoint_io (the bottom) fills through this module and
 # loads without it.
@@ -51,9 +50,10 @@ def building_empty():
             yield
 
 
-def fill(variable: Any, value: np.ndarray) -> None:
-    """Gives ``variable`` the array ``value`` (same shape; cast to its dtype by the caller):
-    a pending weight is created from it, an allocated one is assigned."""
+def fill(variable: Any, value: Any) -> None:
+    """Gives ``variable`` the array or tensor ``value`` (same shape; cast to its dtype by the
+    caller): a pending weight is created from it (a CPU tensor's buffer is adopted, not
+    copied: TF's ``AssignVariableOp`` on a new variable), an allocated one is assigned."""
     if is_pending(variable):
         variable._initializer = lambda shape, dtype=None: value
         variable._deferred_initialize()

@@ -77,3 +77,25 @@ def test_step_checkpoints_and_state_file_on_ram():
         assert not [n for n in tf.io.gfile.listdir(model_dir) if n.startswith(".tmp-")]
     finally:
         tf.io.gfile.rmtree(model_dir.rsplit("/", 1)[0])
+
+
+def test_restore_in_chunks_and_casts_to_the_variable_dtype(tmp_path, monkeypatch):
+    """The values land whatever the chunking of the RestoreV2 reads (a 16-byte limit: every
+    tensor its own read, and two small ones together), and a bfloat16 variable gets the
+    float32 value rounded to bfloat16: 1/3 -> 0.333984375 (8 significant bits, by hand)."""
+    prefix = checkpoint_io.write_checkpoint(str(tmp_path / "model.ckpt"), {
+        "a": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "b": np.array([1.0 / 3.0], np.float32),
+        "c": np.array([7.0], np.float32),
+        "d": np.array([5, 6], np.int32)})
+    monkeypatch.setattr(checkpoint_io, "_RESTORE_CHUNK_BYTES", 16)
+    assert [len(c) for c in checkpoint_io._restore_chunks(
+        [(n, None, n) for n in "abcd"], checkpoint_io.list_checkpoint(prefix))] == [1, 3]
+    variables = {"a": tf.Variable(tf.zeros([2, 3])), "b": tf.Variable(tf.zeros([1], tf.bfloat16)),
+                 "c": tf.Variable(tf.zeros([1])), "d": tf.Variable(tf.zeros([2], tf.int32))}
+    report = checkpoint_io.assign_from_checkpoint(variables, prefix, require_all=True)
+    assert report.loaded == ["a", "b", "c", "d"]
+    assert variables["a"].numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert variables["b"].dtype == tf.bfloat16
+    assert float(variables["b"].numpy()[0]) == 0.333984375
+    assert variables["c"].numpy().tolist() == [7.0] and variables["d"].numpy().tolist() == [5, 6]
