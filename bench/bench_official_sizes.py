@@ -279,7 +279,7 @@ def bench_model(name, work, inp, run_dir, args):
     family, _, big = MODELS[name]
     peers = peer_commands(name, work, inp, run_dir, args.original_python, args.max_seq_length,
                           args.batch_size)
-    walls, peaks, stages = {p: [] for p in peers}, {p: [] for p in peers}, {p: [] for p in peers}
+    walls, peaks, anons, stages = ({p: [] for p in peers} for _ in range(4))
     order = list(peers)
     for r in range(args.rounds):
         for p in (order if r % 2 == 0 else order[::-1]):
@@ -291,18 +291,23 @@ def bench_model(name, work, inp, run_dir, args):
             peaks[p].append(peak)
             with open(stage_file) as f:
                 stages[p].append(json.load(f))
-            print(f"{name} round {r} {p}: {wall:.1f} s wall, peak RSS {peak:.2f} GB", flush=True)
+            anons[p].append(stages[p][-1]["anon_peak_gb"])
+            print(f"{name} round {r} {p}: {wall:.1f} s wall, peak RSS {peak:.2f} GB, peak "
+                  f"anonymous {anons[p][-1]:.2f} GB", flush=True)
     entry = {
         "family": family, "config": MODELS[name][1], "big_lock": big,
         "wall_seconds": {p: summarize(v) for p, v in walls.items()},
         "peak_rss_gb": {p: summarize(v) for p, v in peaks.items()},
         "ratio_ours_over_original_wall": summarize(np.array(walls["ours"]) / np.array(walls["original"])),
         "ratio_ours_over_original_peak_rss": summarize(np.array(peaks["ours"]) / np.array(peaks["original"])),
+        "peak_anon_gb": {p: summarize(v) for p, v in anons.items()},
+        "ratio_ours_over_original_peak_anon": summarize(np.array(anons["ours"]) / np.array(anons["original"])),
         "rss_by_stage_last_round": {p: v[-1] for p, v in stages.items()},
         "outputs": compare(family, peers["ours"][2], peers["original"][2]),
     }
     print(name, json.dumps({k: entry[k] for k in ("ratio_ours_over_original_wall",
-                                                  "ratio_ours_over_original_peak_rss", "outputs")}),
+                                                  "ratio_ours_over_original_peak_rss",
+                                                  "ratio_ours_over_original_peak_anon", "outputs")}),
           flush=True)
     return entry
 
@@ -355,27 +360,33 @@ def table(path):
     with open(path) as f:
         info = json.load(f)
     lines = ["| model (seq 512, batch 2) | peak RSS, original | peak RSS, bert_tf | bert_tf / original "
-             "| wall, bert_tf / original | max abs diff | rounds |", "|---|---|---|---|---|---|---|"]
+             "| peak anonymous, original | peak anonymous, bert_tf | bert_tf / original "
+             "| wall, bert_tf / original | max abs diff | rounds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in MODELS:
         m = info["models"].get(name)
         if not m:
             continue
         peak, wall = m["peak_rss_gb"], m["ratio_ours_over_original_wall"]
         rss = m["ratio_ours_over_original_peak_rss"]
+        anon, anon_ratio = m["peak_anon_gb"], m["ratio_ours_over_original_peak_anon"]
         lines.append(f"| {name} | {peak['original']['median']:.2f} GB | {peak['ours']['median']:.2f} GB "
                      f"| {rss['median']:.2f} ({rss['min']:.2f}-{rss['max']:.2f}) "
+                     f"| {anon['original']['median']:.2f} GB | {anon['ours']['median']:.2f} GB "
+                     f"| {anon_ratio['median']:.2f} ({anon_ratio['min']:.2f}-{anon_ratio['max']:.2f}) "
                      f"| {wall['median']:.2f} ({wall['min']:.2f}-{wall['max']:.2f}) "
-                     f"| {m['outputs']['max_abs_diff']:.1e} | {m['rounds']} |")
-    lines += ["", "| model | peak RSS (GB) at the end of: import / build / restore / first batch, "
-              "original | the same, bert_tf |", "|---|---|---|"]
+                     f"| {m['outputs']['max_abs_diff']:.1e} | {m['wall_seconds']['ours']['rounds']} |")
+    lines += ["", "| model | peak RSS (peak anonymous) in GB at the end of: import / build / restore / "
+              "first batch, original | the same, bert_tf |", "|---|---|---|"]
     for name in MODELS:
         m = info["models"].get(name)
         if m:
             cells = []
             for peer in ("original", "ours"):
-                marks = {k["stage"]: k["peak_gb"] for k in m["rss_by_stage_last_round"][peer]["marks"]}
-                cells.append(" / ".join(f"{marks[s]:.2f}" if s in marks else "-"
-                                        for s in ("import", "build", "restore", "first_batch")))
+                marks = {k["stage"]: k for k in m["rss_by_stage_last_round"][peer]["marks"]}
+                cells.append(" / ".join(
+                    f"{marks[s]['peak_gb']:.2f} ({marks[s].get('anon_peak_gb', float('nan')):.2f})"
+                    if s in marks else "-" for s in ("import", "build", "restore", "first_batch")))
             lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
