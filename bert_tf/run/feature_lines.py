@@ -32,6 +32,8 @@ from bert_tf.errors import BertTfError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
 from bert_tf.run.rounded_json import rounded_json_rows
 
+_FORMAT_VALUES = 1 << 16  # values of one line formatted at once (feature_json_line)
+
 POOLINGS = ("none", "cls", "mean", "max")
 DEFAULT_OUTPUT_FILE = "extract_features_output.jsonl"
 _CHUNK_BATCHES = 64  # batches sorted by length together; bounds memory to this many batches
@@ -83,14 +85,20 @@ def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequ
       :func:`bert_tf.run.rounded_json.rounded_json_rows`, same text).
     """
     num_layers, num_tokens = len(layer_indexes), len(tokens)
-    values = np.asarray(layer_values)
-    rows = rounded_json_rows(values.reshape(num_layers * num_tokens, -1)) if num_tokens else []
+    # token-major rows, formatted a few tokens at a time: the line's text is the only
+    # line-sized string held (issue 24: the row strings, the token strings and the line
+    # were three copies of it)
+    values = np.asarray(layer_values).transpose(1, 0, 2)  # [tokens, layers, H]
+    width = max(1, values.shape[2])
+    step = max(1, _FORMAT_VALUES // (num_layers * width))
     indexes = [json.dumps(int(index)) for index in layer_indexes]
     features = []
-    for i, token in enumerate(tokens):
-        layers = ", ".join('{"index": %s, "values": [%s]}' % (indexes[j], rows[j * num_tokens + i])
-                           for j in range(num_layers))
-        features.append('{"token": %s, "layers": [%s]}' % (json.dumps(token), layers))
+    for start in range(0, num_tokens, step):
+        rows = rounded_json_rows(values[start:start + step].reshape(-1, values.shape[2]))
+        for t, token in enumerate(tokens[start:start + step]):
+            layers = ", ".join('{"index": %s, "values": [%s]}' % (indexes[j], rows[t * num_layers + j])
+                               for j in range(num_layers))
+            features.append('{"token": %s, "layers": [%s]}' % (json.dumps(token), layers))
     return '{"linex_index": %s, "features": [%s]}\n' % (json.dumps(unique_id), ", ".join(features))
 
 
@@ -300,21 +308,23 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                     window_results[r] = result
             results = [f.combine(window_results[a:b]) if isinstance(f, LineWindows)
                        else window_results[a] for f, (a, b) in zip(features, bounds)]
-            lines, embedding_lines = [], []
+            # each line written once formatted (one line's text held at a time, issue 24);
+            # a resumed run restarts at the last chunk checkpointed
             for ex, f, (values, last_layer, real) in zip(chunk, features, results):
-                lines.append(feature_json_line(ex.unique_id, f.tokens, layer_indexes, values))
+                line = feature_json_line(ex.unique_id, f.tokens, layer_indexes, values)
+                with _write_errors(output_file):
+                    output.write(line)
+                del line
                 if embeddings:
                     embedding = pool(last_layer, real, pooling, cls_position)
                     if normalize:
                         embedding = l2_normalize(embedding)
-                    embedding_lines.append(embedding_json_line(ex.unique_id, pooling,
-                                                               embedding))
+                    with _write_errors(output_file):
+                        embeddings.write(embedding_json_line(ex.unique_id, pooling, embedding))
                 num_tokens += len(f.tokens)
+            del results, window_results
             num_lines += len(chunk)
             with _write_errors(output_file):
-                output.write("".join(lines))
-                if embeddings:
-                    embeddings.write("".join(embedding_lines))
                 if resumable is not None:
                     resumable.checkpoint(num_lines, {"num_tokens": num_tokens})
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
