@@ -45,6 +45,7 @@ from bert_tf.errors import FlagError
 from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
                                      run_eval, step_in_output_dir)
 from bert_tf.training import loop
+from bert_tf.training.restore import bert_warm_start, build_for_training
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
@@ -134,8 +135,12 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                       args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
-    model = build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
-                             dtype=args.dtype)
+    # a warm start creates the weights straight from --init_checkpoint (issue 24)
+    model, warm = build_for_training(
+        lambda: build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
+                                 dtype=args.dtype),
+        bert_warm_start(args.init_checkpoint, args.allow_partial_init_checkpoint),
+        args.output_dir, args.init_checkpoint if args.do_train else None, strategy)
     name_map = model.name_map()
     logging.info("*** Features ***")
     for name, (n, kind, _) in feature_lengths(args.max_seq_length,
@@ -156,7 +161,8 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                           batch_size=args.train_batch_size)
         train_config = loop.TrainConfig.from_flags(args, args.num_train_steps,
                                                    num_warmup_steps=args.num_warmup_steps,
-                                                   log_every_n_steps=log_every_n_steps)
+                                                   log_every_n_steps=log_every_n_steps,
+                                                   warm_start=warm)
         start = time.time()
         before = step_in_output_dir(args.output_dir)
         result.train = parse_errors_explained(lambda: loop.train(
