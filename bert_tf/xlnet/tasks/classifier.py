@@ -498,8 +498,9 @@ def _read_examples(r: _Run) -> None:
             raise FlagError(f"cannot create {folder}: {e}") from e
 
 
-def _train(r: _Run, model, name_map, resume: bool):
-    """Writes the train TFRecord (cached) and trains (spec 8.3-8.4); returns the TrainResult."""
+def _train(r: _Run, model, name_map, resume: bool, warm=None):
+    """Writes the train TFRecord (cached) and trains (spec 8.3-8.4); returns the TrainResult.
+    ``warm``: the LoadReport of the warm start done at the build, or None."""
     args = r.args
     logging.info("Use tfrecord file %s", r.train_file)
     np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(r.train_examples)
@@ -513,7 +514,8 @@ def _train(r: _Run, model, name_map, resume: bool):
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
                                     batch, args.shuffle_buffer, trim=_trims(r.args, r.strategy))
     return finetuning.train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy,
-                                                 r.config, r.init_checkpoint, resume)[0]
+                                                 r.config, r.init_checkpoint, resume,
+                                                 warm=warm)[0]
 
 
 def _evaluate(r: _Run, eval_model):
@@ -617,14 +619,20 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
       SentencePiece model or checkpoints.
     """
     r = _prepare(args, strategy)
-    with r.strategy.scope():
-        model = build_classifier(r.config, args, r.n_class, is_training=True)
+
+    def build():
+        with r.strategy.scope():
+            return build_classifier(r.config, args, r.n_class, is_training=True)
+
+    # a warm start creates the weights straight from --init_checkpoint (issue 24)
+    model, warm = finetuning.build_warm_started(
+        build, r.init_checkpoint if args.do_train else None, r.config, args, r.strategy)
     name_map = checkpoint_map.xlnet_variable_map(model)
     resume = _check_checkpoints(r, name_map)
     _read_examples(r)
     result = XLNetClassifierResult()
     if args.do_train:
-        result.train = _train(r, model, name_map, resume)
+        result.train = _train(r, model, name_map, resume, warm)
     if not (args.do_eval or args.do_predict or args.export_dir):
         return result
     with tf.distribute.get_strategy().scope():

@@ -344,6 +344,7 @@ class _Run:
     eval_examples: Optional[List[data.RaceExample]] = None
     train_fingerprint: Optional[Dict[str, Any]] = None
     eval_fingerprint: Optional[Dict[str, Any]] = None
+    warm: Optional[checkpoint_io.LoadReport] = None  # the warm start done at the build
 
 
 def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
@@ -358,10 +359,16 @@ def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
         logging.info("--original_context_mutation=False: every choice from the clean context "
                      "(the original's in-place mutation is off; numbers differ from its)")
     strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_race_model(config, args, is_training=True)
+
+    def build():
+        with strategy.scope():
+            return build_race_model(config, args, is_training=True)
+
+    # a warm start creates the weights straight from --init_checkpoint (issue 24)
+    model, warm = finetuning.build_warm_started(
+        build, init_checkpoint if args.do_train else None, config, args, strategy)
     return _Run(args=args, config=config, sp=sp, init_checkpoint=init_checkpoint,
-                strategy=strategy, model=model,
+                strategy=strategy, model=model, warm=warm,
                 name_map=checkpoint_map.xlnet_variable_map(model),
                 train_file=record_path(args, "train"),
                 eval_file=record_path(args, args.eval_split))
@@ -439,7 +446,7 @@ def _train(r: _Run, result: XLNetRaceResult) -> None:
                                     args.shuffle_buffer, seed=args.random_seed)
     result.train, report = finetuning.train_with_xlnet_optimizer(
         r.model, r.name_map, dataset, args, r.strategy, r.config, r.init_checkpoint,
-        bool(r.existing))
+        bool(r.existing), warm=r.warm)
     if report is not None:
         result.warm_start = report
 

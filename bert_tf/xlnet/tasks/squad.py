@@ -349,6 +349,7 @@ class _Run:
     eval_examples: Optional[List[data.XLNetSquadExample]] = None
     dataset: Optional[List[Dict[str, Any]]] = None
     scorable: bool = False
+    warm: Any = None  # the LoadReport of the warm start done at the build
 
 
 def _empty_result() -> Dict[str, Any]:
@@ -374,10 +375,17 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
     strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_squad_model(config, args, is_training=args.do_train)
+
+    def build():
+        with strategy.scope():
+            return build_squad_model(config, args, is_training=args.do_train)
+
+    # a warm start creates the weights straight from --init_checkpoint (issue 24)
+    model, warm = finetuning.build_warm_started(
+        build, init_checkpoint if args.do_train else None, config, args, strategy,
+        log_checkpoint_name=True)
     return _Run(args=args, sp=sp, config=config, init_checkpoint=init_checkpoint,
-                strategy=strategy, model=model,
+                strategy=strategy, model=model, warm=warm,
                 name_map=checkpoint_map.xlnet_variable_map(model),
                 load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
                                           untie_r=config.untie_r))
@@ -511,9 +519,10 @@ def _train(r: _Run):
       InputDataError: a truncated or corrupt training record file (names the files).
     """
     args, strategy, train_files = r.args, r.strategy, r.train_files
-    finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
-                          args.model_dir, log_checkpoint_name=True,
-                          allow_partial=args.allow_partial_init_checkpoint)
+    if r.warm is None:  # else loaded when the model was built
+        finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
+                              args.model_dir, log_checkpoint_name=True,
+                              allow_partial=args.allow_partial_init_checkpoint)
     optimizer = finetuning.create_optimizer(args, strategy, r.name_map)
     batch = finetuning.global_train_batch_size(args, strategy)
     dataset = records.train_dataset(train_files, args.max_seq_length, batch,
