@@ -286,6 +286,18 @@ def _predict_checkpoint(output_dir: str, best_step: int) -> Optional[str]:
     return None
 
 
+def _first_checkpoint(args: AlbertClassifierArgs) -> Optional[str]:
+    """The checkpoint an eval, predict or export run without training reads first
+    (:func:`evaluate_checkpoints`' first, else :func:`_predict_checkpoint`'s); None: the
+    newest of ``--output_dir``, else ``--init_checkpoint`` (:func:`restore_for_inference`)."""
+    global_step, best_step, _ = read_best_trial(args.output_dir)
+    if args.do_eval:
+        found = checkpoint_io.step_checkpoints(args.output_dir)
+        todo = [p for s, p in found if s > global_step] or [p for _, p in found[-1:]]
+        return todo[0] if todo else None
+    return _predict_checkpoint(args.output_dir, best_step if args.do_predict else -1)
+
+
 def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         stop_at_step: Optional[int] = None) -> AlbertClassifierResult:
     """Trains, evaluates, predicts and exports as the flags say (see the module docstring).
@@ -323,18 +335,15 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
                                     feature_combine=args.feature_combine
                                     ).build_with_dummy_input()
 
-    # the weights created straight from the checkpoint, no random copy (issue 24)
-    export_only = not (args.do_train or args.do_eval or args.do_predict)
-    if export_only and args.export_dir and chief:
-        model, _ = build_for_inference(
-            build, lambda m: m.name_map(), args.output_dir, args.init_checkpoint,
-            checkpoint=_predict_checkpoint(args.output_dir, -1), load_fn=load_fn,
-            strategy=strategy)
-    else:
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; without training, the first checkpoint the run reads
+    if args.do_train:
         model, warm = build_for_training(build, lambda m: _warm_start(m, args),
-                                         args.output_dir,
-                                         args.init_checkpoint if args.do_train else None,
-                                         strategy)
+                                         args.output_dir, args.init_checkpoint, strategy)
+    else:
+        model, _ = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                       args.init_checkpoint, checkpoint=_first_checkpoint(args),
+                                       load_fn=load_fn, strategy=strategy)
     result = AlbertClassifierResult(model=model, output_dir=args.output_dir)
 
     if args.do_train:
