@@ -48,7 +48,7 @@ from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.restore import build_for_training, warm_start
+from bert_tf.training.restore import build_for_inference, build_for_training, warm_start
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
@@ -130,9 +130,16 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
                           log_line="Warm start from %s: %%s" % (
                               args.init_checkpoint.replace("%", "%%")))
 
-    # a warm start creates the weights straight from --init_checkpoint (issue 24)
-    model, _ = build_for_training(build, load, args.output_dir,
-                                  args.init_checkpoint if args.do_train else None, strategy)
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; eval alone, the checkpoint it evaluates
+    restored = None
+    if args.do_train:
+        model, _ = build_for_training(build, load, args.output_dir, args.init_checkpoint,
+                                      strategy)
+    else:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, load_fn=load_fn,
+                                              strategy=strategy)
     name_map = model.name_map()
 
     explained = record_errors_explained(input_files, args.max_seq_length,
@@ -168,7 +175,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
 
     if args.do_eval:
         run_eval(result, model, name_map, input_files, args, trained_step, strategy, explained,
-                 load_fn=load_fn, rename=albert_eval_metrics)
+                 load_fn=load_fn, rename=albert_eval_metrics, restored=restored)
     return result
 
 

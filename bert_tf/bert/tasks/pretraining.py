@@ -45,7 +45,7 @@ from bert_tf.errors import FlagError
 from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
                                      run_eval, step_in_output_dir)
 from bert_tf.training import loop
-from bert_tf.training.restore import bert_warm_start, build_for_training
+from bert_tf.training.restore import bert_warm_start, build_for_inference, build_for_training
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
@@ -135,12 +135,20 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                       args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
-    # a warm start creates the weights straight from --init_checkpoint (issue 24)
-    model, warm = build_for_training(
-        lambda: build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
-                                 dtype=args.dtype),
-        bert_warm_start(args.init_checkpoint, args.allow_partial_init_checkpoint),
-        args.output_dir, args.init_checkpoint if args.do_train else None, strategy)
+    def build():
+        return build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
+                                dtype=args.dtype)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; eval alone, the checkpoint it evaluates
+    warm = restored = None
+    if args.do_train:
+        model, warm = build_for_training(build, bert_warm_start(
+            args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
+            args.init_checkpoint, strategy)
+    else:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, strategy=strategy)
     name_map = model.name_map()
     logging.info("*** Features ***")
     for name, (n, kind, _) in feature_lengths(args.max_seq_length,
@@ -177,7 +185,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
 
     if args.do_eval:
         run_eval(result, model, name_map, input_files, args, trained_step, strategy,
-                 parse_errors_explained)
+                 parse_errors_explained, restored=restored)
     return result
 
 

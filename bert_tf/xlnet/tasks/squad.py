@@ -76,7 +76,8 @@ from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
-from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.restore import (build_from_checkpoint, resolve_latest,
+                                      restore_for_inference)
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet import checkpoint_map
@@ -350,6 +351,7 @@ class _Run:
     dataset: Optional[List[Dict[str, Any]]] = None
     scorable: bool = False
     warm: Any = None  # the LoadReport of the warm start done at the build
+    restored: Any = None  # the Restored of a predict-only model, built from its checkpoint
 
 
 def _empty_result() -> Dict[str, Any]:
@@ -380,15 +382,24 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
         with strategy.scope():
             return build_squad_model(config, args, is_training=args.do_train)
 
-    # a warm start creates the weights straight from --init_checkpoint (issue 24)
-    model, warm = finetuning.build_warm_started(
-        build, init_checkpoint if args.do_train else None, config, args, strategy,
-        log_checkpoint_name=True)
+    load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)
+
+    def restore(model):  # what _predict loads; nothing to load: _check_inputs says so
+        if not (init_checkpoint or checkpoint_io.existing_checkpoints(args.model_dir)):
+            return None
+        return restore_for_inference(checkpoint_map.xlnet_variable_map(model), args.model_dir,
+                                     init_checkpoint, load_fn=load_fn)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24)
+    warm = restored = None
+    if args.do_train:
+        model, warm = finetuning.build_warm_started(build, init_checkpoint, config, args,
+                                                    strategy, log_checkpoint_name=True)
+    else:
+        model, restored = build_from_checkpoint(build, restore, strategy)
     return _Run(args=args, sp=sp, config=config, init_checkpoint=init_checkpoint,
-                strategy=strategy, model=model, warm=warm,
-                name_map=checkpoint_map.xlnet_variable_map(model),
-                load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
-                                          untie_r=config.untie_r))
+                strategy=strategy, model=model, warm=warm, restored=restored,
+                name_map=checkpoint_map.xlnet_variable_map(model), load_fn=load_fn)
 
 
 def _check_inputs(r: _Run) -> None:
@@ -457,8 +468,8 @@ def _predict(r: _Run, result: Dict[str, Any]) -> None:
         logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
                      "(the original ignores --init_checkpoint here and predicts with fresh "
                      "random weights)", args.model_dir, r.init_checkpoint)
-    restored = restore_for_inference(name_map, args.model_dir, r.init_checkpoint,
-                                     load_fn=r.load_fn)
+    restored = r.restored or restore_for_inference(name_map, args.model_dir,
+                                                   r.init_checkpoint, load_fn=r.load_fn)
     result["weights_from"] = restored.prefix
 
     features = records.eval_features(args, r.sp, r.eval_examples)
