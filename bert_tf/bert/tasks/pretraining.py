@@ -96,6 +96,29 @@ def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
     return model
 
 
+def _build(args: PretrainingArgs, config: BertConfig, strategy):
+    """``(model, warm start LoadReport or None, Restored or None)``: the pretrainer built empty
+    and created from the checkpoint (issue 24): ``--init_checkpoint`` when training starts
+    from it (:func:`bert_tf.training.restore.build_for_training`); eval alone, the checkpoint
+    it evaluates (:func:`bert_tf.training.restore.build_for_inference`).
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit (names the variable).
+    """
+    def build():
+        return build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
+                                dtype=args.dtype)
+
+    if not args.do_train:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, strategy=strategy)
+        return model, None, restored
+    model, warm = build_for_training(build, bert_warm_start(
+        args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
+        args.init_checkpoint, strategy)
+    return model, warm, None
+
+
 def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
         log_every_n_steps: int = 100) -> PretrainingResult:
     """The original `run_pretraining.py` main: train and/or evaluate (spec 6).
@@ -135,20 +158,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                       args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
-    def build():
-        return build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
-                                dtype=args.dtype)
-
-    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
-    # start; eval alone, the checkpoint it evaluates
-    warm = restored = None
-    if args.do_train:
-        model, warm = build_for_training(build, bert_warm_start(
-            args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
-            args.init_checkpoint, strategy)
-    else:
-        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
-                                              args.init_checkpoint, strategy=strategy)
+    model, warm, restored = _build(args, config, strategy)
     name_map = model.name_map()
     logging.info("*** Features ***")
     for name, (n, kind, _) in feature_lengths(args.max_seq_length,

@@ -77,6 +77,33 @@ def build_model(config, processor: data.DataProcessor, strategy,
     return model
 
 
+def _build(args, config, processor: data.DataProcessor, strategy):
+    """``(model, warm start LoadReport or None, Restored or None)``: the model built empty and
+    created from the checkpoint (issue 24): ``--init_checkpoint`` when training starts from it
+    (:func:`bert_tf.training.restore.build_for_training`), else the weights eval uses
+    (:func:`bert_tf.training.restore.restore_for_inference`); checked against the model first.
+
+    Raises:
+      CheckpointError: as :func:`bert_tf.bert.tasks.classifier.check_checkpoints_fit`.
+    """
+    def build():
+        return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
+                           dtype=args.dtype)
+
+    def check_and_restore(model):
+        classifier.check_checkpoints_fit(model.name_map(), args)
+        return restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
+
+    if not args.do_train:
+        model, restored = build_from_checkpoint(build, check_and_restore, strategy)
+        return model, None, restored
+    model, warm = build_for_training(build, bert_warm_start(
+        args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
+        args.init_checkpoint, strategy)
+    classifier.check_checkpoints_fit(model.name_map(), args)
+    return model, warm, None
+
+
 def siamese_loss_fn(regression: bool):
     """``loss_fn(model, features, labels)`` for :func:`bert_tf.training.loop.train`: the
     batch mean of :func:`~bert_tf.bert.siamese.cosine_regression_loss` (``labels`` float32
@@ -201,22 +228,7 @@ def run(args, strategy: Optional[tf.distribute.Strategy] = None,
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
-    def build():
-        return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
-                           dtype=args.dtype)
-
-    def check_and_restore(model):
-        classifier.check_checkpoints_fit(model.name_map(), args)
-        return restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
-
-    # weights created straight from the checkpoint, no random copy (issue 24)
-    if args.do_train:
-        model, warm = build_for_training(build, bert_warm_start(
-            args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
-            args.init_checkpoint, strategy)
-        classifier.check_checkpoints_fit(model.name_map(), args)
-    else:
-        model, restored = build_from_checkpoint(build, check_and_restore, strategy)
+    model, warm, restored = _build(args, config, processor, strategy)
     result = classifier.ClassifierResult(model=model)
 
     if args.do_train:
