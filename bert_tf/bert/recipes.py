@@ -23,6 +23,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf.errors import FlagError
+from bert_tf.training import restore
 from bert_tf.training.recipes import (LayerRecipe, block_counter, parse_feature_layers,
                                       seed_run, summarize_blocks)
 
@@ -112,6 +113,19 @@ def layer_recipe(args: Any, block_of, names) -> Optional[LayerRecipe]:
         return None
     logging.info("Layer-wise recipe (bert_tf): %s", summarize_blocks(sorted(names), recipe))
     return recipe
+
+
+def warm_start_load(args: Any, encoder_load_fn=None):
+    """What a BERT or ALBERT task loads from ``--init_checkpoint`` when its model is built
+    (the ``load`` of :func:`bert_tf.training.restore.build_for_training`, issue 24): with
+    ``--freeze_encoder`` the encoder, as :func:`freeze_encoder` loads it (``encoder_load_fn``,
+    default :func:`bert_tf.checkpoint_io.assign_from_checkpoint`); else the training loop's
+    warm start of the trainable variables (:func:`bert_tf.training.restore.bert_warm_start`).
+    ``model -> LoadReport``."""
+    if getattr(args, "freeze_encoder", False):
+        load = encoder_load_fn or checkpoint_io.assign_from_checkpoint
+        return lambda model: load(model.encoder_name_map(), args.init_checkpoint)
+    return restore.bert_warm_start(args.init_checkpoint, args.allow_partial_init_checkpoint)
 
 
 def freeze_encoder(model, args: Any, encoder_name_map, load_fn=None) -> bool:

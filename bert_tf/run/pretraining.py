@@ -173,7 +173,8 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
              input_files: List[str], args, trained_step: Optional[int],
              strategy: tf.distribute.Strategy, explained: Callable[[Callable[[], Any]], Any],
              load_fn: Optional[Callable] = None,
-             rename: Callable[[Dict[str, Any]], Dict[str, Any]] = dict) -> None:
+             rename: Callable[[Dict[str, Any]], Dict[str, Any]] = dict,
+             restored: Optional[Any] = None) -> None:
     """The ``do_eval`` part of a pre-training run (BERT's or ALBERT's, spec 6): weights, then
     :func:`evaluate`, ``eval_results.txt``, the log; fills ``result.eval_metrics`` and
     ``result.eval_results_file``.
@@ -195,6 +196,8 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
         BERT's ``checkpoint_io.assign_from_checkpoint``).
       rename: maps :func:`evaluate`'s six values to the family's keys (ALBERT:
         ``sentence_order_*``).
+      restored: the :class:`bert_tf.training.restore.Restored` the model was built with
+        (:func:`bert_tf.training.restore.build_for_inference`, issue 24): nothing is loaded.
 
     Raises:
       InputDataError, ConfigError: records that do not fit (see ``explained``).
@@ -204,8 +207,8 @@ def run_eval(result: PretrainingResult, model, name_map: Mapping[str, tf.Variabl
     logging.info("  Batch size = %d", args.eval_batch_size)
     if trained_step is None:
         restore_kwargs = {} if load_fn is None else {"load_fn": load_fn}
-        global_step = restore_for_inference(name_map, args.output_dir, args.init_checkpoint,
-                                            **restore_kwargs).global_step
+        global_step = (restored or restore_for_inference(
+            name_map, args.output_dir, args.init_checkpoint, **restore_kwargs)).global_step
     else:
         global_step = trained_step  # the model holds the weights just saved
     eval_input_fn = input_fn_builder(input_files, args.max_seq_length,

@@ -98,6 +98,9 @@ class TrainConfig:
         initial values (bert_tf; :func:`bert_tf.checkpoint_checks.check_warm_start`).
       warm_started: the caller already loaded initial weights (the XLNet tasks load their
         ``--init_checkpoint`` themselves): no "from scratch" warning.
+      warm_start: the report of the warm start from ``init_checkpoint`` done when the model
+        was built (:func:`bert_tf.training.restore.build_from_checkpoint`, issue 24): not
+        read again, logged as the loop's own (``*INIT_FROM_CKPT*``).
       save_checkpoints_steps: save every this many updates (and at the end); <= 0: at the end
         only.
       keep_checkpoint_max: newest checkpoints kept (older ones are deleted).
@@ -144,6 +147,7 @@ class TrainConfig:
     init_checkpoint: Optional[str] = None
     allow_partial_init_checkpoint: bool = False
     warm_started: bool = False
+    warm_start: Optional[checkpoint_io.LoadReport] = None
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
     log_every_n_steps: int = 100
@@ -305,7 +309,8 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         remove_stale_temp_files(config.output_dir, config.basename)
     start = restore_or_warm_start(state, config.output_dir, config.init_checkpoint,
                                   config.basename, warm_started=config.warm_started,
-                                  allow_partial=config.allow_partial_init_checkpoint)
+                                  allow_partial=config.allow_partial_init_checkpoint,
+                                  preloaded=config.warm_start)
     step, last_step = state.global_step, config.last_step
     latest, last_loss = start.resumed_from, None
     if step >= last_step:

@@ -7,19 +7,21 @@ the Estimator restores the newest checkpoint there (every variable must be found
 variables it finds and leaves the others at their initial values (spec `bert.md` 2.13, 8.7;
 `xlnet.md` 4.4, 8.4). :func:`restore_for_inference` is that choice, once for every task of
 both families; it logs what it used and returns it. :func:`build_from_checkpoint` builds the
-model with its weights empty so that the restore writes each one once (issue 24).
+model with its weights empty so that the restore writes each one once (issue 24);
+:func:`warm_start` is the training start from ``--init_checkpoint`` it runs for the tasks that
+train (the training loop's own warm start is the same function).
 """
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import CheckpointError
 from bert_tf import checkpoint_io, pending_variables
-from bert_tf.checkpoint_checks import check_finite_values
+from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 
 # (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
 # (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
@@ -148,7 +150,7 @@ def restore_for_inference(name_map: Mapping[str, "tf.Variable"], model_dir: str,
     return Restored("", 0, SOURCE_INITIAL, None)
 
 
-def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any],
+def build_from_checkpoint(build: Callable[[], Any], restore: Optional[Callable[[Any], Any]],
                           strategy: Optional[tf.distribute.Strategy] = None) -> Tuple[Any, Any]:
     """Builds a model with its weights empty, restores it, then initialises the rest.
 
@@ -165,18 +167,22 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any
     Args:
       build: ``() -> model``: constructs the model and creates every weight (e.g.
         ``lambda: BertModel(config).build_with_dummy_input()``); its tensors must not escape.
-      restore: ``model -> result``: loads a checkpoint (e.g. :func:`restore_for_inference`
-        or a family's ``load_*_checkpoint`` with the model's name map).
+      restore: ``model -> result``: loads a checkpoint (e.g. :func:`restore_for_inference`,
+        :func:`warm_start` or a family's ``load_*_checkpoint`` with the model's name map);
+        None: nothing to load (training from scratch, or resuming: the training loop
+        restores the weights with the optimizer slots), a plain build.
       strategy: the ``tf.distribute.Strategy`` whose scope the weights are created in
         (``build`` may enter it itself); default: the one active at the call.
 
     Returns:
-      ``(model, restore(model))``.
+      ``(model, restore(model))``; ``(model, None)`` when ``restore`` is None.
 
     Raises:
       what ``restore`` raises (the unfilled weights are initialised first, so the model is
       usable either way).
     """
+    if restore is None:
+        return build(), None
     strategy = strategy or tf.distribute.get_strategy()
     with pending_variables.building_empty():
         model = build()
@@ -186,3 +192,107 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Callable[[Any], Any
         finally:
             pending_variables.initialize_pending()
     return model, result
+
+
+def trainable_by_name(model: Any, name_map: Mapping[str, Any]) -> Dict[str, Any]:
+    """The entries of ``name_map`` (original name -> variable) that are trainable variables of
+    ``model`` (a Keras model, built or built empty): what a warm start loads, as the
+    original's ``init_from_checkpoint`` over ``tf.trainable_variables()``."""
+    trainable = {id(v) for v in model.trainable_variables}
+    return {n: v for n, v in name_map.items() if id(v) in trainable}
+
+
+def warm_start(name_map: Mapping[str, Any], init_checkpoint: str, allow_partial: bool = False,
+               load_fn: LoadFn = checkpoint_io.assign_from_checkpoint,
+               log_line: str = "Warm start: %s") -> checkpoint_io.LoadReport:
+    """Loads the training start from ``--init_checkpoint`` (spec `bert.md` 3.4): the variables
+    of ``name_map`` it holds are filled (missing ones keep their initial values), each value
+    checked finite, the encoder checked complete; logs ``log_line % report.summary()``.
+
+    Args:
+      name_map: original name -> variable to load (BERT: :func:`trainable_by_name`; XLNet,
+        ALBERT: the whole map, as their originals).
+      init_checkpoint: the checkpoint prefix, file or folder.
+      allow_partial: ``--allow_partial_init_checkpoint`` (bert_tf): missing encoder
+        variables are a warning instead of an error.
+      load_fn: ``load_fn(name_map, path) -> LoadReport`` (default
+        :func:`bert_tf.checkpoint_io.assign_from_checkpoint`).
+
+    Returns:
+      the :class:`bert_tf.checkpoint_io.LoadReport`.
+
+    Raises:
+      CheckpointError: unreadable, nothing of the model in it, a shape that does not fit, a
+        value not finite, or encoder variables missing without ``allow_partial``
+        (:func:`bert_tf.checkpoint_checks.check_warm_start`); each names the variable.
+    """
+    report = load_fn(name_map, init_checkpoint)
+    check_finite_values(name_map, report.loaded, report.prefix)
+    check_warm_start(report, allow_partial)
+    logging.info(log_line, report.summary())
+    return report
+
+
+def build_for_training(build: Callable[[], Any], load: Callable[[Any], Any], output_dir: str,
+                       init_checkpoint: Optional[str],
+                       strategy: Optional[tf.distribute.Strategy] = None,
+                       basename: str = "model.ckpt") -> Tuple[Any, Any]:
+    """The model of a training run: built empty and filled by ``load`` from
+    ``init_checkpoint`` (:func:`build_from_checkpoint`) when the run starts from it, i.e.
+    ``output_dir`` holds no ``<basename>-N`` to resume; else a plain build (from scratch, or
+    resuming: the training loop then restores every weight with the optimizer slots, as
+    before, over the initial values).
+
+    Args:
+      build: ``() -> model`` (as :func:`build_from_checkpoint`).
+      load: ``model -> LoadReport``: the warm start (BERT: :func:`warm_start` of
+        :func:`trainable_by_name`, the loop's own; XLNet, ALBERT: their loaders).
+      output_dir, basename: where the training loop resumes from.
+      init_checkpoint: ``--init_checkpoint`` or None.
+      strategy: as :func:`build_from_checkpoint`.
+
+    Returns:
+      ``(model, report)``: ``load``'s report, None when nothing was loaded (BERT: give it to
+      ``TrainConfig.warm_start`` so the loop does not read the checkpoint again).
+
+    Raises:
+      what ``load`` raises (CheckpointError naming the variable).
+    """
+    resumes = tf.io.gfile.isdir(output_dir) and checkpoint_io.existing_checkpoints(
+        output_dir, basename)
+    return build_from_checkpoint(build, None if resumes or not init_checkpoint else load,
+                                 strategy)
+
+
+def bert_warm_start(init_checkpoint: str, allow_partial: bool = False,
+                    name_map: Callable[[Any], Mapping[str, Any]] = lambda m: m.name_map()
+                    ) -> Callable[[Any], checkpoint_io.LoadReport]:
+    """The ``load`` of :func:`build_for_training` for the BERT-style training loop: the
+    model's trainable variables (:func:`trainable_by_name` of ``name_map(model)``) from
+    ``init_checkpoint`` (:func:`warm_start`), what :func:`bert_tf.training.loop.train` would
+    load."""
+    return lambda model: warm_start(trainable_by_name(model, name_map(model)),
+                                    init_checkpoint, allow_partial)
+
+
+def build_for_inference(build: Callable[[], Any], name_map: Callable[[Any], Mapping[str, Any]],
+                        model_dir: str, init_checkpoint: Optional[str] = None,
+                        checkpoint: Optional[str] = None,
+                        load_fn: LoadFn = checkpoint_io.assign_from_checkpoint,
+                        strategy: Optional[tf.distribute.Strategy] = None
+                        ) -> Tuple[Any, Restored]:
+    """The model of an eval/predict/export run without training: built empty and filled by
+    :func:`restore_for_inference` (``name_map(model)``, ``model_dir``, ``init_checkpoint``,
+    ``checkpoint``, ``load_fn`` as there) through :func:`build_from_checkpoint`; the weights
+    no checkpoint holds get their initial values.
+
+    Returns:
+      ``(model, Restored)``.
+
+    Raises:
+      CheckpointError: as :func:`restore_for_inference`.
+    """
+    return build_from_checkpoint(
+        build, lambda model: restore_for_inference(name_map(model), model_dir, init_checkpoint,
+                                                   checkpoint=checkpoint, load_fn=load_fn),
+        strategy)

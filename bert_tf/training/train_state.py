@@ -17,8 +17,9 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
+from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.errors import CheckpointError
+from bert_tf.training import restore
 from bert_tf.training.optimizer import AdamWeightDecay, inner_optimizer
 
 
@@ -110,7 +111,8 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
                           init_checkpoint: Optional[str] = None,
                           basename: str = "model.ckpt",
                           warm_started: bool = False,
-                          allow_partial: bool = False) -> StartingPoint:
+                          allow_partial: bool = False,
+                          preloaded: Optional[checkpoint_io.LoadReport] = None) -> StartingPoint:
     """Resumes from ``output_dir``, else warm-starts from ``init_checkpoint``, else nothing.
 
     Spec 3.4, the Estimator's rules:
@@ -119,7 +121,9 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
       entry of ``state.variables``: weights, Adam slots, ``global_step``), and
       ``init_checkpoint`` is ignored (not even opened);
     * else, with ``init_checkpoint``: the trainable variables found in it are assigned (no
-      slots, no ``global_step``; missing and unused names are reported);
+      slots, no ``global_step``; missing and unused names are reported); ``preloaded``: the
+      report of that warm start, done when the model was built from it
+      (:func:`bert_tf.training.restore.build_from_checkpoint`), not read again;
     * else the variables keep their initial values (one warning line: training from
       scratch, unless ``warm_started``: the caller loaded them, as the XLNet tasks do).
 
@@ -160,12 +164,11 @@ def restore_or_warm_start(state: TrainState, output_dir: str,
         if init_checkpoint:
             logging.info("init_checkpoint=%s is ignored: %s already holds a checkpoint",
                          init_checkpoint, output_dir)
+    elif preloaded is not None:  # built from init_checkpoint: checked and logged then
+        warm_start = preloaded
     elif init_checkpoint:
-        trainable = state.trainable_by_name()
-        warm_start = checkpoint_io.assign_from_checkpoint(trainable, init_checkpoint)
-        check_finite_values(trainable, warm_start.loaded, warm_start.prefix)
-        check_warm_start(warm_start, allow_partial)
-        logging.info("Warm start: %s", warm_start.summary())
+        warm_start = restore.warm_start(state.trainable_by_name(), init_checkpoint,
+                                        allow_partial)
     elif not warm_started:
         logging.warning("no checkpoint in %s and no --init_checkpoint: training starts from "
                         "randomly initialized weights (from scratch)", output_dir)

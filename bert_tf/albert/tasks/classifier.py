@@ -71,7 +71,8 @@ from bert_tf.albert.tasks.args import AlbertClassifierArgs
 from bert_tf.training.optimizer import inner_optimizer
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
-from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.restore import (build_for_inference, build_for_training,
+                                      restore_for_inference)
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.training.summaries import write_eval_summaries
 
@@ -285,6 +286,18 @@ def _predict_checkpoint(output_dir: str, best_step: int) -> Optional[str]:
     return None
 
 
+def _first_checkpoint(args: AlbertClassifierArgs) -> Optional[str]:
+    """The checkpoint an eval, predict or export run without training reads first
+    (:func:`evaluate_checkpoints`' first, else :func:`_predict_checkpoint`'s); None: the
+    newest of ``--output_dir``, else ``--init_checkpoint`` (:func:`restore_for_inference`)."""
+    global_step, best_step, _ = read_best_trial(args.output_dir)
+    if args.do_eval:
+        found = checkpoint_io.step_checkpoints(args.output_dir)
+        todo = [p for s, p in found if s > global_step] or [p for _, p in found[-1:]]
+        return todo[0] if todo else None
+    return _predict_checkpoint(args.output_dir, best_step if args.do_predict else -1)
+
+
 def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         stop_at_step: Optional[int] = None) -> AlbertClassifierResult:
     """Trains, evaluates, predicts and exports as the flags say (see the module docstring).
@@ -312,19 +325,30 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
-    with dtype_policy(args.dtype), strategy.scope():
-        model = AlbertClassifier(config, processor.num_labels,
-                                 is_regression=processor.is_regression,
-                                 use_one_hot_embeddings=args.use_tpu,
-                                 feature_layers=recipes.feature_layers(
-                                     args, config.num_hidden_layers),
-                                 feature_combine=args.feature_combine)
-        model.build_with_dummy_input()
+    def build():
+        with dtype_policy(args.dtype), strategy.scope():
+            return AlbertClassifier(config, processor.num_labels,
+                                    is_regression=processor.is_regression,
+                                    use_one_hot_embeddings=args.use_tpu,
+                                    feature_layers=recipes.feature_layers(
+                                        args, config.num_hidden_layers),
+                                    feature_combine=args.feature_combine
+                                    ).build_with_dummy_input()
+
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; without training, the first checkpoint the run reads
+    if args.do_train:
+        model, warm = build_for_training(build, lambda m: _warm_start(m, args),
+                                         args.output_dir, args.init_checkpoint, strategy)
+    else:
+        model, _ = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                       args.init_checkpoint, checkpoint=_first_checkpoint(args),
+                                       load_fn=load_fn, strategy=strategy)
     result = AlbertClassifierResult(model=model, output_dir=args.output_dir)
 
     if args.do_train:
         train_classifier(result, examples["train"], processor, tokenizer, args, strategy, trim,
-                         stop_at_step)
+                         stop_at_step, warm)
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE,
                                input_signature=dynamic_signature() if trim else None)
@@ -335,21 +359,29 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
         predict_test_set(result, predictor, examples["predict"], processor, tokenizer, args,
                          chief)
     if args.export_dir and chief:
-        if not (args.do_train or args.do_eval or args.do_predict):
-            restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint,
-                                  checkpoint=_predict_checkpoint(args.output_dir, -1),
-                                  load_fn=load_fn)
         threshold = None if math.isnan(args.threshold_to_export) else args.threshold_to_export
         result.export_path = export_saved_model(model, args.export_dir, threshold=threshold)
     return result
 
 
+def _warm_start(model, args: AlbertClassifierArgs):
+    """The training start from ``--init_checkpoint``: ALBERT's loader over every weight (a
+    BERT checkpoint, or one of another config, fails here), then what the training loop
+    loads (:func:`bert_tf.bert.recipes.warm_start_load`: the trainable weights, or the
+    encoder with ``--freeze_encoder``); returns the latter's LoadReport."""
+    load_fn(model.name_map(), args.init_checkpoint)
+    return recipes.warm_start_load(args, load_fn)(model)
+
+
 def train_classifier(result: AlbertClassifierResult, train_examples: list, processor,
                      tokenizer, args: AlbertClassifierArgs, strategy, trim: bool,
-                     stop_at_step: Optional[int]) -> None:
+                     stop_at_step: Optional[int], warm=None) -> None:
     """The ``do_train`` step: checks ``--init_checkpoint`` fits (a BERT checkpoint fails
     before any training), writes (or reuses) ``<task>_train.tf_record`` in ``--cached_dir``,
     trains ``train_step`` steps of ``--optimizer``; fills ``result.train``.
+
+    ``warm``: the LoadReport of :func:`_warm_start` done when the model was built (nothing
+    is loaded here then), or None.
 
     Raises:
       CheckpointError: ``--init_checkpoint`` does not fit; NanLossError: training diverged.
@@ -357,12 +389,13 @@ def train_classifier(result: AlbertClassifierResult, train_examples: list, proce
     model = result.model
     name_map = model.name_map()
     regression = processor.is_regression
-    if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir):
+    if args.init_checkpoint and not checkpoint_io.existing_checkpoints(args.output_dir) \
+            and warm is None:
         # Fails on a BERT checkpoint (or another config) before any training.
         load_fn(name_map, args.init_checkpoint)
-    settings = {}  # (bert_tf, issue 26) --freeze_encoder: the encoder is loaded here
+    settings = {"warm_start": warm}  # (bert_tf, issue 26) --freeze_encoder: the encoder
     if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map(),
-                                                      load_fn):
+                                                      (lambda *_: warm) if warm else load_fn):
         settings = {"init_checkpoint": None, "warm_started": True}
     train_file = os.path.join(args.cached_dir or args.output_dir,
                               f"{processor.task_name}_train.tf_record")

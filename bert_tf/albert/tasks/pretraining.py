@@ -27,16 +27,15 @@ then reads only ``token_boundary`` and its ``model_fn`` fails on the missing
 ``masked_lm_positions`` (the online masking was never released).
 """
 
+import functools
 import time
 from typing import Any, Dict, Optional
 
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
-from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.pretrainer import AlbertPretrainer
 from bert_tf.bert.pretrainer import pretraining_loss_fn
@@ -49,6 +48,7 @@ from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
 from bert_tf.training.precision import dtype_policy
+from bert_tf.training.restore import build_for_inference, build_for_training, warm_start
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
@@ -117,9 +117,29 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.albert_config_file, config_flag="albert_config_file")
     tf.io.gfile.makedirs(args.output_dir)
-    with dtype_policy(args.dtype), strategy.scope():
-        model = AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu)
-        model.build_with_dummy_input()
+    def build():
+        with dtype_policy(args.dtype), strategy.scope():
+            return AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu
+                                    ).build_with_dummy_input()
+
+    def load(model):  # the warm start, group 0 copied as the original's --init_from_group0
+        return warm_start(model.name_map(), args.init_checkpoint,
+                          args.allow_partial_init_checkpoint,
+                          load_fn=functools.partial(load_albert_checkpoint,
+                                                    init_from_group0=args.init_from_group0),
+                          log_line="Warm start from %s: %%s" % (
+                              args.init_checkpoint.replace("%", "%%")))
+
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; eval alone, the checkpoint it evaluates
+    restored = None
+    if args.do_train:
+        model, _ = build_for_training(build, load, args.output_dir, args.init_checkpoint,
+                                      strategy)
+    else:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, load_fn=load_fn,
+                                              strategy=strategy)
     name_map = model.name_map()
 
     explained = record_errors_explained(input_files, args.max_seq_length,
@@ -129,13 +149,6 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     result = PretrainingResult()
     trained_step = None
     if args.do_train:
-        resuming = bool(checkpoint_io.existing_checkpoints(args.output_dir))
-        if args.init_checkpoint and not resuming:
-            report = load_albert_checkpoint(name_map, args.init_checkpoint,
-                                            init_from_group0=args.init_from_group0)
-            check_finite_values(name_map, report.loaded, report.prefix)
-            check_warm_start(report, args.allow_partial_init_checkpoint)
-            logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
         with strategy.scope():
             optimizer, _ = create_albert_optimizer(
                 args.learning_rate, args.num_train_steps, args.num_warmup_steps,
@@ -162,7 +175,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
 
     if args.do_eval:
         run_eval(result, model, name_map, input_files, args, trained_step, strategy, explained,
-                 load_fn=load_fn, rename=albert_eval_metrics)
+                 load_fn=load_fn, rename=albert_eval_metrics, restored=restored)
     return result
 
 

@@ -54,7 +54,6 @@ from absl import logging
 from bert_tf import checkpoint_io
 from bert_tf.albert.checkpoint_map import load_albert_checkpoint
 from bert_tf.albert.config import AlbertConfig
-from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.bert.config import check_pair_segments
 from bert_tf.albert.squad import AlbertSquadV1, AlbertSquadV2, qa_loss, squad_loss
 from bert_tf.atomic_files import atomic_write_text
@@ -69,7 +68,8 @@ from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertSquadArgs
 from bert_tf.training.predict import BatchPredictor, numpy_batches
-from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.restore import (build_for_inference, build_for_training,
+                                      restore_for_inference, warm_start)
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 PREDICTIONS_FILE = "predictions.json"
@@ -294,23 +294,45 @@ def run(args: AlbertSquadArgs, version: int,
         eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
     run_checks.make_output_dir(args.output_dir)
     strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_model(config, args, version)
+
+    def build():
+        with strategy.scope():
+            return build_model(config, args, version)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24)
+    warm = restored = None
+    if args.do_train:
+        model, warm = build_for_training(build, lambda m: _warm_start(m.name_map(), args),
+                                         args.output_dir, args.init_checkpoint, strategy)
+    else:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, load_fn=load_fn,
+                                              strategy=strategy)
     result = AlbertSquadResult()
     if args.do_train:
-        train_squad(result, model, sp, train_examples, args, version, strategy, stop_at_step)
+        train_squad(result, model, sp, train_examples, args, version, strategy, stop_at_step,
+                    warm)
     if args.do_predict:
-        predict_squad(result, model, sp, eval_examples, dataset, args, version)
+        predict_squad(result, model, sp, eval_examples, dataset, args, version, restored)
     return result
+
+
+def _warm_start(name_map, args: AlbertSquadArgs):
+    """The warm start from ``--init_checkpoint`` (a BERT checkpoint fails here), checked and
+    logged (:func:`bert_tf.training.restore.warm_start`); its LoadReport."""
+    return warm_start(name_map, args.init_checkpoint, args.allow_partial_init_checkpoint,
+                      load_fn=load_fn, log_line="Warm start from %s: %%s" % (
+                          args.init_checkpoint.replace("%", "%%")))
 
 
 def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
                 args: AlbertSquadArgs, version: int, strategy,
-                stop_at_step: Optional[int]) -> None:
+                stop_at_step: Optional[int], warm=None) -> None:
     """The ``do_train`` step: the schedule (``num_train_epochs``), the original's seeded
     shuffle, the warm start from ``--init_checkpoint`` (a BERT checkpoint fails here), the
     train records, then AdamW training; fills ``result``'s ``train``, ``num_train_steps``,
-    ``num_train_examples``.
+    ``num_train_examples``. ``warm``: the LoadReport of the warm start done when the model
+    was built (then nothing is loaded here), or None.
 
     Raises:
       FlagError: no training step; CheckpointError: ``--init_checkpoint`` does not fit.
@@ -324,11 +346,8 @@ def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
     num_warmup = int(num_steps * args.warmup_proportion)
     random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
     existing = checkpoint_io.existing_checkpoints(args.output_dir)
-    if args.init_checkpoint and not existing:
-        report = load_fn(name_map, args.init_checkpoint)  # a BERT checkpoint fails here
-        check_finite_values(name_map, report.loaded, report.prefix)
-        check_warm_start(report, args.allow_partial_init_checkpoint)
-        logging.info("Warm start from %s: %s", args.init_checkpoint, report.summary())
+    if args.init_checkpoint and not existing and warm is None:
+        _warm_start(name_map, args)
     path = records.train_records(args, sp, train_examples)
     logging.info("***** Running training *****")
     logging.info("  Num orig examples = %d", len(train_examples))
@@ -351,7 +370,7 @@ def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
 
 
 def predict_squad(result: AlbertSquadResult, model, sp, eval_examples: list, dataset,
-                  args: AlbertSquadArgs, version: int) -> None:
+                  args: AlbertSquadArgs, version: int, restored=None) -> None:
     """The ``do_predict`` step: the newest weights (:func:`restore_for_inference`), the
     predict features (cached), the heads' outputs, the v1 or v2 post-processing, the
     prediction files and, when ``dataset`` has gold answers, the metrics and
@@ -359,9 +378,12 @@ def predict_squad(result: AlbertSquadResult, model, sp, eval_examples: list, dat
 
     Raises:
       CheckpointError: a checkpoint that does not fit.
+
+    ``restored``: the :class:`bert_tf.training.restore.Restored` of the weights the model was
+    built with (:func:`bert_tf.training.restore.build_for_inference`); None: restored here.
     """
-    restored = restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint,
-                                     load_fn=load_fn)
+    restored = restored or restore_for_inference(model.name_map(), args.output_dir,
+                                                 args.init_checkpoint, load_fn=load_fn)
     features = records.predict_features(args, sp, eval_examples)
     logging.info("***** Running predictions *****")
     logging.info("  Num orig examples = %d", len(eval_examples))

@@ -95,7 +95,8 @@ from bert_tf.training import loop, metrics, restarts
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
-from bert_tf.training.restore import build_from_checkpoint, restore_for_inference
+from bert_tf.training.restore import (build_for_training, build_from_checkpoint,
+                                      restore_for_inference)
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
@@ -350,15 +351,18 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
         return restore_for_inference(model.name_map(), args.output_dir,
                                      args.init_checkpoint).global_step
 
+    # weights created straight from the checkpoint, no random copy (issue 24)
     if args.do_train or not (args.do_eval or args.do_predict or args.export_dir):
-        model, global_step = build(), 0
+        model, warm = build_for_training(build, recipes.warm_start_load(args), args.output_dir,
+                                         args.init_checkpoint, strategy)
+        global_step = 0
         check_checkpoints_fit(model.name_map(), args)
-    else:  # weights created straight from the checkpoint, no random copy (issue 24)
+    else:
         model, global_step = build_from_checkpoint(build, restore, strategy)
     result = ClassifierResult(model=model, global_step=global_step)
     if args.do_train:
         train_classifier(result, examples["train"], processor, tokenizer, args, strategy,
-                         trim, stop_at_step)
+                         trim, stop_at_step, warm)
 
     predictor = BatchPredictor(model, ["logits", "probabilities"], strategy, trim_padding=trim,
                                length_multiple=LENGTH_MULTIPLE,
@@ -408,11 +412,12 @@ def check_examples_fit_windows(examples: Dict[str, list], label_list, args: Clas
 
 def train_classifier(result: ClassifierResult, train_examples: list, processor, tokenizer,
                      args: ClassifierArgs, strategy, trim: bool,
-                     stop_at_step: Optional[int]) -> None:
+                     stop_at_step: Optional[int], warm=None) -> None:
     """The ``do_train`` step: ``train.tf_record`` (one record per window with
     ``--doc_stride``), the schedule, then :func:`bert_tf.training.loop.train` of
     ``result.model``; fills ``result``'s ``num_train_steps``, ``num_warmup_steps``, ``train``
-    and ``global_step``.
+    and ``global_step``. ``warm``: the LoadReport of the warm start done when the model was
+    built (:func:`bert_tf.bert.recipes.warm_start_load`), or None.
 
     Raises:
       FlagError: no training step; NanLossError, CheckpointError: as :func:`run`.
@@ -434,8 +439,9 @@ def train_classifier(result: ClassifierResult, train_examples: list, processor, 
         logging.info("  Num windows = %d (--doc_stride=%d)", num_records, args.doc_stride)
     logging.info("  Batch size = %d", args.train_batch_size)
     logging.info("  Num steps = %d", steps)
-    settings = {}
-    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map()):
+    settings = {"warm_start": warm}
+    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map(),
+                                                      load_fn=lambda *_: warm):
         settings = {"init_checkpoint": None, "warm_started": True}
     train_config = loop.TrainConfig.from_flags(
         args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),

@@ -45,6 +45,7 @@ from bert_tf.errors import FlagError
 from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
                                      run_eval, step_in_output_dir)
 from bert_tf.training import loop
+from bert_tf.training.restore import bert_warm_start, build_for_inference, build_for_training
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
@@ -95,6 +96,29 @@ def build_pretrainer(config: BertConfig, strategy: tf.distribute.Strategy,
     return model
 
 
+def _build(args: PretrainingArgs, config: BertConfig, strategy):
+    """``(model, warm start LoadReport or None, Restored or None)``: the pretrainer built empty
+    and created from the checkpoint (issue 24): ``--init_checkpoint`` when training starts
+    from it (:func:`bert_tf.training.restore.build_for_training`); eval alone, the checkpoint
+    it evaluates (:func:`bert_tf.training.restore.build_for_inference`).
+
+    Raises:
+      CheckpointError: a checkpoint that does not fit (names the variable).
+    """
+    def build():
+        return build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
+                                dtype=args.dtype)
+
+    if not args.do_train:
+        model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
+                                              args.init_checkpoint, strategy=strategy)
+        return model, None, restored
+    model, warm = build_for_training(build, bert_warm_start(
+        args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
+        args.init_checkpoint, strategy)
+    return model, warm, None
+
+
 def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None,
         log_every_n_steps: int = 100) -> PretrainingResult:
     """The original `run_pretraining.py` main: train and/or evaluate (spec 6).
@@ -134,8 +158,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                       args.bert_config_file)
     tf.io.gfile.makedirs(args.output_dir)
 
-    model = build_pretrainer(config, strategy, use_one_hot_embeddings=args.use_tpu,
-                             dtype=args.dtype)
+    model, warm, restored = _build(args, config, strategy)
     name_map = model.name_map()
     logging.info("*** Features ***")
     for name, (n, kind, _) in feature_lengths(args.max_seq_length,
@@ -156,7 +179,8 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
                                           batch_size=args.train_batch_size)
         train_config = loop.TrainConfig.from_flags(args, args.num_train_steps,
                                                    num_warmup_steps=args.num_warmup_steps,
-                                                   log_every_n_steps=log_every_n_steps)
+                                                   log_every_n_steps=log_every_n_steps,
+                                                   warm_start=warm)
         start = time.time()
         before = step_in_output_dir(args.output_dir)
         result.train = parse_errors_explained(lambda: loop.train(
@@ -171,7 +195,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
 
     if args.do_eval:
         run_eval(result, model, name_map, input_files, args, trained_step, strategy,
-                 parse_errors_explained)
+                 parse_errors_explained, restored=restored)
     return result
 
 

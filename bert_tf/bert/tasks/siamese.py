@@ -44,7 +44,8 @@ from bert_tf.training import loop, metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
-from bert_tf.training.restore import restore_for_inference
+from bert_tf.training.restore import (bert_warm_start, build_for_training,
+                                      build_from_checkpoint, restore_for_inference)
 from bert_tf.training.strategy import strategy_from_flags
 
 REGRESSION_TASKS = ("sts-b",)
@@ -74,6 +75,33 @@ def build_model(config, processor: data.DataProcessor, strategy,
         model = BertSiamese(config, num_labels, use_one_hot_embeddings=use_one_hot_embeddings)
         model.build_with_dummy_input()
     return model
+
+
+def _build(args, config, processor: data.DataProcessor, strategy):
+    """``(model, warm start LoadReport or None, Restored or None)``: the model built empty and
+    created from the checkpoint (issue 24): ``--init_checkpoint`` when training starts from it
+    (:func:`bert_tf.training.restore.build_for_training`), else the weights eval uses
+    (:func:`bert_tf.training.restore.restore_for_inference`); checked against the model first.
+
+    Raises:
+      CheckpointError: as :func:`bert_tf.bert.tasks.classifier.check_checkpoints_fit`.
+    """
+    def build():
+        return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
+                           dtype=args.dtype)
+
+    def check_and_restore(model):
+        classifier.check_checkpoints_fit(model.name_map(), args)
+        return restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
+
+    if not args.do_train:
+        model, restored = build_from_checkpoint(build, check_and_restore, strategy)
+        return model, None, restored
+    model, warm = build_for_training(build, bert_warm_start(
+        args.init_checkpoint, args.allow_partial_init_checkpoint), args.output_dir,
+        args.init_checkpoint, strategy)
+    classifier.check_checkpoints_fit(model.name_map(), args)
+    return model, warm, None
 
 
 def siamese_loss_fn(regression: bool):
@@ -200,10 +228,8 @@ def run(args, strategy: Optional[tf.distribute.Strategy] = None,
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
-    model = build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
-                        dtype=args.dtype)
+    model, warm, restored = _build(args, config, processor, strategy)
     result = classifier.ClassifierResult(model=model)
-    classifier.check_checkpoints_fit(model.name_map(), args)
 
     if args.do_train:
         train = arrays["train"]
@@ -216,14 +242,13 @@ def run(args, strategy: Optional[tf.distribute.Strategy] = None,
         logging.info("  Num steps = %d", steps)
         train_config = loop.TrainConfig.from_flags(
             args, steps, num_warmup_steps=warmup, log_every_n_steps=max(1, min(100, steps // 20)),
-            stop_at_step=stop_at_step)
+            stop_at_step=stop_at_step, warm_start=warm)
         result.train = loop.train(model, siamese_loss_fn(regression),
                                   train_dataset_fn(train, args.train_batch_size, trim=trim),
                                   model.name_map(), train_config, strategy=strategy)
         result.global_step = result.train.global_step
     else:
-        result.global_step = restore_for_inference(model.name_map(), args.output_dir,
-                                                   args.init_checkpoint).global_step
+        result.global_step = restored.global_step
 
     if args.do_eval:
         dev = arrays["eval"]

@@ -69,7 +69,7 @@ from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.atomic_files import display_path
 from bert_tf.file_streams import open_text
 from bert_tf.run import checks as run_checks
-from bert_tf.training import restarts
+from bert_tf.training import restarts, restore
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint)
@@ -556,15 +556,21 @@ def _export(args, config, tokenizer, strategy, model):
     from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 
     if model is None:
-        from bert_tf.training.restore import restore_for_inference
-
-        model = build_model(config, args, strategy)
-        restore_for_inference(model.name_map(), args.output_dir, args.init_checkpoint)
+        model = _build_restored(config, args, strategy)[0]
     preprocessor = BertTextPreprocessor(args.vocab_file, args.do_lower_case, args.max_seq_length)
     vocab_tokens = [""] * (max(tokenizer.vocab.values()) + 1)
     for token, index in tokenizer.vocab.items():
         vocab_tokens[index] = token
     return export_squad_model(model, preprocessor, vocab_tokens, args, args.export_dir)
+
+
+def _build_restored(config, args, strategy):
+    """``(model, Restored)`` for prediction or export without training: built empty and
+    filled from the newest checkpoint of ``--output_dir``, else ``--init_checkpoint``
+    (:func:`bert_tf.training.restore.build_for_inference`, issue 24)."""
+    return restore.build_for_inference(lambda: build_model(config, args, strategy),
+                                       lambda m: m.name_map(), args.output_dir,
+                                       args.init_checkpoint, strategy=strategy)
 
 
 def _train(args, config, tokenizer, examples, strategy, summary):
@@ -583,15 +589,18 @@ def _train(args, config, tokenizer, examples, strategy, summary):
     num_features = len(features)
     del features
 
-    model = build_model(config, args, strategy)
+    model, warm = restore.build_for_training(  # no random copy of restored weights (issue 24)
+        lambda: build_model(config, args, strategy), recipes.warm_start_load(args),
+        args.output_dir, args.init_checkpoint, strategy)
 
     def loss_fn(model, features, labels):
         out = model(features, training=True)
         return squad_loss(out["start_logits"], out["end_logits"], labels["start_positions"],
                           labels["end_positions"])
 
-    settings = {}  # (bert_tf, issue 26) the recipes
-    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map()):
+    settings = {"warm_start": warm}  # (bert_tf, issue 26) the recipes
+    if args.freeze_encoder and recipes.freeze_encoder(model, args, model.encoder_name_map(),
+                                                      load_fn=lambda *_: warm):
         settings = {"init_checkpoint": None, "warm_started": True}
     settings["layer_recipe"] = recipes.layer_recipe(
         args, recipes.bert_block_of(config.num_hidden_layers), model.name_map())
@@ -611,11 +620,8 @@ def _predict(args, config, tokenizer, examples, strategy, model, predict_fn, sum
     if predict_fn is None:
         # Weights first: a checkpoint that does not fit fails before any file is written.
         if model is None:
-            model = build_model(config, args, strategy)
-            from bert_tf.training.restore import restore_for_inference
-
-            weights_from = restore_for_inference(model.name_map(), args.output_dir,
-                                                 args.init_checkpoint).prefix
+            model, restored = _build_restored(config, args, strategy)
+            weights_from = restored.prefix
         else:
             weights_from = summary.checkpoint or ""
         predict_fn = model_predict_fn(model, strategy, args.predict_batch_size, args.use_xla)

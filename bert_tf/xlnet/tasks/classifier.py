@@ -90,7 +90,8 @@ from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.summaries import write_eval_summaries
 from bert_tf.training.predict import (SORT_WINDOW_BATCHES, BatchPredictor, dynamic_signature,
                                       numpy_batches)
-from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.restore import (build_from_checkpoint, resolve_latest,
+                                      restore_for_inference)
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet import checkpoint_map
@@ -498,8 +499,9 @@ def _read_examples(r: _Run) -> None:
             raise FlagError(f"cannot create {folder}: {e}") from e
 
 
-def _train(r: _Run, model, name_map, resume: bool):
-    """Writes the train TFRecord (cached) and trains (spec 8.3-8.4); returns the TrainResult."""
+def _train(r: _Run, model, name_map, resume: bool, warm=None):
+    """Writes the train TFRecord (cached) and trains (spec 8.3-8.4; ``warm``: the warm start
+    done at the build, or None); returns the TrainResult."""
     args = r.args
     logging.info("Use tfrecord file %s", r.train_file)
     np.random.RandomState(records.TRAIN_SHUFFLE_SEED).shuffle(r.train_examples)
@@ -513,7 +515,8 @@ def _train(r: _Run, model, name_map, resume: bool):
     dataset = records.train_dataset(r.train_file, args.max_seq_length, args.is_regression,
                                     batch, args.shuffle_buffer, trim=_trims(r.args, r.strategy))
     return finetuning.train_with_xlnet_optimizer(model, name_map, dataset, args, r.strategy,
-                                                 r.config, r.init_checkpoint, resume)[0]
+                                                 r.config, r.init_checkpoint, resume,
+                                                 warm=warm)[0]
 
 
 def _evaluate(r: _Run, eval_model):
@@ -617,18 +620,24 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
       SentencePiece model or checkpoints.
     """
     r = _prepare(args, strategy)
-    with r.strategy.scope():
-        model = build_classifier(r.config, args, r.n_class, is_training=True)
+
+    def build():
+        with r.strategy.scope():
+            return build_classifier(r.config, args, r.n_class, is_training=True)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24)
+    model, warm = finetuning.build_warm_started(build, r.init_checkpoint, r.config, args,
+                                                r.strategy) if args.do_train else (
+        _build_eval_model(r), None)
     name_map = checkpoint_map.xlnet_variable_map(model)
     resume = _check_checkpoints(r, name_map)
     _read_examples(r)
     result = XLNetClassifierResult()
     if args.do_train:
-        result.train = _train(r, model, name_map, resume)
+        result.train = _train(r, model, name_map, resume, warm)
     if not (args.do_eval or args.do_predict or args.export_dir):
         return result
-    with tf.distribute.get_strategy().scope():
-        eval_model = build_classifier(r.config, args, r.n_class, is_training=False)
+    eval_model = _build_eval_model(r) if args.do_train else model
     if args.do_eval or args.do_predict:
         logging.info("Num of eval samples: %d", len(r.eval_examples))
     if args.do_eval:
@@ -638,6 +647,26 @@ def run(args: XLNetClassifierArgs, strategy: Optional[tf.distribute.Strategy] = 
     if args.export_dir:
         result.export_path = _export(r, eval_model)
     return result
+
+
+def _build_eval_model(r: _Run):
+    """The eval/predict/export model, built empty and created from the first checkpoint the
+    run reads (:func:`_evaluate`'s, else :func:`_restore_for_prediction`'s; issue 24)."""
+    args = r.args
+    if args.do_eval:
+        found = checkpoint_io.step_checkpoints(args.model_dir, basename=None)
+        first = (found if args.eval_all_ckpt else found[-1:])[0][1] if found else None
+    else:
+        first = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
+
+    def build():
+        with tf.distribute.get_strategy().scope():
+            return build_classifier(r.config, args, r.n_class, is_training=False)
+
+    load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=r.config.untie_r)
+    return build_from_checkpoint(build, first and (lambda model: restore_for_inference(
+        checkpoint_map.xlnet_variable_map(model), args.model_dir, checkpoint=first,
+        load_fn=load_fn)))[0]
 
 
 def _export(r: _Run, eval_model) -> str:

@@ -25,6 +25,7 @@ from absl import logging
 
 from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
 from bert_tf.training import loop
+from bert_tf.training.restore import build_for_training
 from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.optimization import create_xlnet_optimizer
 
@@ -74,6 +75,31 @@ def warm_start(name_map, init_checkpoint: Optional[str], config, resume: bool,
     return report
 
 
+def build_warm_started(build, init_checkpoint: Optional[str], config, args,
+                       strategy: tf.distribute.Strategy, log_checkpoint_name: bool = False):
+    """The training model, built empty and created from ``init_checkpoint`` by
+    :func:`warm_start` when the run starts from it (``--model_dir`` holds no checkpoint;
+    :func:`bert_tf.training.restore.build_for_training`, issue 24), else built plainly.
+
+    Args:
+      build: ``() -> model`` (creates its weights under ``strategy``); init_checkpoint,
+        config, log_checkpoint_name: as :func:`warm_start`; args: the flags (``model_dir``,
+        ``allow_partial_init_checkpoint``).
+
+    Returns:
+      ``(model, LoadReport or None)``: give the report to :func:`train_with_xlnet_optimizer`
+      (``warm``) so that nothing is loaded twice.
+
+    Raises:
+      CheckpointError: as :func:`warm_start`.
+    """
+    return build_for_training(
+        build, lambda model: warm_start(
+            checkpoint_map.xlnet_variable_map(model), init_checkpoint, config, False,
+            args.model_dir, log_checkpoint_name, args.allow_partial_init_checkpoint),
+        args.model_dir, init_checkpoint, strategy)
+
+
 def create_optimizer(args, strategy: tf.distribute.Strategy, name_map):
     """XLNet's optimizer (:func:`bert_tf.xlnet.optimization.create_xlnet_optimizer`: the
     original ``model_utils.get_train_op``), its variables created under ``strategy``; the
@@ -115,7 +141,7 @@ def task_loss(m, features, labels):
 
 def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
                                init_checkpoint: Optional[str], resume: bool,
-                               loss_fn=task_loss):
+                               loss_fn=task_loss, warm=None):
     """Warm start (unless resuming), XLNet's optimizer and the training loop of an XLNet
     fine-tuning task (the original ``run_classifier.py`` / ``run_race.py`` ``train`` with
     ``model_utils.get_train_op``, spec 8.4 and 10).
@@ -130,6 +156,8 @@ def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
         checkpoints: then it is ignored, said in one line).
       loss_fn: ``loss_fn(model, features, labels)`` -> float32 scalar; default
         :func:`task_loss`.
+      warm: the LoadReport of the warm start done when the model was built
+        (:func:`build_warm_started`): nothing is loaded here then.
 
     Returns:
       ``(TrainResult, LoadReport of init_checkpoint or None)``.
@@ -137,8 +165,8 @@ def train_with_xlnet_optimizer(model, name_map, dataset, args, strategy, config,
     Raises:
       CheckpointError: an init checkpoint that does not fit. NanLossError: diverged.
     """
-    report = warm_start(name_map, init_checkpoint, config, resume, args.model_dir,
-                        allow_partial=args.allow_partial_init_checkpoint)
+    report = warm or warm_start(name_map, init_checkpoint, config, resume, args.model_dir,
+                                allow_partial=args.allow_partial_init_checkpoint)
     optimizer = create_optimizer(args, strategy, name_map)
     train = loop.train(model, loss_fn, dataset, name_map,
                        train_config(args, warm_started=bool(init_checkpoint)),

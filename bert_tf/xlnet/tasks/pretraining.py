@@ -32,6 +32,7 @@ from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_recor
 from bert_tf import checkpoint_io
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
+from bert_tf.training.restore import bert_warm_start, build_for_training
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet.optimization import create_xlnet_optimizer
 from bert_tf.xlnet import checkpoint_map
@@ -209,11 +210,24 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     parser = make_parser(args.seq_len, args.reuse_len, args.perm_size, args.num_predict,
                          args.use_bfloat16, **parser_kwargs)
     dataset_fn = dataset_fn_builder(info["filenames"], bsz_per_core, parser)
+    def build():
+        with strategy.scope():
+            model = XLNetPretrainingModel(config, run_config(args))
+            model(dummy_features(bsz_per_core, args.seq_len, args.num_predict),
+                  mems=None if args.mem_len <= 0 else [
+                      tf.zeros([bsz_per_core, args.mem_len, config.d_model])] * config.n_layer)
+        return model
+
+    def load(model):  # the loop's warm start, after the untie_r check
+        checkpoint_map.check_checkpoint_fits(checkpoint_map.xlnet_variable_map(model),
+                                             args.init_checkpoint, config.untie_r)
+        return bert_warm_start(args.init_checkpoint, args.allow_partial_init_checkpoint,
+                               name_map=checkpoint_map.xlnet_variable_map)(model)
+
+    # a warm start creates the weights straight from --init_checkpoint (issue 24)
+    model, warm = build_for_training(build, load, args.model_dir, args.init_checkpoint,
+                                     strategy)
     with strategy.scope():
-        model = XLNetPretrainingModel(config, run_config(args))
-        model(dummy_features(bsz_per_core, args.seq_len, args.num_predict),
-              mems=None if args.mem_len <= 0 else [
-                  tf.zeros([bsz_per_core, args.mem_len, config.d_model])] * config.n_layer)
         name_map = checkpoint_map.xlnet_variable_map(model)
         optimizer, _ = create_xlnet_optimizer(
             args.learning_rate, args.train_steps, args.warmup_steps, args.decay_method,
@@ -234,7 +248,7 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
         log_every_n_steps=min(100, steps_per_loop), steps_per_loop=steps_per_loop,
         summary_dir=args.model_dir, loss_summary="train/total_loss",
         recompute_grad=args.recompute_grad, train_batch_size=args.train_batch_size,
-        memory_levers="--recompute_grad, --use_bfloat16, a smaller --train_batch_size, a "
+        warm_start=warm, memory_levers="--recompute_grad, --use_bfloat16, a smaller --train_batch_size, a "
                       "shorter --seq_len (new records)")
     try:
         result = loop.train(model, pretraining_loss_fn(memory), dataset_fn, name_map,

@@ -52,7 +52,7 @@ import dataclasses
 import functools
 import os
 import random
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -70,7 +70,8 @@ from bert_tf.training import metrics
 from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.precision import dtype_policy
-from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, resolve_latest,
+from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, Restored,
+                                      build_for_inference, resolve_latest,
                                       restore_for_inference)
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet import checkpoint_map
@@ -267,9 +268,24 @@ def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.nd
             "eval_loss": metrics.weighted_mean(per_example_loss, weights)}
 
 
+def _build_eval_model(config: XLNetConfig, args: XLNetRaceArgs,
+                      init_checkpoint: Optional[str]) -> Tuple[XLNetRace, Restored]:
+    """The eval model, built empty and created from the weights :func:`evaluate` uses
+    (:func:`bert_tf.training.restore.build_for_inference`, issue 24): ``(model, Restored)``."""
+    def build():
+        with tf.distribute.get_strategy().scope():
+            return build_race_model(config, args, is_training=False)
+
+    return build_for_inference(
+        build, checkpoint_map.xlnet_variable_map, args.model_dir, init_checkpoint,
+        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
+
+
 def evaluate(model: XLNetRace, config: XLNetConfig, eval_file: str, args: XLNetRaceArgs,
-             init_checkpoint: Optional[str]) -> Dict[str, Any]:
-    """Restores and evaluates (the original's ``estimator.evaluate``).
+             init_checkpoint: Optional[str], restored: Optional[Restored] = None
+             ) -> Dict[str, Any]:
+    """Restores and evaluates (the original's ``estimator.evaluate``); ``restored``: the
+    weights the model was built with (:func:`_build_eval_model`), then nothing is loaded.
 
     Weights: the newest ``model.ckpt-N`` of ``--model_dir``, else ``init_checkpoint``, else
     the initial ones with a warning (:func:`bert_tf.training.restore.restore_for_inference`).
@@ -284,7 +300,7 @@ def evaluate(model: XLNetRace, config: XLNetConfig, eval_file: str, args: XLNetR
     Raises:
       CheckpointError: a checkpoint that does not fit the model (names variable / shapes).
     """
-    restored = restore_for_inference(
+    restored = restored or restore_for_inference(
         checkpoint_map.xlnet_variable_map(model), args.model_dir, init_checkpoint,
         load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
     if restored.source == SOURCE_INIT_CHECKPOINT:
@@ -344,6 +360,8 @@ class _Run:
     eval_examples: Optional[List[data.RaceExample]] = None
     train_fingerprint: Optional[Dict[str, Any]] = None
     eval_fingerprint: Optional[Dict[str, Any]] = None
+    warm: Optional[checkpoint_io.LoadReport] = None  # the warm start done at the build
+    restored: Optional[Restored] = None  # the weights an eval-only model was built with
 
 
 def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
@@ -358,10 +376,21 @@ def _prepare(args: XLNetRaceArgs, strategy) -> _Run:
         logging.info("--original_context_mutation=False: every choice from the clean context "
                      "(the original's in-place mutation is off; numbers differ from its)")
     strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_race_model(config, args, is_training=True)
+
+    def build():
+        with strategy.scope():
+            return build_race_model(config, args, is_training=True)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24): a warm
+    # start; without training the eval model, from the checkpoint it evaluates
+    warm = restored = None
+    if args.do_train:
+        model, warm = finetuning.build_warm_started(build, init_checkpoint, config, args,
+                                                    strategy)
+    else:
+        model, restored = _build_eval_model(config, args, init_checkpoint)
     return _Run(args=args, config=config, sp=sp, init_checkpoint=init_checkpoint,
-                strategy=strategy, model=model,
+                strategy=strategy, model=model, warm=warm, restored=restored,
                 name_map=checkpoint_map.xlnet_variable_map(model),
                 train_file=record_path(args, "train"),
                 eval_file=record_path(args, args.eval_split))
@@ -439,7 +468,7 @@ def _train(r: _Run, result: XLNetRaceResult) -> None:
                                     args.shuffle_buffer, seed=args.random_seed)
     result.train, report = finetuning.train_with_xlnet_optimizer(
         r.model, r.name_map, dataset, args, r.strategy, r.config, r.init_checkpoint,
-        bool(r.existing))
+        bool(r.existing), warm=r.warm)
     if report is not None:
         result.warm_start = report
 
@@ -454,9 +483,9 @@ def _evaluate_split(r: _Run, result: XLNetRaceResult) -> None:
         write_records(r.eval_examples, r.sp, args, eval_file, num_padding)
         record_cache.write_fingerprint(eval_file, r.eval_fingerprint)
     result.eval_file = eval_file
-    with tf.distribute.get_strategy().scope():
-        eval_model = build_race_model(r.config, args, is_training=False)
-    ret = evaluate(eval_model, r.config, eval_file, args, r.init_checkpoint)
+    eval_model, restored = (r.model, r.restored) if r.restored else _build_eval_model(
+        r.config, args, r.init_checkpoint)
+    ret = evaluate(eval_model, r.config, eval_file, args, r.init_checkpoint, restored)
     logging.info("=" * 80)
     logging.info("Eval | %s", "".join(f"{k} {ret[k]} | " for k in EVAL_KEYS))
     logging.info("=" * 80)

@@ -76,7 +76,8 @@ from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
 from bert_tf.training.predict import BatchPredictor, numpy_batches
-from bert_tf.training.restore import resolve_latest, restore_for_inference
+from bert_tf.training.restore import (build_from_checkpoint, resolve_latest,
+                                      restore_for_inference)
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet import checkpoint_map
@@ -349,6 +350,8 @@ class _Run:
     eval_examples: Optional[List[data.XLNetSquadExample]] = None
     dataset: Optional[List[Dict[str, Any]]] = None
     scorable: bool = False
+    warm: Any = None  # the LoadReport of the warm start done at the build
+    restored: Any = None  # the Restored of a predict-only model, built from its checkpoint
 
 
 def _empty_result() -> Dict[str, Any]:
@@ -374,13 +377,29 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     init_checkpoint = resolve_latest(args.init_checkpoint, flag="--init_checkpoint")
     strategy = strategy or strategy_from_flags(args)
-    with strategy.scope():
-        model = build_squad_model(config, args, is_training=args.do_train)
+
+    def build():
+        with strategy.scope():
+            return build_squad_model(config, args, is_training=args.do_train)
+
+    load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)
+
+    def restore(model):  # what _predict loads; nothing to load: _check_inputs says so
+        if not (init_checkpoint or checkpoint_io.existing_checkpoints(args.model_dir)):
+            return None
+        return restore_for_inference(checkpoint_map.xlnet_variable_map(model), args.model_dir,
+                                     init_checkpoint, load_fn=load_fn)
+
+    # the weights created straight from the checkpoint, no random copy (issue 24)
+    warm = restored = None
+    if args.do_train:
+        model, warm = finetuning.build_warm_started(build, init_checkpoint, config, args,
+                                                    strategy, log_checkpoint_name=True)
+    else:
+        model, restored = build_from_checkpoint(build, restore, strategy)
     return _Run(args=args, sp=sp, config=config, init_checkpoint=init_checkpoint,
-                strategy=strategy, model=model,
-                name_map=checkpoint_map.xlnet_variable_map(model),
-                load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
-                                          untie_r=config.untie_r))
+                strategy=strategy, model=model, warm=warm, restored=restored,
+                name_map=checkpoint_map.xlnet_variable_map(model), load_fn=load_fn)
 
 
 def _check_inputs(r: _Run) -> None:
@@ -449,8 +468,8 @@ def _predict(r: _Run, result: Dict[str, Any]) -> None:
         logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
                      "(the original ignores --init_checkpoint here and predicts with fresh "
                      "random weights)", args.model_dir, r.init_checkpoint)
-    restored = restore_for_inference(name_map, args.model_dir, r.init_checkpoint,
-                                     load_fn=r.load_fn)
+    restored = r.restored or restore_for_inference(name_map, args.model_dir,
+                                                   r.init_checkpoint, load_fn=r.load_fn)
     result["weights_from"] = restored.prefix
 
     features = records.eval_features(args, r.sp, r.eval_examples)
@@ -511,9 +530,10 @@ def _train(r: _Run):
       InputDataError: a truncated or corrupt training record file (names the files).
     """
     args, strategy, train_files = r.args, r.strategy, r.train_files
-    finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
-                          args.model_dir, log_checkpoint_name=True,
-                          allow_partial=args.allow_partial_init_checkpoint)
+    if r.warm is None:  # else loaded when the model was built
+        finetuning.warm_start(r.name_map, r.init_checkpoint, r.config, bool(r.existing),
+                              args.model_dir, log_checkpoint_name=True,
+                              allow_partial=args.allow_partial_init_checkpoint)
     optimizer = finetuning.create_optimizer(args, strategy, r.name_map)
     batch = finetuning.global_train_batch_size(args, strategy)
     dataset = records.train_dataset(train_files, args.max_seq_length, batch,
