@@ -27,7 +27,7 @@ from typing import Iterator, List, Sequence, TextIO, Tuple
 
 from absl import logging
 
-from bert_tf.errors import OutputPathError
+from bert_tf.errors import FlagError, OutputPathError
 
 
 class CommitOnExit:
@@ -364,3 +364,58 @@ def move_folder(src: str, dst: str, last_file: str = "") -> None:
         gfile.makedirs(posixpath.dirname(target))
         gfile.copy(f, target, overwrite=True)
     gfile.rmtree(src)
+
+
+def file_in_the_way(path: str):
+    """The first of a local ``path`` and its parents that exists but is not a folder, or None.
+
+    ``os.makedirs`` on such a path fails with "File exists" or "Not a directory" and TensorFlow's
+    ``makedirs`` with a FailedPreconditionError traceback; this names the file instead.
+    """
+    p = os.path.abspath(path)
+    while True:
+        if os.path.lexists(p):
+            return None if os.path.isdir(p) else p
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
+    """Creates the folder ``--<flag>`` names and checks it is writable (bert_tf: fail before any
+    work). Used for every family's output folder (``--output_dir``, ``--model_dir``,
+    ``--save_dir``, ``--predict_dir``).
+
+    A remote folder (``gs://``, ``ram://``) is made with ``tf.io.gfile.makedirs`` and probed
+    by writing and removing a ``.tmp-`` file there (the original's ``tf.gfile.MakeDirs``;
+    ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
+
+    Raises:
+      FlagError: the flag is empty; the path or one of its parents is a file (names it); the
+        folder cannot be created or written (names it).
+    """
+    if not output_dir:
+        raise FlagError(f"--{flag} is required")
+    if is_remote(output_dir):
+        import tensorflow as tf  # tf.io.gfile: remote paths
+        probe = posixpath.join(output_dir, f".tmp-{os.getpid()}-probe-{uuid.uuid4().hex}")
+        try:
+            tf.io.gfile.makedirs(output_dir)
+            with tf.io.gfile.GFile(probe, "w") as f:
+                f.write("")
+            tf.io.gfile.remove(probe)
+        except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
+            raise FlagError(f"--{flag}={output_dir} is not writable ({e})") from e
+        return output_dir
+    blocker = file_in_the_way(output_dir)
+    if blocker is not None:
+        what = "it" if blocker == os.path.abspath(output_dir) else blocker
+        raise FlagError(f"--{flag}={output_dir} is not writable: {what} is a file, not a folder")
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output_dir):
+            pass
+    except OSError as e:
+        raise FlagError(f"--{flag}={output_dir} is not writable ({e.strerror or e})") from e
+    return output_dir

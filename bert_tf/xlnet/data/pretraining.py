@@ -33,6 +33,7 @@ from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import make_example
 from bert_tf.data.text_lines import read_utf8_lines
 from bert_tf.data.tfrecord_bytes import RecordFilesTogether
+from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -551,10 +552,8 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")
-    try:
-        tf.io.gfile.makedirs(os.path.join(args.save_dir, "tfrecords"))
-    except (OSError, tf.errors.OpError) as e:
-        raise FlagError(f"--save_dir={args.save_dir}: cannot create it ({e})") from e
+    make_output_dir(args.save_dir, "save_dir")
+    make_output_dir(os.path.join(args.save_dir, "tfrecords"), "save_dir")
     infos = [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
              for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
     if args.task == 0:  # written last, so a failed run leaves no corpus_info.json behind
