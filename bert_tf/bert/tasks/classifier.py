@@ -96,6 +96,7 @@ from bert_tf.training.eval_results import write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import build_from_checkpoint, restore_for_inference
+from bert_tf.training.schedule import check_step_count
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
@@ -232,14 +233,14 @@ def training_steps(num_examples: int, args: ClassifierArgs):
     ``int(num_train_steps * warmup_proportion)``.
 
     Raises:
-      FlagError: that gives no step at all.
+      FlagError: that gives no step at all, or more than ``schedule.MAX_STEPS``.
     """
+    made_of = (f"{num_examples} training examples / --train_batch_size={args.train_batch_size}"
+               f" x --num_train_epochs={args.num_train_epochs}")
     steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
     if steps < 1:
-        raise FlagError(f"no training step: {num_examples} training examples / "
-                        f"--train_batch_size={args.train_batch_size} x --num_train_epochs="
-                        f"{args.num_train_epochs} < 1")
-    return steps, int(steps * args.warmup_proportion)
+        raise FlagError(f"no training step: {made_of} < 1")
+    return check_step_count(steps, made_of), int(steps * args.warmup_proportion)
 
 
 # ---------------------------------------------------------------------------------------------

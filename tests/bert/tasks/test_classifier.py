@@ -354,6 +354,22 @@ def test_training_steps_as_the_original():
         classifier.training_steps(3, args)
 
 
+def test_absurd_num_train_epochs_names_the_flag_and_the_steps():
+    """Issue 27 fresh round: --num_train_epochs=1e30 gave an OverflowError traceback (int32
+    warmup constant). By hand: 3668 / 32 = 114.625; x 18734863 = 2147483671.375 steps, above
+    2**31 - 1 = 2147483647; x 18734862 = 2147483556.75, below."""
+    args = ClassifierArgs(train_batch_size=32, num_train_epochs=18734863.0)
+    with pytest.raises(FlagError) as e:
+        classifier.training_steps(3668, args)
+    assert str(e.value).startswith("3668 training examples / --train_batch_size=32 x "
+                                   "--num_train_epochs=18734863.0 gives 2147483671 training "
+                                   "steps: more than 2147483647")
+    assert classifier.training_steps(3668, ClassifierArgs(
+        train_batch_size=32, num_train_epochs=18734862.0))[0] == 2147483556
+    with pytest.raises(FlagError, match="--num_train_epochs=1e[+]30 gives"):
+        classifier.training_steps(3668, ClassifierArgs(num_train_epochs=1e30))
+
+
 # ---- bad input ---------------------------------------------------------------------------------
 
 @pytest.fixture
