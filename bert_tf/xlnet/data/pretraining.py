@@ -469,7 +469,7 @@ def check_args(args) -> int:
 
     Raises:
       FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``mask_alpha`` or
-        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``reuse_len`` not
+        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``seq_len`` below 5; ``reuse_len`` not
         below ``seq_len - 3`` (the original asserts); a ``num_predict`` the masking cannot give
         (more than ``reuse_len`` / ``seq_len - reuse_len`` per half: the original loops
         forever); ``pass_id``/``num_passes``/``task`` out of range.
@@ -481,6 +481,9 @@ def check_args(args) -> int:
         raise FlagError(f"--bsz_per_host={args.bsz_per_host} must be a multiple of "
                         f"--num_core_per_host={args.num_core_per_host}")
     num_core = args.num_core_per_host if args.use_tpu else 1
+    if args.seq_len < 5:  # the smallest that leaves room for --reuse_len=1 (1 < seq_len - 3)
+        raise FlagError(f"--seq_len={args.seq_len} must be at least 5 (a --reuse_len of at least "
+                        "1, below seq_len - 3: the rest holds <sep> <sep> <cls>)")
     if not 0 < args.reuse_len < args.seq_len - 3:
         raise FlagError(f"--reuse_len={args.reuse_len} must be in [1, seq_len - 3) = "
                         f"[1, {args.seq_len - 3}) (--seq_len={args.seq_len})")
