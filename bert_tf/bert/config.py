@@ -56,6 +56,11 @@ class BertConfig:
                          "num_attention_heads", "intermediate_size", "max_position_embeddings",
                          "type_vocab_size")
     FILE_KIND = "BERT config"
+    # Keys a config file must hold (bert_tf; the original falls back to its constructor
+    # defaults): the sizes, which every released bert_config.json holds. Without one the model
+    # was silently built BERT-Base wide (768) or with 16 segment rows (the releases have 2).
+    REQUIRED_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                     "intermediate_size", "max_position_embeddings", "type_vocab_size")
 
     def __init__(self, vocab_size=None, hidden_size=768, num_hidden_layers=12,
                  num_attention_heads=12, intermediate_size=3072, hidden_act="gelu",
@@ -88,14 +93,25 @@ class BertConfig:
     def from_json_file(cls, json_file: str) -> "BertConfig":
         """Reads `bert_config.json`.
 
+        bert_tf, beyond the original: a key of :attr:`REQUIRED_KEYS` missing is an error (the
+        original builds its constructor default). Missing keys outside :attr:`REQUIRED_KEYS` (activation, dropout, initializer
+        range) take the original's defaults, which are the released files' values.
+
         Raises:
-          ConfigError: the file is missing, unreadable, not JSON, not an object, or lacks
-            `vocab_size` (names the file).
+          ConfigError: the file is missing, unreadable, not JSON, not an object, lacks
+            `vocab_size` or another of :attr:`REQUIRED_KEYS`, or a value is bad (names the
+            file and the key).
         """
         obj = read_json_object(json_file, cls.FILE_KIND)
         config = cls.from_dict(obj)
         if config.vocab_size is None:
             raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
+        missing = [k for k in cls.REQUIRED_KEYS if k not in obj]
+        if missing:
+            raise ConfigError(
+                f"{json_file}: missing required {cls.FILE_KIND} key(s) "
+                f"{', '.join(repr(k) for k in missing)} (every released {cls.FILE_KIND} file "
+                f"has them; bert_tf does not build the original's default sizes in their place)")
         config.validate(source=json_file)
         return config
 
