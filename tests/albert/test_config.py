@@ -86,3 +86,22 @@ def test_a_bert_config_given_as_albert_config_is_refused_naming_embedding_size(t
     assert str(e.value).startswith(f"{bert}: missing required ALBERT config key(s) "
                                    "'embedding_size' ")
 
+
+def test_the_released_files_extra_keys_do_not_warn_a_typo_does(tmp_path, albert_model_dir,
+                                                               caplog):
+    """The albert_base v2 file's keys (net_structure_type, gap_size, num_memory_blocks,
+    down_scale_factor, inner_group_num) and layers_to_keep are known; "hiden_size" is named."""
+    import logging
+    obj = json.load(open(os.path.join(albert_model_dir, "albert_config.json")))
+    obj.update(net_structure_type=0, gap_size=0, num_memory_blocks=0, layers_to_keep=[])
+    path = tmp_path / "albert_config.json"
+    path.write_text(json.dumps(obj))
+    with caplog.at_level(logging.WARNING):
+        AlbertConfig.from_json_file(str(path))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    path.write_text(json.dumps(dict(obj, hiden_size=8)))
+    with caplog.at_level(logging.WARNING):
+        AlbertConfig.from_json_file(str(path))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{path}: unknown ALBERT config key(s) 'hiden_size', ignored")

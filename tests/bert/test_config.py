@@ -128,3 +128,28 @@ def test_missing_activation_dropout_and_initializer_take_the_released_values(tmp
     c = BertConfig.from_json_file(str(path))
     assert (c.hidden_act, c.hidden_dropout_prob, c.attention_probs_dropout_prob,
             c.initializer_range) == ("gelu", 0.1, 0.1, 0.02)
+
+
+def test_unknown_keys_are_named_in_one_warning(tmp_path, caplog):
+    """A typo ("hiden_size") was silent; the released files' extra keys do not warn."""
+    import logging
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps({**SIZES, "hiden_size": 256, "pooler_fc_size": 768,
+                                "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
+                                "pooler_size_per_head": 128, "pooler_type": "x",
+                                "directionality": "bidi"}))
+    with caplog.at_level(logging.WARNING):
+        c = BertConfig.from_json_file(str(path))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{path}: unknown BERT config key(s) 'hiden_size', ignored")
+    assert c.hiden_size == 256  # still kept and written back, as the original
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        BertConfig.from_json_file(_write(tmp_path / "ok.json", SIZES))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def _write(path, obj):
+    path.write_text(json.dumps(obj))
+    return str(path)
