@@ -133,3 +133,64 @@ def test_atomic_write_text_full_disk_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "open", real_open)
     assert sorted(os.listdir(tmp_path)) == ["eval_results.txt"]
     assert path.read_text() == "earlier\n"
+
+
+def _tiny_original(golden_dir, uncased_vocab_file, tmp_path):
+    import shutil
+    src = tmp_path / "orig"
+    shutil.copytree(os.path.join(golden_dir, "bert", "tiny_random"), src)
+    shutil.copy(uncased_vocab_file, src / "vocab.txt")
+    return src
+
+
+def _convert_errors(capsys, *argv):
+    from bert_tf.convert import main
+    rc = main(list(argv))
+    return rc, [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+
+
+def test_convert_to_hf_on_a_full_disk_is_one_line_and_leaves_no_folder(
+        golden_dir, uncased_vocab_file, tmp_path, monkeypatch, capsys):
+    """Fresh round (conv_full): safetensors' own error on a full disk was a traceback, and an
+    empty out_dir was left behind."""
+    import safetensors.numpy
+    from safetensors import SafetensorError
+
+    def full(tensors, filename, metadata=None):
+        with open(filename, "wb") as f:
+            f.write(b"partial")
+        raise SafetensorError("Error while serializing: I/O error: No space left on device "
+                              "(os error 28)")
+    monkeypatch.setattr(safetensors.numpy, "save_file", full)
+    src = _tiny_original(golden_dir, uncased_vocab_file, tmp_path)
+    out = tmp_path / "full" / "hf"
+    rc, errors = _convert_errors(capsys, "--from=original", "--to=hf", f"--in_dir={src}",
+                                 f"--out_dir={out}")
+    assert rc == 1 and errors == [
+        f"error: {out}/model.safetensors: cannot write it (Error while serializing: I/O error: "
+        "No space left on device (os error 28)); nothing of it was kept"]
+    assert not out.exists() and os.listdir(tmp_path / "full") == []
+
+
+def test_convert_outputs_appear_together_or_not_at_all(golden_dir, uncased_vocab_file, tmp_path,
+                                                       monkeypatch, capsys):
+    """The vocab copy fails after model.safetensors and config.json were written: an earlier
+    conversion's files stay as they were, no new file and no temporary file is left."""
+    import shutil
+    from bert_tf import convert
+
+    src = _tiny_original(golden_dir, uncased_vocab_file, tmp_path)
+    out = tmp_path / "hf"
+    out.mkdir()
+    (out / "config.json").write_text("earlier")
+
+    def full(a, b):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(convert.shutil, "copyfile", full)
+    rc, errors = _convert_errors(capsys, "--from=original", "--to=hf", f"--in_dir={src}",
+                                 f"--out_dir={out}")
+    monkeypatch.setattr(convert.shutil, "copyfile", shutil.copyfile)
+    assert rc == 1 and errors == [f"error: {out}/vocab.txt: cannot write it (No space left on "
+                                  "device); nothing of it was kept"]
+    assert sorted(os.listdir(out)) == ["config.json"]
+    assert (out / "config.json").read_text() == "earlier"
