@@ -72,7 +72,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         if num_warmup_steps is not None and int(num_warmup_steps) < 0:
             raise FlagError(f"num_warmup_steps must be >= 0, got {num_warmup_steps}")
         for flag, steps in (("num_train_steps", num_train_steps),
-                            ("num_warmup_steps", num_warmup_steps or 0)):
+                            ("num_warmup_steps", num_warmup_steps or 0),
+                            ("start_warmup_step", start_warmup_step or 0)):
             check_step_count(int(steps), f"--{flag}={steps}")
         self.init_lr = float(init_lr)
         self.num_train_steps = int(num_train_steps)
