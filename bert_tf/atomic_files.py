@@ -392,11 +392,17 @@ def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
     ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
 
     Raises:
-      FlagError: the flag is empty; the path or one of its parents is a file (names it); the
-        folder cannot be created or written (names it).
+      FlagError: the flag is empty; the path holds ``[`` (TensorFlow's ``CheckpointReader``
+        and ``RestoreV2`` glob the prefix, so nothing written there could be read back);
+        the path or one of its parents is a file (names it); the folder cannot be created or
+        written (names it).
     """
     if not output_dir:
         raise FlagError(f"--{flag} is required")
+    if "[" in output_dir:
+        raise FlagError(f"--{flag}={output_dir}: a path holding '[' cannot be read back "
+                        "(TensorFlow's checkpoint readers take it as a glob pattern); choose a "
+                        "name without '['")
     if is_remote(output_dir):
         import tensorflow as tf  # tf.io.gfile: remote paths
         probe = posixpath.join(output_dir, f".tmp-{os.getpid()}-probe-{uuid.uuid4().hex}")

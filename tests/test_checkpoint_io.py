@@ -77,3 +77,55 @@ def test_step_checkpoints_and_state_file_on_ram():
         assert not [n for n in tf.io.gfile.listdir(model_dir) if n.startswith(".tmp-")]
     finally:
         tf.io.gfile.rmtree(model_dir.rsplit("/", 1)[0])
+
+
+def test_an_output_folder_with_glob_characters_is_taken_literally(tmp_path):
+    """Fresh round (cls_dir_glob_chars): checkpoint files were found with tf.io.gfile.glob on
+    the output folder's path. A folder "o*?" also matched its sibling "oAB": listing mixed the
+    two folders' checkpoints and pruning model.ckpt-1 deleted the sibling's files too."""
+    from bert_tf.training import checkpoint_cadence
+
+    sibling = tmp_path / "oAB"
+    sibling.mkdir()
+    for name in ("model.ckpt-1.index", "model.ckpt-1.data-00000-of-00001", "model.ckpt-9.index"):
+        (sibling / name).write_bytes(b"another run")
+    out = tmp_path / "o*?"
+    out.mkdir()
+    state = {checkpoint_io.GLOBAL_STEP: tf.Variable(0, dtype=tf.int64),
+             "w": tf.Variable(np.arange(3, dtype=np.float32))}
+    for step in (1, 2, 3):
+        checkpoint_cadence.save_checkpoint(state, str(out), step, keep_checkpoint_max=2)
+    assert sorted(os.listdir(out)) == [
+        "checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
+        "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+    assert sorted(os.listdir(sibling)) == [
+        "model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index", "model.ckpt-9.index"]
+    prefix = str(out / "model.ckpt-3")
+    assert checkpoint_io.existing_checkpoints(str(out)) == [str(out / "model.ckpt-2"), prefix]
+    assert checkpoint_io.latest_checkpoint(str(out)) == prefix
+    assert checkpoint_io.resolve_prefix(str(out)) == prefix
+    np.testing.assert_array_equal(checkpoint_io.read_checkpoint(prefix)["w"], [0, 1, 2])
+    (out / ".tmp-99999999-abc-model.ckpt-4.index").write_bytes(b"x")
+    (sibling / ".tmp-99999999-abc-model.ckpt-4.index").write_bytes(b"x")
+    assert checkpoint_cadence.remove_stale_temp_files(str(out)) == [
+        str(out / ".tmp-99999999-abc-model.ckpt-4.index")]
+    assert (sibling / ".tmp-99999999-abc-model.ckpt-4.index").exists()
+
+
+def test_a_checkpoint_path_holding_a_bracket_is_one_line(tmp_path):
+    """TensorFlow's checkpoint readers (CheckpointReader, RestoreV2) take the prefix as a glob
+    pattern: under "o[1]/" a checkpoint is written but never read back (a resume started
+    over). Such an output folder is refused before any work, and such a checkpoint path names
+    the cause instead of "Failed to find any matching files"."""
+    from bert_tf.atomic_files import make_output_dir
+    from bert_tf.errors import FlagError
+
+    with pytest.raises(FlagError) as e:
+        make_output_dir(str(tmp_path / "o[1]"))
+    assert str(e.value) == (
+        f"--output_dir={tmp_path / 'o[1]'}: a path holding '[' cannot be read back "
+        "(TensorFlow's checkpoint readers take it as a glob pattern); choose a name without '['")
+    assert not (tmp_path / "o[1]").exists()
+    with pytest.raises(CheckpointError, match=r"o\[1\]/model.ckpt-1: TensorFlow's checkpoint "
+                                              r"readers take this path as a glob pattern"):
+        checkpoint_io.read_checkpoint(str(tmp_path / "o[1]" / "model.ckpt-1"))
