@@ -294,15 +294,29 @@ def atomic_text_writer(path: str) -> Iterator[TextIO]:
             with _gfile().GFile(tmp, "w") as f:
                 yield f
         else:
-            with open(tmp, "w", encoding="utf-8") as f:
-                yield f
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    yield f
+            except OSError as e:
+                # a full disk fails the close too, while the block's own error unwinds: that
+                # first error (e.g. write_error's one line) is the one to report
+                if isinstance(e.__context__, Exception):
+                    raise e.__context__ from None
+                raise
 
 
-def write_error(path: str, error: OSError) -> OutputPathError:
+def write_error(path: str, error: Exception) -> OutputPathError:
     """The one-line error of a write that failed (a full disk, a quota, an I/O error):
-    ``<path>: cannot write it (No space left on device); nothing of it was kept``."""
-    return OutputPathError(f"{display_path(path)}: cannot write it "
-                           f"({getattr(error, 'strerror', None) or error}); nothing of it was kept")
+    ``<path>: cannot write it (No space left on device); nothing of it was kept``.
+
+    ``error``: an OSError (its ``strerror``), a ``tf.errors.OpError`` (its message after the
+    temporary file's name: "<tmp>; No space left on device") or another library's error."""
+    reason = getattr(error, "strerror", None)
+    if not reason:
+        message = str(getattr(error, "message", None) or error)
+        reason = (message.split("; ", 1)[-1].strip().splitlines() or [type(error).__name__])[0]
+    return OutputPathError(f"{display_path(path)}: cannot write it ({reason}); nothing of it "
+                           "was kept")
 
 
 def atomic_write_text(path: str, text: str) -> None:

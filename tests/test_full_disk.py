@@ -194,3 +194,120 @@ def test_convert_outputs_appear_together_or_not_at_all(golden_dir, uncased_vocab
                                   "device); nothing of it was kept"]
     assert sorted(os.listdir(out)) == ["config.json"]
     assert (out / "config.json").read_text() == "earlier"
+
+
+def test_texts_on_a_full_disk_name_the_write_not_the_close(tmp_path, monkeypatch):
+    """Fresh round (asq1_full): on a real full disk the text is buffered, the flush fails and
+    the close fails again while the error unwinds; that second OSError escaped as a traceback
+    instead of the one line."""
+    import builtins
+    first, second = tmp_path / "predictions.json", tmp_path / "nbest_predictions.json"
+    first.write_text("old predictions\n")
+    real_open = builtins.open
+    opened = []
+
+    class Buffered:
+        """What a full disk gives: writes are buffered, flush and close fail."""
+        def __init__(self, f):
+            self.f, self.pending = f, False
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+        def write(self, text):
+            self.pending = True
+
+        def flush(self):
+            if self.pending:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):
+            self.f.close()
+            self.flush()
+
+    def fake_open(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        if "w" in mode and os.path.basename(str(path)).startswith(".tmp-"):
+            opened.append(path)
+            return Buffered(f) if len(opened) == 2 else f
+        return f
+    monkeypatch.setattr(builtins, "open", fake_open)
+    with pytest.raises(OutputPathError) as e:
+        atomic_files.atomic_write_texts([(str(first), "new\n"), (str(second), "new\n")])
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert str(e.value) == (f"{second}: cannot write it (No space left on device); nothing of "
+                            "it was kept")
+    assert sorted(os.listdir(tmp_path)) == ["predictions.json"]
+    assert first.read_text() == "old predictions\n"
+
+
+def test_tfrecord_writer_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    """Fresh round (asq1_full): TensorFlow's writer raised ResourceExhaustedError at close (a
+    traceback) and its temporary file stayed, keeping the disk full."""
+    import tensorflow as tf
+    from bert_tf.data import tfrecord
+
+    real = tf.io.TFRecordWriter
+
+    class Full:
+        def __init__(self, path):
+            self.path, self.w = path, real(path)
+
+        def write(self, data):
+            self.w.write(data)
+
+        def close(self):
+            self.w.close()
+            raise tf.errors.ResourceExhaustedError(None, None,
+                                                   f"{self.path}; No space left on device")
+    monkeypatch.setattr(tf.io, "TFRecordWriter", Full)
+    path = tmp_path / "dev.tf_record"
+    with pytest.raises(OutputPathError) as e:
+        with tfrecord.AtomicTFRecordWriter(str(path)) as writer:
+            writer.write(tfrecord.make_example({"x": [1]}))
+    assert str(e.value) == (f"{path}: cannot write it (No space left on device); nothing of it "
+                            "was kept")
+    assert os.listdir(tmp_path) == []
+
+
+def test_squad_records_and_their_features_cache_appear_together(tmp_path, monkeypatch):
+    """Fresh round (asq1_full): a full disk at the features cache left the records without it
+    (and a traceback); the records failing leaves no cache either."""
+    import dataclasses
+    import tensorflow as tf
+    from bert_tf.data import squad_features_cache
+
+    @dataclasses.dataclass
+    class F:
+        token_is_max_context: dict
+
+    cache, records = tmp_path / "left.json.gz", tmp_path / "dev.tf_record"
+    with pytest.raises(OutputPathError, match="dev.tf_record: cannot write"):
+        with squad_features_cache.features_cache_written(str(cache), {"a": 1}, [F({1: True})]):
+            raise atomic_files.write_error(str(records), ENOSPC)
+    assert os.listdir(tmp_path) == []
+
+    class FullGFile:
+        def __init__(self, path, mode):
+            self.path = path
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, data):
+            raise tf.errors.ResourceExhaustedError(None, None,
+                                                   f"{self.path}; No space left on device")
+    monkeypatch.setattr(squad_features_cache.tf.io.gfile, "GFile", FullGFile)
+    ran = []
+    with pytest.raises(OutputPathError) as e:
+        with squad_features_cache.features_cache_written(str(cache), {"a": 1}, [F({1: True})]):
+            ran.append(1)
+    assert str(e.value) == (f"{cache}: cannot write it (No space left on device); nothing of "
+                            "it was kept")
+    assert ran == [] and os.listdir(tmp_path) == []
