@@ -525,6 +525,9 @@ def main(argv=None) -> int:
     except BertTfError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # as the root scripts (flags.run_main): one line, exit 130; the
+        print("interrupted", file=sys.stderr)  # temporary files were removed on the way out
+        return 130
     print(f"wrote {', '.join(written)}")
     if left_out:
         print(f"not converted ({len(left_out)}, no counterpart in --to={args.target}): "
@@ -533,4 +536,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+    # SIGTERM unwinds like Ctrl-C (exit 143), so no temporary file is left (as flags.run_main)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     sys.exit(main())

@@ -311,3 +311,20 @@ def test_squad_records_and_their_features_cache_appear_together(tmp_path, monkey
     assert str(e.value) == (f"{cache}: cannot write it (No space left on device); nothing of "
                             "it was kept")
     assert ran == [] and os.listdir(tmp_path) == []
+
+
+def test_convert_interrupted_is_one_line_and_leaves_no_folder(golden_dir, uncased_vocab_file,
+                                                             tmp_path, monkeypatch, capsys):
+    """Fresh round (conv_sigint): Ctrl-C during a conversion printed a KeyboardInterrupt
+    traceback; the root scripts print one line `interrupted` and exit 130."""
+    import safetensors.numpy
+    from bert_tf.convert import main
+
+    def interrupted(tensors, filename, metadata=None):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(safetensors.numpy, "save_file", interrupted)
+    src = _tiny_original(golden_dir, uncased_vocab_file, tmp_path)
+    out = tmp_path / "hf"
+    assert main(["--from=original", "--to=hf", f"--in_dir={src}", f"--out_dir={out}"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
+    assert not out.exists()
