@@ -431,7 +431,8 @@ def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
     blocker = file_in_the_way(output_dir)
     if blocker is not None:
         what = "it" if blocker == os.path.abspath(output_dir) else blocker
-        raise FlagError(f"--{flag}={output_dir} is not writable: {what} is a file, not a folder")
+        kind = "a broken symlink" if not os.path.exists(blocker) else "a file, not a folder"
+        raise FlagError(f"--{flag}={output_dir} is not writable: {what} is {kind}")
     try:
         os.makedirs(output_dir, exist_ok=True)
         with tempfile.TemporaryFile(dir=output_dir):

@@ -113,5 +113,9 @@ def test_output_folder_that_is_a_file_or_under_one_names_the_flag_and_the_file(t
     assert str(e.value) == (f"--save_dir={deep} is not writable: {blocker} is a file, "
                             "not a folder")
     assert blocker.read_text() == "keep me"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FlagError, match=r"--output_dir=.*dangling is not writable: it is a "
+                                        r"broken symlink$"):
+        make_output_dir(str(tmp_path / "dangling"))
     made = tmp_path / "new" / "out"
     assert make_output_dir(str(made)) == str(made) and made.is_dir() and not os.listdir(made)
