@@ -508,6 +508,9 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         try:
             value = reader.get_tensor(src)
         except Exception as e:  # a damaged data file: "Read less bytes than requested"
+            if "Permission denied" in str(e):  # not damage: the file cannot be opened
+                raise CheckpointError(f"{prefix}: cannot read its data file (Permission "
+                                      "denied)") from e
             raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
                                   f"or truncated ({type(e).__name__}: {e})") from e
         # a weight built empty (pending_variables) is created from the value, others assigned
