@@ -396,7 +396,7 @@ def file_in_the_way(path: str):
         p = parent
 
 
-def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
+def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[str] = ()) -> str:
     """Creates the folder ``--<flag>`` names and checks it is writable (bert_tf: fail before any
     work). Used for every family's output folder (``--output_dir``, ``--model_dir``,
     ``--save_dir``, ``--predict_dir``).
@@ -405,8 +405,11 @@ def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
     by writing and removing a ``.tmp-`` file there (the original's ``tf.gfile.MakeDirs``;
     ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
 
+    ``files``: names the run will write in the folder; one that is a folder there is refused
+    now (bert_tf: it failed after training, when the file was written).
+
     Raises:
-      FlagError: the flag is empty; the path holds ``[`` (TensorFlow's ``CheckpointReader``
+      FlagError: the flag is empty; a name of ``files`` is a folder there; the path holds ``[`` (TensorFlow's ``CheckpointReader``
         and ``RestoreV2`` glob the prefix, so nothing written there could be read back);
         the path or one of its parents is a file (names it); the folder cannot be created or
         written (names it).
@@ -427,6 +430,7 @@ def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
             tf.io.gfile.remove(probe)
         except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
             raise FlagError(f"--{flag}={output_dir} is not writable ({e})") from e
+        _check_files_are_not_folders(output_dir, flag, files)
         return output_dir
     blocker = file_in_the_way(output_dir)
     if blocker is not None:
@@ -439,4 +443,14 @@ def make_output_dir(output_dir: str, flag: str = "output_dir") -> str:
             pass
     except OSError as e:
         raise FlagError(f"--{flag}={output_dir} is not writable ({e.strerror or e})") from e
+    _check_files_are_not_folders(output_dir, flag, files)
     return output_dir
+
+
+def _check_files_are_not_folders(output_dir: str, flag: str, files: Sequence[str]) -> None:
+    for name in files:
+        path = posixpath.join(output_dir, name) if is_remote(output_dir) else \
+            os.path.join(output_dir, name)
+        if (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
+            raise FlagError(f"--{flag}={output_dir}: {path} is a folder, but the run writes the "
+                            f"file {name} there; remove or rename that folder")

@@ -92,7 +92,7 @@ from bert_tf.run.classification import (eval_metrics, export_saved_model, predic
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics, restarts
-from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.eval_results import EVAL_RESULTS_FILE, write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import build_from_checkpoint, restore_for_inference
@@ -213,7 +213,8 @@ def check_args(args: ClassifierArgs):
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
-    run_checks.make_output_dir(args.output_dir)
+    run_checks.make_output_dir(args.output_dir, files=(
+        TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE, TEST_RESULTS_FILE, "checkpoint"))
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)

@@ -433,6 +433,20 @@ def test_unwritable_output_dir_names_the_flag(tiny_model_dir, mrpc_copy, tmp_pat
         run(_tiny_args(tiny_model_dir, mrpc_copy, blocker / "out", do_train=True))
 
 
+def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(tiny_model_dir,
+                                                                         mrpc_copy, tmp_path):
+    """Fresh round (cls_evalres_is_dir): a folder O/eval_results.txt failed the run only after
+    training and evaluation."""
+    out = tmp_path / "out"
+    (out / "eval_results.txt").mkdir(parents=True)
+    with pytest.raises(FlagError) as e:
+        run(_tiny_args(tiny_model_dir, mrpc_copy, out, do_train=True, do_eval=True))
+    assert str(e.value) == (f"--output_dir={out}: {out / 'eval_results.txt'} is a folder, but "
+                            "the run writes the file eval_results.txt there; remove or rename "
+                            "that folder")
+    assert os.listdir(out) == ["eval_results.txt"]
+
+
 def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckpt_dir,
                                                         mrpc_copy, tmp_path):
     args = _tiny_args(tiny_model_dir, mrpc_copy, tmp_path, do_eval=True,
