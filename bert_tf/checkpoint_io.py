@@ -105,6 +105,17 @@ def latest_from_state_file(folder: str) -> Optional[str]:
 
 
 def resolve_prefix(path: str) -> str:
+    """:func:`_resolve_prefix`, with a file system that cannot be reached (``gs://`` without
+    network, a scheme TensorFlow lacks such as ``hdfs://``) as one CheckpointError line
+    naming the path (bert_tf: it was a TensorFlow traceback)."""
+    try:
+        return _resolve_prefix(path)
+    except tf.errors.OpError as e:
+        reason = (str(getattr(e, "message", None) or e).strip().splitlines() or ["?"])[0]
+        raise CheckpointError(f"{path}: cannot read the checkpoint there ({reason})") from e
+
+
+def _resolve_prefix(path: str) -> str:
     """Returns the checkpoint prefix for ``path``.
 
     ``path`` may be a prefix (``.../bert_model.ckpt``), one of its files

@@ -152,3 +152,16 @@ def test_a_data_file_without_read_permission_is_not_called_damaged(tmp_path, mon
     with pytest.raises(CheckpointError) as e:
         checkpoint_io.assign_from_checkpoint({"w": var}, prefix)
     assert str(e.value) == f"{prefix}: cannot read its data file (Permission denied)"
+
+
+@pytest.mark.parametrize("path,reason", [
+    ("hdfs://nohost/bert_model.ckpt", "File system scheme 'hdfs' not implemented"),
+    ("nosuchscheme://b/bert_model.ckpt", "File system scheme 'nosuchscheme' not implemented"),
+])
+def test_a_checkpoint_on_an_unreachable_file_system_is_one_line(path, reason):
+    """Fresh round (cls_ck_hdfs, cls_ck_gs): TensorFlow's UnimplementedError (or a
+    FailedPreconditionError without network) came out of resolve_prefix as a traceback."""
+    with pytest.raises(CheckpointError) as e:
+        checkpoint_io.resolve_prefix(path)
+    assert str(e.value).startswith(f"{path}: cannot read the checkpoint there ({reason}")
+    assert "\n" not in str(e.value)
