@@ -96,6 +96,8 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
                     arrays[key] = np.ascontiguousarray(extra[key].astype(np.float32))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{extra_npz}: cannot read npz ({e})") from e
+    check_finite_weights(arrays, weights_path if not extra_npz else f"{weights_path} (or "
+                                                                    f"{extra_npz})")
     return _write_outputs(
         out_dir, [(os.path.join(out_dir, "bert_config.json"), _text_file(config.to_json_string())),
                   (os.path.join(out_dir, "vocab.txt"), _copy_file(vocab_path))],
@@ -238,9 +240,28 @@ def original_family(in_dir: str) -> str:
 
 
 def _read_original(in_dir: str, checkpoint: Optional[str], default_name: str):
-    from bert_tf.checkpoint_io import read_checkpoint, resolve_prefix
+    from bert_tf.checkpoint_io import is_optimizer_entry, read_checkpoint, resolve_prefix
     prefix = resolve_prefix(checkpoint or os.path.join(in_dir, default_name))
-    return prefix, read_checkpoint(prefix, include_optimizer=True)
+    arrays = read_checkpoint(prefix, include_optimizer=True)
+    check_finite_weights({n: a for n, a in arrays.items() if not is_optimizer_entry(n)}, prefix)
+    return prefix, arrays
+
+
+def check_finite_weights(arrays, source: str) -> None:
+    """Refuses weights holding a NaN or an infinity before anything is written (bert_tf: a
+    conversion copied them, exit 0, where run_classifier refuses such a checkpoint).
+
+    Raises:
+      CheckpointError: ``<source>: <name> holds nan (N non-finite values) ...``.
+    """
+    from bert_tf.errors import CheckpointError
+    for name, value in arrays.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            bad = ~np.isfinite(value)
+            raise CheckpointError(f"{source}: {name} holds {value[bad][0]} ({int(bad.sum())} "
+                                  "non-finite values): not a usable checkpoint (saved from a "
+                                  "diverged run?); nothing was written")
 
 
 def _read_bert_original(in_dir: str, checkpoint: Optional[str], do_lower_case: bool):
@@ -346,6 +367,7 @@ def hf_xlnet_to_original(hf_dir: str, out_dir: str):
     except Exception as e:
         raise ConfigError(f"{weights_path}: cannot read safetensors ({e})") from e
     arrays = convert_hf_weights(tensors, config, source=weights_path)
+    check_finite_weights(arrays, weights_path)
     items = [(os.path.join(out_dir, XLNET_CONFIG), _text_file(config.to_json_string()))]
     spiece = os.path.join(hf_dir, SPIECE_MODEL)
     if os.path.isfile(spiece):
@@ -442,6 +464,7 @@ def keras_hub_to_original(in_dir: str, out_dir: str):
                           f"({type(e).__name__}: {e})") from e
     arrays = to_orig({w.path: w.numpy() for w in backbone.weights}, config.num_hidden_layers,
                      source=in_dir)
+    check_finite_weights(arrays, in_dir)
     items = [(os.path.join(out_dir, BERT_CONFIG), _text_file(config.to_json_string())),
              (os.path.join(out_dir, "vocab.txt"), _copy_file(vocab_path))]
     prefix = _write_outputs(out_dir, items, last=lambda: write_checkpoint(
@@ -503,8 +526,12 @@ def main(argv=None) -> int:
         left_out = []
         if args.source == "hf":
             hf_config_path = os.path.join(args.in_dir, "config.json")
-            if (os.path.isfile(hf_config_path)
-                    and _read_json(hf_config_path).get("model_type") == "xlnet"):
+            model_type = (_read_json(hf_config_path).get("model_type")
+                          if os.path.isfile(hf_config_path) else None)
+            if model_type not in (None, "", "bert", "xlnet"):  # bert_tf: it converted as BERT
+                raise ConfigError(f"{hf_config_path}: model_type {model_type!r} is neither BERT "
+                                  "nor XLNet; the original code runs only these")
+            if model_type == "xlnet":
                 if args.extra_npz:
                     raise ConfigError("--extra_npz is for BERT folders")
                 written = hf_xlnet_to_original(args.in_dir, args.out_dir)

@@ -328,3 +328,37 @@ def test_convert_interrupted_is_one_line_and_leaves_no_folder(golden_dir, uncase
     assert main(["--from=original", "--to=hf", f"--in_dir={src}", f"--out_dir={out}"]) == 130
     assert capsys.readouterr().err.splitlines()[-1] == "interrupted"
     assert not out.exists()
+
+
+def test_convert_refuses_non_finite_weights_and_writes_nothing(golden_dir, uncased_vocab_file,
+                                                               tmp_path, capsys):
+    """Fresh round (conv_orig_inf_ckpt, conv_hf_nonfinite): a checkpoint with an inf (or an HF
+    model with a NaN) was converted with it, exit 0."""
+    import numpy as np
+    from bert_tf import checkpoint_io
+
+    src = _tiny_original(golden_dir, uncased_vocab_file, tmp_path)
+    prefix = str(src / "bert_model.ckpt")
+    arrays = checkpoint_io.read_checkpoint(prefix, include_optimizer=True)
+    arrays["bert/embeddings/word_embeddings"][3, :] = np.inf
+    checkpoint_io.write_checkpoint(prefix, arrays)
+    out = tmp_path / "hf"
+    rc, errors = _convert_errors(capsys, "--from=original", "--to=hf", f"--in_dir={src}",
+                                 f"--out_dir={out}")
+    width = arrays["bert/embeddings/word_embeddings"].shape[1]
+    assert rc == 1 and errors == [
+        f"error: {prefix}: bert/embeddings/word_embeddings holds inf ({width} non-finite "
+        "values): not a usable checkpoint (saved from a diverged run?); nothing was written"]
+    assert not out.exists()
+
+
+def test_convert_refuses_an_hf_model_type_it_would_misread(tmp_path, capsys):
+    """Fresh round (conv_hf_roberta): a RoBERTa folder (BERT weight names) was converted as
+    BERT, exit 0."""
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "config.json").write_text(json.dumps({"model_type": "roberta"}))
+    rc, errors = _convert_errors(capsys, f"--hf_dir={hf}", f"--out_dir={tmp_path / 'back'}")
+    assert rc == 1 and errors == [f"error: {hf / 'config.json'}: model_type 'roberta' is neither "
+                                  "BERT nor XLNet; the original code runs only these"]
+    assert not (tmp_path / "back").exists()
