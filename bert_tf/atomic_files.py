@@ -27,7 +27,7 @@ from typing import Iterator, List, Sequence, TextIO, Tuple
 
 from absl import logging
 
-from bert_tf.errors import OutputPathError
+from bert_tf.errors import FlagError, OutputPathError
 
 
 class CommitOnExit:
@@ -294,15 +294,29 @@ def atomic_text_writer(path: str) -> Iterator[TextIO]:
             with _gfile().GFile(tmp, "w") as f:
                 yield f
         else:
-            with open(tmp, "w", encoding="utf-8") as f:
-                yield f
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    yield f
+            except OSError as e:
+                # a full disk fails the close too, while the block's own error unwinds: that
+                # first error (e.g. write_error's one line) is the one to report
+                if isinstance(e.__context__, Exception):
+                    raise e.__context__ from None
+                raise
 
 
-def write_error(path: str, error: OSError) -> OutputPathError:
+def write_error(path: str, error: Exception) -> OutputPathError:
     """The one-line error of a write that failed (a full disk, a quota, an I/O error):
-    ``<path>: cannot write it (No space left on device); nothing of it was kept``."""
-    return OutputPathError(f"{display_path(path)}: cannot write it "
-                           f"({getattr(error, 'strerror', None) or error}); nothing of it was kept")
+    ``<path>: cannot write it (No space left on device); nothing of it was kept``.
+
+    ``error``: an OSError (its ``strerror``), a ``tf.errors.OpError`` (its message after the
+    temporary file's name: "<tmp>; No space left on device") or another library's error."""
+    reason = getattr(error, "strerror", None)
+    if not reason:
+        message = str(getattr(error, "message", None) or error)
+        reason = (message.split("; ", 1)[-1].strip().splitlines() or [type(error).__name__])[0]
+    return OutputPathError(f"{display_path(path)}: cannot write it ({reason}); nothing of it "
+                           "was kept")
 
 
 def atomic_write_text(path: str, text: str) -> None:
@@ -364,3 +378,79 @@ def move_folder(src: str, dst: str, last_file: str = "") -> None:
         gfile.makedirs(posixpath.dirname(target))
         gfile.copy(f, target, overwrite=True)
     gfile.rmtree(src)
+
+
+def file_in_the_way(path: str):
+    """The first of a local ``path`` and its parents that exists but is not a folder, or None.
+
+    ``os.makedirs`` on such a path fails with "File exists" or "Not a directory" and TensorFlow's
+    ``makedirs`` with a FailedPreconditionError traceback; this names the file instead.
+    """
+    p = os.path.abspath(path)
+    while True:
+        if os.path.lexists(p):
+            return None if os.path.isdir(p) else p
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[str] = ()) -> str:
+    """Creates the folder ``--<flag>`` names and checks it is writable (bert_tf: fail before any
+    work). Used for every family's output folder (``--output_dir``, ``--model_dir``,
+    ``--save_dir``, ``--predict_dir``).
+
+    A remote folder (``gs://``, ``ram://``) is made with ``tf.io.gfile.makedirs`` and probed
+    by writing and removing a ``.tmp-`` file there (the original's ``tf.gfile.MakeDirs``;
+    ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
+
+    ``files``: names the run will write in the folder; one that is a folder there is refused
+    now (bert_tf: it failed after training, when the file was written).
+
+    Raises:
+      FlagError: the flag is empty; a name of ``files`` is a folder there; the path holds ``[`` (TensorFlow's ``CheckpointReader``
+        and ``RestoreV2`` glob the prefix, so nothing written there could be read back);
+        the path or one of its parents is a file (names it); the folder cannot be created or
+        written (names it).
+    """
+    if not output_dir:
+        raise FlagError(f"--{flag} is required")
+    if "[" in output_dir:
+        raise FlagError(f"--{flag}={output_dir}: a path holding '[' cannot be read back "
+                        "(TensorFlow's checkpoint readers take it as a glob pattern); choose a "
+                        "name without '['")
+    if is_remote(output_dir):
+        import tensorflow as tf  # tf.io.gfile: remote paths
+        probe = posixpath.join(output_dir, f".tmp-{os.getpid()}-probe-{uuid.uuid4().hex}")
+        try:
+            tf.io.gfile.makedirs(output_dir)
+            with tf.io.gfile.GFile(probe, "w") as f:
+                f.write("")
+            tf.io.gfile.remove(probe)
+        except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
+            raise FlagError(f"--{flag}={output_dir} is not writable ({e})") from e
+        _check_files_are_not_folders(output_dir, flag, files)
+        return output_dir
+    blocker = file_in_the_way(output_dir)
+    if blocker is not None:
+        what = "it" if blocker == os.path.abspath(output_dir) else blocker
+        kind = "a broken symlink" if not os.path.exists(blocker) else "a file, not a folder"
+        raise FlagError(f"--{flag}={output_dir} is not writable: {what} is {kind}")
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output_dir):
+            pass
+    except OSError as e:
+        raise FlagError(f"--{flag}={output_dir} is not writable ({e.strerror or e})") from e
+    _check_files_are_not_folders(output_dir, flag, files)
+    return output_dir
+
+
+def _check_files_are_not_folders(output_dir: str, flag: str, files: Sequence[str]) -> None:
+    for name in files:
+        path = posixpath.join(output_dir, name) if is_remote(output_dir) else \
+            os.path.join(output_dir, name)
+        if (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
+            raise FlagError(f"--{flag}={output_dir}: {path} is a folder, but the run writes the "
+                            f"file {name} there; remove or rename that folder")

@@ -17,6 +17,8 @@ index without its data, and a kill leaves the previous checkpoint intact.
 
 import ctypes
 import ctypes.util
+import fnmatch
+import glob
 import os
 import re
 import uuid
@@ -66,7 +68,54 @@ def release_freed_memory(nbytes: int) -> None:
         _MALLOC_TRIM(0)
 
 
+def files_in(folder: str, name_pattern: str) -> List[str]:
+    """The files of ``folder`` whose name matches ``name_pattern`` (``*``, ``?``, ``[...]``;
+    escape a literal part with ``glob.escape``), sorted; [] for a missing folder.
+
+    Unlike ``tf.io.gfile.glob`` the folder is taken as it is written: an output folder named
+    ``o[1]`` (fresh round of issue 27) held a checkpoint whose data file kept its temporary
+    name, because the glob read ``[1]`` as a character class and matched nothing.
+    """
+    try:
+        names = tf.io.gfile.listdir(folder or ".")
+    except tf.errors.OpError:
+        return []
+    names = (n.rstrip("/") for n in names)  # remote listings mark folders with "/"
+    return sorted(os.path.join(folder, n) for n in names if fnmatch.fnmatchcase(n, name_pattern))
+
+
+def literal_glob(literal: str, pattern: str = "") -> List[str]:
+    """``glob(literal + pattern)`` with ``literal`` (a path or prefix) matched as it is
+    written and ``pattern`` a wildcard tail inside the last path component, e.g.
+    ``literal_glob("out[1]/model.ckpt-3", ".data-*")``; sorted. See :func:`files_in`."""
+    folder = os.path.dirname(literal + pattern)
+    return files_in(folder, glob.escape(literal[len(folder):].lstrip("/")) + pattern)
+
+
+def latest_from_state_file(folder: str) -> Optional[str]:
+    """``tf.train.latest_checkpoint(folder)`` without its glob (which finds nothing in a
+    folder named ``o[1]``): the prefix the ``checkpoint`` state file names, if its index file
+    exists, else None."""
+    try:
+        state = tf.train.get_checkpoint_state(folder)
+    except (tf.errors.OpError, ValueError):
+        return None
+    prefix = state.model_checkpoint_path if state is not None else ""
+    return prefix if prefix and tf.io.gfile.exists(prefix + ".index") else None
+
+
 def resolve_prefix(path: str) -> str:
+    """:func:`_resolve_prefix`, with a file system that cannot be reached (``gs://`` without
+    network, a scheme TensorFlow lacks such as ``hdfs://``) as one CheckpointError line
+    naming the path (bert_tf: it was a TensorFlow traceback)."""
+    try:
+        return _resolve_prefix(path)
+    except tf.errors.OpError as e:
+        reason = (str(getattr(e, "message", None) or e).strip().splitlines() or ["?"])[0]
+        raise CheckpointError(f"{path}: cannot read the checkpoint there ({reason})") from e
+
+
+def _resolve_prefix(path: str) -> str:
     """Returns the checkpoint prefix for ``path``.
 
     ``path`` may be a prefix (``.../bert_model.ckpt``), one of its files
@@ -74,10 +123,14 @@ def resolve_prefix(path: str) -> str:
     single ``*.ckpt*.index`` bundle.
 
     Raises:
-      CheckpointError: nothing readable is there (names the path).
+      CheckpointError: nothing readable is there, or the path holds ``[`` (TensorFlow's
+        readers glob it; names the path).
     """
     if path is None or path == "":
         raise CheckpointError("no checkpoint path given")
+    if "[" in path:
+        raise CheckpointError(f"{path}: TensorFlow's checkpoint readers take this path as a "
+                              "glob pattern and cannot read it (it holds '['); rename it")
     for suffix in (".index", ".meta"):
         if path.endswith(suffix):
             path = path[: -len(suffix)]
@@ -85,10 +138,10 @@ def resolve_prefix(path: str) -> str:
     if tf.io.gfile.exists(path + ".index"):
         return path
     if tf.io.gfile.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
+        latest = latest_from_state_file(path)
         if latest:
             return latest
-        indexes = sorted(tf.io.gfile.glob(os.path.join(path, "*.index")))
+        indexes = files_in(path, "*.index")
         if len(indexes) == 1:
             return indexes[0][: -len(".index")]
         if len(indexes) > 1:
@@ -188,12 +241,12 @@ def write_checkpoint(prefix: str, tensors: Mapping[str, np.ndarray]) -> str:
             shape_and_slices=[""] * len(names),
             tensors=[tf.convert_to_tensor(tensors[n]) for n in names],
         )
-        data_files = tf.io.gfile.glob(tmp_prefix + ".data-*")
+        data_files = literal_glob(tmp_prefix, ".data-*")
         for f in data_files:
             tf.io.gfile.rename(f, prefix + f[len(tmp_prefix):], overwrite=True)
         tf.io.gfile.rename(tmp_prefix + ".index", prefix + ".index", overwrite=True)
     except Exception as e:
-        for f in tf.io.gfile.glob(tmp_prefix + "*"):
+        for f in literal_glob(tmp_prefix, "*"):
             tf.io.gfile.remove(f)
         raise CheckpointError(f"{prefix}: cannot write checkpoint ({type(e).__name__}: {e})") from e
     return prefix
@@ -372,7 +425,7 @@ def _check_data_bytes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], s
         if dtype == tf.string or not dtype.is_numpy_compatible:
             continue
         need += int(np.prod(shape, dtype=np.int64)) * dtype.size
-    files = tf.io.gfile.glob(prefix + ".data-*-of-*")
+    files = literal_glob(prefix, ".data-*-of-*")
     have = sum(tf.io.gfile.stat(f).length for f in files)
     if have < need:
         raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged or "
@@ -518,6 +571,9 @@ def _restore_tensors(prefix: str, names: Sequence[str], dtype_names: Sequence[st
                                         shape_and_slices=[""] * len(names),
                                         dtypes=[tf.as_dtype(d) for d in dtype_names])
     except Exception as e:  # a damaged data file: "Read less bytes than requested"
+        if "Permission denied" in str(e):  # not damage: the file cannot be opened
+            raise CheckpointError(f"{prefix}: cannot read its data file (Permission "
+                                  "denied)") from e
         raise CheckpointError(f"{prefix}: unreadable checkpoint, its data file is damaged "
                               f"or truncated ({type(e).__name__}: {e})") from e
 
@@ -550,9 +606,9 @@ def step_checkpoints(model_dir: str, basename: Optional[str] = "model.ckpt"
     """
     if not tf.io.gfile.isdir(model_dir):
         return []
-    pattern = f"{basename}-*.index" if basename else "*.index"
+    pattern = f"{glob.escape(basename)}-*.index" if basename else "*.index"
     found = []
-    for idx in tf.io.gfile.glob(os.path.join(model_dir, pattern)):
+    for idx in files_in(model_dir, pattern):
         p = idx[: -len(".index")]
         if os.path.basename(p).startswith(".tmp-"):
             continue
@@ -574,7 +630,7 @@ def existing_checkpoints(model_dir: str, basename: str = "model.ckpt") -> List[s
 def latest_checkpoint(model_dir: str) -> Optional[str]:
     """The checkpoint named by ``<model_dir>/checkpoint`` (the state file), else the highest
     ``<name>-N`` of :func:`step_checkpoints`, else None (also for a missing folder)."""
-    latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.isdir(model_dir) else None
+    latest = latest_from_state_file(model_dir) if tf.io.gfile.isdir(model_dir) else None
     if latest:
         return latest
     found = step_checkpoints(model_dir, basename=None)

@@ -36,7 +36,6 @@ import numpy as np
 from absl import logging
 
 from bert_tf.errors import BertTfError, ConfigError, OutputPathError
-from bert_tf.atomic_files import atomic_write_text
 
 # TensorFlow-importing modules (bert.config, bert.hf_mapping, checkpoint_io) are imported in the
 # functions that use them, so that `python -m bert_tf.convert --help` and flag errors answer
@@ -97,16 +96,12 @@ def convert_hf_folder(hf_dir: str, out_dir: str, extra_npz: Optional[str] = None
                     arrays[key] = np.ascontiguousarray(extra[key].astype(np.float32))
         except (OSError, ValueError) as e:
             raise ConfigError(f"{extra_npz}: cannot read npz ({e})") from e
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        raise OutputPathError(f"--out_dir={out_dir}: cannot create it ({e.strerror or e})") from e
-    prefix = write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays)
-    atomic_write_text(os.path.join(out_dir, "bert_config.json"), config.to_json_string())
-    tmp_vocab = os.path.join(out_dir, ".tmp-vocab.txt")
-    shutil.copyfile(vocab_path, tmp_vocab)
-    os.replace(tmp_vocab, os.path.join(out_dir, "vocab.txt"))
-    return prefix
+    check_finite_weights(arrays, weights_path if not extra_npz else f"{weights_path} (or "
+                                                                    f"{extra_npz})")
+    return _write_outputs(
+        out_dir, [(os.path.join(out_dir, "bert_config.json"), _text_file(config.to_json_string())),
+                  (os.path.join(out_dir, "vocab.txt"), _copy_file(vocab_path))],
+        last=lambda: write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays))
 
 
 def check_weights_fit_config(arrays, config, weights_path: str, config_path: str) -> None:
@@ -165,24 +160,70 @@ def _make_out_dir(out_dir: str) -> None:
         raise OutputPathError(f"--out_dir={out_dir}: cannot create it ({e.strerror or e})") from e
 
 
-def _copy_file(src: str, dst: str) -> None:
-    """Copies ``src`` to ``dst`` atomically (temp file beside ``dst``, then rename)."""
-    from bert_tf.atomic_files import atomic_path
-    with atomic_path(dst) as tmp:
-        shutil.copyfile(src, tmp)
+def _copy_file(src: str):
+    """A writer for :func:`_write_outputs`: copies ``src`` to the temporary path."""
+    return lambda tmp: shutil.copyfile(src, tmp)
 
 
-def _write_json(path: str, obj) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+def _json_file(obj):
+    """A writer for :func:`_write_outputs`: ``obj`` as sorted, indented JSON."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    return write
 
 
-def _write_safetensors(path: str, tensors) -> None:
-    """``model.safetensors`` atomically, with the ``{"format": "pt"}`` metadata that
-    `transformers` requires; the safetensors package alone, no torch."""
-    from safetensors.numpy import save_file
-    from bert_tf.atomic_files import atomic_path
-    with atomic_path(path) as tmp:
+def _text_file(text: str):
+    """A writer for :func:`_write_outputs`: ``text`` as UTF-8."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    return write
+
+
+def _safetensors_file(tensors):
+    """A writer for :func:`_write_outputs`: ``model.safetensors`` with the ``{"format":
+    "pt"}`` metadata that `transformers` requires; the safetensors package alone, no torch."""
+    def write(tmp):
+        from safetensors.numpy import save_file
         save_file(dict(tensors), tmp, metadata={"format": "pt"})
+    return write
+
+
+def _write_outputs(out_dir: str, items, last=None):
+    """Writes a conversion's files together or not at all (bert_tf: a full disk gave a
+    SafetensorError traceback and left some files written, others not).
+
+    Each ``(path, write)`` of ``items`` is written by ``write(tmp)`` to a temporary file beside
+    ``path``; then ``last()`` runs (a checkpoint writer, itself atomic) and its result is
+    returned; only then are the temporary files renamed into place. On an error no file of
+    ``items`` is replaced, and an ``out_dir`` this call created is removed again when empty.
+
+    Raises:
+      OutputPathError: a write failed (a full disk; names the file,
+        :func:`bert_tf.atomic_files.write_error`) or ``out_dir`` cannot be created.
+      CheckpointError: from ``last``.
+    """
+    import contextlib
+    from bert_tf.atomic_files import atomic_path, write_error
+    created = not os.path.isdir(out_dir)
+    _make_out_dir(out_dir)
+    try:
+        with contextlib.ExitStack() as stack:
+            for path, write in items:
+                tmp = stack.enter_context(atomic_path(path))
+                try:
+                    write(tmp)
+                except Exception as e:  # OSError; safetensors' own error on a full disk
+                    raise write_error(path, e) from e
+            return last() if last is not None else None
+    except BaseException:
+        if created:
+            try:
+                os.rmdir(out_dir)
+            except OSError:
+                pass
+        raise
 
 
 def original_family(in_dir: str) -> str:
@@ -199,9 +240,28 @@ def original_family(in_dir: str) -> str:
 
 
 def _read_original(in_dir: str, checkpoint: Optional[str], default_name: str):
-    from bert_tf.checkpoint_io import read_checkpoint, resolve_prefix
+    from bert_tf.checkpoint_io import is_optimizer_entry, read_checkpoint, resolve_prefix
     prefix = resolve_prefix(checkpoint or os.path.join(in_dir, default_name))
-    return prefix, read_checkpoint(prefix, include_optimizer=True)
+    arrays = read_checkpoint(prefix, include_optimizer=True)
+    check_finite_weights({n: a for n, a in arrays.items() if not is_optimizer_entry(n)}, prefix)
+    return prefix, arrays
+
+
+def check_finite_weights(arrays, source: str) -> None:
+    """Refuses weights holding a NaN or an infinity before anything is written (bert_tf: a
+    conversion copied them, exit 0, where run_classifier refuses such a checkpoint).
+
+    Raises:
+      CheckpointError: ``<source>: <name> holds nan (N non-finite values) ...``.
+    """
+    from bert_tf.errors import CheckpointError
+    for name, value in arrays.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            bad = ~np.isfinite(value)
+            raise CheckpointError(f"{source}: {name} holds {value[bad][0]} ({int(bad.sum())} "
+                                  "non-finite values): not a usable checkpoint (saved from a "
+                                  "diverged run?); nothing was written")
 
 
 def _read_bert_original(in_dir: str, checkpoint: Optional[str], do_lower_case: bool):
@@ -258,13 +318,11 @@ def original_to_hf(in_dir: str, out_dir: str, checkpoint: Optional[str] = None,
     tensors, arch, skipped = convert_original_weights(arrays, source=prefix)
     num_labels = arrays["output_weights"].shape[0] if "output_weights" in arrays else 2
     hf_config = hf_config_dict(config, arch, num_labels, source=os.path.join(in_dir, BERT_CONFIG))
-    _make_out_dir(out_dir)
     written = [os.path.join(out_dir, n) for n in
                ("model.safetensors", "config.json", "vocab.txt", "tokenizer_config.json")]
-    _write_safetensors(written[0], tensors)
-    _write_json(written[1], hf_config)
-    _copy_file(vocab_path, written[2])
-    _write_json(written[3], hf_tokenizer_config(do_lower_case, config.max_position_embeddings))
+    _write_outputs(out_dir, zip(written, (
+        _safetensors_file(tensors), _json_file(hf_config), _copy_file(vocab_path),
+        _json_file(hf_tokenizer_config(do_lower_case, config.max_position_embeddings)))))
     return written, skipped
 
 
@@ -276,14 +334,13 @@ def _xlnet_original_to_hf(in_dir: str, out_dir: str, checkpoint: Optional[str]):
     hf_config = hf_config_dict(config, source=config_path)
     prefix, arrays = _read_original(in_dir, checkpoint, XLNET_CHECKPOINT_NAME)
     tensors, left_out = convert_original_weights(arrays, config, source=prefix)
-    _make_out_dir(out_dir)
     written = [os.path.join(out_dir, "model.safetensors"), os.path.join(out_dir, "config.json")]
-    _write_safetensors(written[0], tensors)
-    _write_json(written[1], hf_config)
+    writers = [_safetensors_file(tensors), _json_file(hf_config)]
     spiece = os.path.join(in_dir, SPIECE_MODEL)
     if os.path.isfile(spiece):
         written.append(os.path.join(out_dir, SPIECE_MODEL))
-        _copy_file(spiece, written[-1])
+        writers.append(_copy_file(spiece))
+    _write_outputs(out_dir, zip(written, writers))
     return written, left_out
 
 
@@ -310,15 +367,14 @@ def hf_xlnet_to_original(hf_dir: str, out_dir: str):
     except Exception as e:
         raise ConfigError(f"{weights_path}: cannot read safetensors ({e})") from e
     arrays = convert_hf_weights(tensors, config, source=weights_path)
-    _make_out_dir(out_dir)
-    prefix = write_checkpoint(os.path.join(out_dir, XLNET_CHECKPOINT_NAME), arrays)
-    written = [prefix + ".index", prefix + ".data-00000-of-00001", os.path.join(out_dir, XLNET_CONFIG)]
-    config.to_json_file(written[2])
+    check_finite_weights(arrays, weights_path)
+    items = [(os.path.join(out_dir, XLNET_CONFIG), _text_file(config.to_json_string()))]
     spiece = os.path.join(hf_dir, SPIECE_MODEL)
     if os.path.isfile(spiece):
-        written.append(os.path.join(out_dir, SPIECE_MODEL))
-        _copy_file(spiece, written[-1])
-    return written
+        items.append((os.path.join(out_dir, SPIECE_MODEL), _copy_file(spiece)))
+    prefix = _write_outputs(out_dir, items, last=lambda: write_checkpoint(
+        os.path.join(out_dir, XLNET_CHECKPOINT_NAME), arrays))
+    return [prefix + ".index", prefix + ".data-00000-of-00001"] + [path for path, _ in items]
 
 
 def _move_tree(src: str, dst: str, written) -> None:
@@ -362,11 +418,15 @@ def original_to_keras_hub(in_dir: str, out_dir: str, checkpoint: Optional[str] =
     for w in backbone.weights:
         w.assign(weights[w.path])
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab_path, lowercase=do_lower_case)
+    from bert_tf.atomic_files import write_error
     _make_out_dir(out_dir)
     written = []
     with tempfile.TemporaryDirectory(prefix=".tmp-keras-hub-", dir=out_dir) as tmp:
-        backbone.save_to_preset(tmp)
-        tokenizer.save_to_preset(tmp)
+        try:  # into the temporary folder: a full disk leaves out_dir as it was
+            backbone.save_to_preset(tmp)
+            tokenizer.save_to_preset(tmp)
+        except Exception as e:  # OSError, h5py's errors
+            raise write_error(out_dir, e) from e
         _move_tree(tmp, out_dir, written)
     return sorted(written), left_out
 
@@ -404,13 +464,12 @@ def keras_hub_to_original(in_dir: str, out_dir: str):
                           f"({type(e).__name__}: {e})") from e
     arrays = to_orig({w.path: w.numpy() for w in backbone.weights}, config.num_hidden_layers,
                      source=in_dir)
-    _make_out_dir(out_dir)
-    prefix = write_checkpoint(os.path.join(out_dir, CHECKPOINT_NAME), arrays)
-    written = [prefix + ".index", prefix + ".data-00000-of-00001",
-               os.path.join(out_dir, BERT_CONFIG), os.path.join(out_dir, "vocab.txt")]
-    atomic_write_text(written[2], config.to_json_string())
-    _copy_file(vocab_path, written[3])
-    return written
+    check_finite_weights(arrays, in_dir)
+    items = [(os.path.join(out_dir, BERT_CONFIG), _text_file(config.to_json_string())),
+             (os.path.join(out_dir, "vocab.txt"), _copy_file(vocab_path))]
+    prefix = _write_outputs(out_dir, items, last=lambda: write_checkpoint(
+        os.path.join(out_dir, CHECKPOINT_NAME), arrays))
+    return [prefix + ".index", prefix + ".data-00000-of-00001"] + [path for path, _ in items]
 
 
 DIRECTIONS = (("hf", "original"), ("original", "hf"), ("original", "keras_hub"),
@@ -467,8 +526,12 @@ def main(argv=None) -> int:
         left_out = []
         if args.source == "hf":
             hf_config_path = os.path.join(args.in_dir, "config.json")
-            if (os.path.isfile(hf_config_path)
-                    and _read_json(hf_config_path).get("model_type") == "xlnet"):
+            model_type = (_read_json(hf_config_path).get("model_type")
+                          if os.path.isfile(hf_config_path) else None)
+            if model_type not in (None, "", "bert", "xlnet"):  # bert_tf: it converted as BERT
+                raise ConfigError(f"{hf_config_path}: model_type {model_type!r} is neither BERT "
+                                  "nor XLNet; the original code runs only these")
+            if model_type == "xlnet":
                 if args.extra_npz:
                     raise ConfigError("--extra_npz is for BERT folders")
                 written = hf_xlnet_to_original(args.in_dir, args.out_dir)
@@ -489,6 +552,9 @@ def main(argv=None) -> int:
     except BertTfError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # as the root scripts (flags.run_main): one line, exit 130; the
+        print("interrupted", file=sys.stderr)  # temporary files were removed on the way out
+        return 130
     print(f"wrote {', '.join(written)}")
     if left_out:
         print(f"not converted ({len(left_out)}, no counterpart in --to={args.target}): "
@@ -497,4 +563,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+    # SIGTERM unwinds like Ctrl-C (exit 143), so no temporary file is left (as flags.run_main)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     sys.exit(main())

@@ -4,6 +4,7 @@ import json
 from typing import Any, Dict
 
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.errors import ConfigError
 
@@ -30,3 +31,24 @@ def read_json_object(path: str, what: str) -> Dict[str, Any]:
     if not isinstance(obj, dict):
         raise ConfigError(f"{path}: expected a JSON object of {what} keys")
     return obj
+
+
+_WARNED = set()
+
+
+def warn_unknown_keys(obj: Dict[str, Any], known, path: str, what: str) -> list:
+    """Logs one warning naming the keys of ``obj`` not in ``known`` (a typo such as
+    ``"hiden_size"`` was silently ignored; bert_tf, beyond the originals, which keep or ignore
+    unknown keys without a word). Returns those keys, sorted.
+
+    Args:
+      obj: the file's JSON object; known: every key the model reads plus the keys the released
+        config files carry; path: the file, for the message; what: "BERT config", ...
+    """
+    unknown = sorted(k for k in obj if k not in known)
+    if unknown and (path, tuple(unknown)) not in _WARNED:  # once a run (a task reads it twice)
+        _WARNED.add((path, tuple(unknown)))
+        logging.warning("%s: unknown %s key(s) %s, ignored (a typo? known keys: %s)",
+                        path, what, ", ".join(repr(k) for k in unknown),
+                        ", ".join(sorted(known)))
+    return unknown

@@ -94,3 +94,28 @@ def test_resumable_output_that_is_a_symlink_is_written_through(tmp_path):
     files[0].write("line\n")
     outputs.finish()
     assert os.path.islink(link) and target.read_text() == "line\n"
+
+
+def test_output_folder_that_is_a_file_or_under_one_names_the_flag_and_the_file(tmp_path):
+    """Issue 27 fresh round: ``--output_dir=<a file>`` gave a FailedPreconditionError traceback
+    in run_pretraining; every family's output folder goes through this one check."""
+    from bert_tf.atomic_files import make_output_dir
+    from bert_tf.errors import FlagError
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("keep me")
+    with pytest.raises(FlagError) as e:
+        make_output_dir(str(blocker), "model_dir")
+    assert str(e.value) == f"--model_dir={blocker} is not writable: it is a file, not a folder"
+    deep = blocker / "x" / "y"
+    with pytest.raises(FlagError) as e:
+        make_output_dir(str(deep), "save_dir")
+    assert str(e.value) == (f"--save_dir={deep} is not writable: {blocker} is a file, "
+                            "not a folder")
+    assert blocker.read_text() == "keep me"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FlagError, match=r"--output_dir=.*dangling is not writable: it is a "
+                                        r"broken symlink$"):
+        make_output_dir(str(tmp_path / "dangling"))
+    made = tmp_path / "new" / "out"
+    assert make_output_dir(str(made)) == str(made) and made.is_dir() and not os.listdir(made)

@@ -99,3 +99,91 @@ def test_restore_in_chunks_and_casts_to_the_variable_dtype(tmp_path, monkeypatch
     assert variables["b"].dtype == tf.bfloat16
     assert float(variables["b"].numpy()[0]) == 0.333984375
     assert variables["c"].numpy().tolist() == [7.0] and variables["d"].numpy().tolist() == [5, 6]
+
+
+def test_an_output_folder_with_glob_characters_is_taken_literally(tmp_path):
+    """Fresh round (cls_dir_glob_chars): checkpoint files were found with tf.io.gfile.glob on
+    the output folder's path. A folder "o*?" also matched its sibling "oAB": listing mixed the
+    two folders' checkpoints and pruning model.ckpt-1 deleted the sibling's files too."""
+    from bert_tf.training import checkpoint_cadence
+
+    sibling = tmp_path / "oAB"
+    sibling.mkdir()
+    for name in ("model.ckpt-1.index", "model.ckpt-1.data-00000-of-00001", "model.ckpt-9.index"):
+        (sibling / name).write_bytes(b"another run")
+    out = tmp_path / "o*?"
+    out.mkdir()
+    state = {checkpoint_io.GLOBAL_STEP: tf.Variable(0, dtype=tf.int64),
+             "w": tf.Variable(np.arange(3, dtype=np.float32))}
+    for step in (1, 2, 3):
+        checkpoint_cadence.save_checkpoint(state, str(out), step, keep_checkpoint_max=2)
+    assert sorted(os.listdir(out)) == [
+        "checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
+        "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+    assert sorted(os.listdir(sibling)) == [
+        "model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index", "model.ckpt-9.index"]
+    prefix = str(out / "model.ckpt-3")
+    assert checkpoint_io.existing_checkpoints(str(out)) == [str(out / "model.ckpt-2"), prefix]
+    assert checkpoint_io.latest_checkpoint(str(out)) == prefix
+    assert checkpoint_io.resolve_prefix(str(out)) == prefix
+    np.testing.assert_array_equal(checkpoint_io.read_checkpoint(prefix)["w"], [0, 1, 2])
+    (out / ".tmp-99999999-abc-model.ckpt-4.index").write_bytes(b"x")
+    (sibling / ".tmp-99999999-abc-model.ckpt-4.index").write_bytes(b"x")
+    assert checkpoint_cadence.remove_stale_temp_files(str(out)) == [
+        str(out / ".tmp-99999999-abc-model.ckpt-4.index")]
+    assert (sibling / ".tmp-99999999-abc-model.ckpt-4.index").exists()
+
+
+def test_a_checkpoint_path_holding_a_bracket_is_one_line(tmp_path):
+    """TensorFlow's checkpoint readers (CheckpointReader, RestoreV2) take the prefix as a glob
+    pattern: under "o[1]/" a checkpoint is written but never read back (a resume started
+    over). Such an output folder is refused before any work, and such a checkpoint path names
+    the cause instead of "Failed to find any matching files"."""
+    from bert_tf.atomic_files import make_output_dir
+    from bert_tf.errors import FlagError
+
+    with pytest.raises(FlagError) as e:
+        make_output_dir(str(tmp_path / "o[1]"))
+    assert str(e.value) == (
+        f"--output_dir={tmp_path / 'o[1]'}: a path holding '[' cannot be read back "
+        "(TensorFlow's checkpoint readers take it as a glob pattern); choose a name without '['")
+    assert not (tmp_path / "o[1]").exists()
+    with pytest.raises(CheckpointError, match=r"o\[1\]/model.ckpt-1: TensorFlow's checkpoint "
+                                              r"readers take this path as a glob pattern"):
+        checkpoint_io.read_checkpoint(str(tmp_path / "o[1]" / "model.ckpt-1"))
+
+
+def test_a_data_file_without_read_permission_is_not_called_damaged(tmp_path, monkeypatch):
+    """Fresh round (cls_nobody_unreadable_ckpt): a user without read permission on the data
+    file was told it was "damaged or truncated"."""
+    prefix = _bundle(tmp_path)
+    real = checkpoint_io.open_reader
+
+    class Denied:
+        def __init__(self, reader):
+            self.reader = reader
+
+        def __getattr__(self, name):
+            return getattr(self.reader, name)
+
+        def get_tensor(self, name):
+            raise tf.errors.OpError(None, None, f"{prefix}.data-00000-of-00001; Permission "
+                                    "denied", tf.errors.UNKNOWN)
+    monkeypatch.setattr(checkpoint_io, "open_reader", lambda p: Denied(real(p)))
+    var = tf.Variable(np.zeros([4096], np.float32))
+    with pytest.raises(CheckpointError) as e:
+        checkpoint_io.assign_from_checkpoint({"w": var}, prefix)
+    assert str(e.value) == f"{prefix}: cannot read its data file (Permission denied)"
+
+
+@pytest.mark.parametrize("path,reason", [
+    ("hdfs://nohost/bert_model.ckpt", "File system scheme 'hdfs' not implemented"),
+    ("nosuchscheme://b/bert_model.ckpt", "File system scheme 'nosuchscheme' not implemented"),
+])
+def test_a_checkpoint_on_an_unreachable_file_system_is_one_line(path, reason):
+    """Fresh round (cls_ck_hdfs, cls_ck_gs): TensorFlow's UnimplementedError (or a
+    FailedPreconditionError without network) came out of resolve_prefix as a traceback."""
+    with pytest.raises(CheckpointError) as e:
+        checkpoint_io.resolve_prefix(path)
+    assert str(e.value).startswith(f"{path}: cannot read the checkpoint there ({reason}")
+    assert "\n" not in str(e.value)

@@ -45,6 +45,14 @@ class AlbertConfig(BertConfig):
                          "num_hidden_groups", "inner_group_num", "num_attention_heads",
                          "intermediate_size", "max_position_embeddings", "type_vocab_size")
     FILE_KIND = "ALBERT config"
+    # The sizes every released albert_config.json holds (the constructor's defaults are
+    # xxlarge's: a file without hidden_size built a 4096-wide model); embedding_size tells an
+    # ALBERT config from a BERT one given as --albert_config_file.
+    REQUIRED_KEYS = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+                     "num_attention_heads", "intermediate_size", "max_position_embeddings")
+    # Keys of the released files that the original modeling.py never reads.
+    RELEASED_EXTRA_KEYS = BertConfig.RELEASED_EXTRA_KEYS + (
+        "net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
 
     def __init__(self, vocab_size=None, embedding_size=128, hidden_size=4096,
                  num_hidden_layers=12, num_hidden_groups=1, num_attention_heads=64,

@@ -7,13 +7,14 @@ key-sorted JSON with a trailing newline.
 """
 
 import copy
+import inspect
 import json
 import math
 from typing import Any, Dict, Iterable
 
 
 from bert_tf.errors import ConfigError, FlagError
-from bert_tf.json_files import read_json_object
+from bert_tf.json_files import read_json_object, warn_unknown_keys
 
 # bert_tf's hidden_act for the exact (erf) GELU of a converted HF model (issue 13). The
 # original modeling.get_activation raises "Unsupported activation" on it: a config carrying it
@@ -56,6 +57,14 @@ class BertConfig:
                          "num_attention_heads", "intermediate_size", "max_position_embeddings",
                          "type_vocab_size")
     FILE_KIND = "BERT config"
+    # Keys a config file must hold (bert_tf; the original falls back to its constructor
+    # defaults): the sizes, which every released bert_config.json holds. Without one the model
+    # was silently built BERT-Base wide (768) or with 16 segment rows (the releases have 2).
+    REQUIRED_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+                     "intermediate_size", "max_position_embeddings", "type_vocab_size")
+    # Keys the released files carry that no model code reads (multilingual / Chinese configs).
+    RELEASED_EXTRA_KEYS = ("directionality", "pooler_fc_size", "pooler_num_attention_heads",
+                           "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type")
 
     def __init__(self, vocab_size=None, hidden_size=768, num_hidden_layers=12,
                  num_attention_heads=12, intermediate_size=3072, hidden_act="gelu",
@@ -88,16 +97,38 @@ class BertConfig:
     def from_json_file(cls, json_file: str) -> "BertConfig":
         """Reads `bert_config.json`.
 
+        bert_tf, beyond the original: a key of :attr:`REQUIRED_KEYS` missing is an error (the
+        original builds its constructor default), and unknown keys are named in one warning
+        (:func:`bert_tf.json_files.warn_unknown_keys`; the released files' extra keys do not
+        warn). Missing keys outside :attr:`REQUIRED_KEYS` (activation, dropout, initializer
+        range) take the original's defaults, which are the released files' values.
+
         Raises:
-          ConfigError: the file is missing, unreadable, not JSON, not an object, or lacks
-            `vocab_size` (names the file).
+          ConfigError: the file is missing, unreadable, not JSON, not an object, lacks
+            `vocab_size` or another of :attr:`REQUIRED_KEYS`, or a value is bad (names the
+            file and the key).
         """
         obj = read_json_object(json_file, cls.FILE_KIND)
         config = cls.from_dict(obj)
         if config.vocab_size is None:
             raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
+        missing = [k for k in cls.REQUIRED_KEYS if k not in obj]
+        if missing:
+            raise ConfigError(
+                f"{json_file}: missing required {cls.FILE_KIND} key(s) "
+                f"{', '.join(repr(k) for k in missing)} (every released {cls.FILE_KIND} file "
+                f"has them; bert_tf does not build the original's default sizes in their place)")
         config.validate(source=json_file)
+        warn_unknown_keys(obj, cls.known_keys(), json_file, cls.FILE_KIND)
         return config
+
+    @classmethod
+    def known_keys(cls) -> frozenset:
+        """The constructor's keys plus :attr:`RELEASED_EXTRA_KEYS` (no warning for these)."""
+        params = inspect.signature(cls.__init__).parameters
+        return frozenset(k for k, p in params.items()
+                         if p.kind is p.POSITIONAL_OR_KEYWORD and k != "self"
+                         ) | frozenset(cls.RELEASED_EXTRA_KEYS)
 
     def validate(self, source: str = "bert config") -> None:
         """Checks every key the model reads, before any work: sizes are positive ints and

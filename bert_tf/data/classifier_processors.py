@@ -36,6 +36,20 @@ def _check_label(label: str, labels: Sequence[str], path: str, line: int) -> Non
                              f"{', '.join(repr(x) for x in labels)}")
 
 
+def warn_empty_sentences(examples: Sequence[InputExample], path: str) -> int:
+    """One warning line for the examples of ``path`` whose sentence (``text_a``, or a
+    ``text_b`` the task reads) is empty or blank; returns how many (bert_tf, beyond the
+    original, which trains on such a row without a word: ``[CLS] [SEP]`` for an empty A).
+    They are kept, as the original keeps them."""
+    empty = [e for e in examples
+             if not (e.text_a or "").strip() or (e.text_b is not None and not e.text_b.strip())]
+    if empty:
+        logging.warning("%s: %d example(s) with an empty sentence (first: %s); kept, as the "
+                        "original (an empty sentence gives no tokens)", path,
+                        len(empty), empty[0].guid)
+    return len(empty)
+
+
 class DataProcessor:
     """Base class of the data converters of sequence classification data sets.
 
@@ -82,7 +96,10 @@ class DataProcessor:
         return [row[0] if row else "" for _, _, row in self._data_rows(rows, path)]
 
     def _examples_of(self, data_dir: str, filename: str, set_type: str) -> List[InputExample]:
-        return self._create_examples(*self._read_rows(data_dir, filename), set_type)
+        path, rows = self._read_rows(data_dir, filename)
+        examples = self._create_examples(path, rows, set_type)
+        warn_empty_sentences(examples, path)
+        return examples
 
     def _create_examples(self, path: str, rows: List[List[str]], set_type: str) -> List[InputExample]:
         raise NotImplementedError()

@@ -65,7 +65,12 @@ def expand_input_patterns(input_file: str) -> List[str]:
                 f"input pattern {pattern!r} matches only folders, expected text files with one "
                 "sentence per line")
         if not files_only:
-            raise InputDataError(f"input pattern {pattern!r} matches no file")
+            hint = ""
+            if "[" in pattern and tf.io.gfile.exists(pattern):  # a name holding brackets
+                hint = ("; a file of that very name exists, but its '[...]' is read as a glob "
+                        "character class (as the original's tf.gfile.Glob): rename it, or "
+                        "write '[' as '[[]'")
+            raise InputDataError(f"input pattern {pattern!r} matches no file{hint}")
         matches = files_only
         files.extend(matches)
     return files

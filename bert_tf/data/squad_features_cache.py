@@ -8,6 +8,7 @@ gzipped without a file name or time in the gzip header, so the same features giv
 bytes (local or ``gs://``). Each task reads the header line itself and wraps the errors
 in its own message (what to remove or pass to rewrite the file).
 """
+import contextlib
 import dataclasses
 import gzip
 import json
@@ -15,21 +16,44 @@ from typing import Any, Dict, Iterable, List, Sequence, Tuple, Type
 
 import tensorflow as tf
 
-from bert_tf.atomic_files import atomic_path
+from bert_tf.atomic_files import atomic_path, write_error
 
 
 def write_features_cache(path: str, settings: Dict[str, Any], features: Sequence[Any]) -> None:
     """Writes ``features`` (dataclasses with a ``token_is_max_context`` dict) under a
-    ``settings`` header as gzip JSON lines, atomically (any path ``tf.io.gfile`` opens)."""
+    ``settings`` header as gzip JSON lines, atomically (any path ``tf.io.gfile`` opens).
+
+    Raises:
+      OutputPathError: the write failed (a full disk), naming ``path``; nothing is left.
+    """
+    with features_cache_written(path, settings, features):
+        pass
+
+
+@contextlib.contextmanager
+def features_cache_written(path: str, settings: Dict[str, Any], features: Sequence[Any]):
+    """:func:`write_features_cache` around a ``with`` block: the cache is written to a
+    temporary file, the block runs (it writes the records the features go with), and only then
+    is the cache renamed into place; an error in either leaves no new cache, so the records
+    and their cache appear together or the next run rewrites both (bert_tf: a full disk left
+    the records without their cache, with a traceback).
+
+    Raises:
+      OutputPathError: the cache's write failed (a full disk), naming ``path``.
+    """
     with atomic_path(path, suffix=".gz") as tmp:
-        # filename="": no file name in the gzip header (it was the random temporary name), so
-        # the same features give the same bytes, local or remote
-        with tf.io.gfile.GFile(tmp, "wb") as raw, gzip.GzipFile(
-                filename="", fileobj=raw, mode="wb", mtime=0) as f:
-            f.write((json.dumps({"settings": settings, "num_features": len(features)})
-                     + "\n").encode("utf-8"))
-            for feature in features:
-                f.write((json.dumps(dataclasses.asdict(feature)) + "\n").encode("utf-8"))
+        try:
+            # filename="": no file name in the gzip header (it was the random temporary
+            # name), so the same features give the same bytes, local or remote
+            with tf.io.gfile.GFile(tmp, "wb") as raw, gzip.GzipFile(
+                    filename="", fileobj=raw, mode="wb", mtime=0) as f:
+                f.write((json.dumps({"settings": settings, "num_features": len(features)})
+                         + "\n").encode("utf-8"))
+                for feature in features:
+                    f.write((json.dumps(dataclasses.asdict(feature)) + "\n").encode("utf-8"))
+        except (OSError, tf.errors.OpError) as e:
+            raise write_error(path, e) from e
+        yield
 
 
 def parse_features_cache(header_line, lines: Iterable, feature_class: Type

@@ -96,13 +96,20 @@ def read_utf8_lines(path: str) -> Iterator[str]:
 def read_text_examples(input_file: str) -> Iterator[TextExample]:
     """Yields one :class:`TextExample` per line of ``input_file``, in order.
 
-    Lines end at ``\\n`` only (as `GFile.readline`); a ``\\r`` is removed by the strip.
+    Lines end at ``\\n`` only (as `GFile.readline`); a ``\\r`` is removed by the strip. The
+    first blank line is named in one warning (it still gives its example, as the original).
 
     Raises:
       InputDataError: the file is missing or unreadable (names it).
     """
     check_input_file(input_file)
+    blank_seen = False
     for line_number, line in enumerate(read_utf8_lines(input_file)):
+        if not blank_seen and not line.strip():
+            blank_seen = True  # bert_tf, beyond the original: named once, not silent
+            logging.warning("%s:%d: blank line; it gives a [CLS] [SEP] row, as the original "
+                            "(one output row per input line; later blank lines are not named)",
+                            input_file, line_number + 1)
         yield parse_line(line_number, line)
 
 

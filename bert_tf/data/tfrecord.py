@@ -12,7 +12,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Union
 import tensorflow as tf
 
 from bert_tf.atomic_files import (CommitOnExit, atomic_path, check_output_path,
-                                   exit_atomic_context)
+                                   exit_atomic_context, write_error)
 from bert_tf.errors import FlagError, InputDataError
 
 Feature = Union[Sequence[int], Sequence[float]]
@@ -46,7 +46,9 @@ class AtomicTFRecordWriter(CommitOnExit):
     left as it was (:mod:`bert_tf.atomic_files`).
 
     Raises:
-      OutputPathError: ``path`` is a folder, or its folder cannot be created or written.
+      OutputPathError: ``path`` is a folder, or its folder cannot be created or written; a
+        write or the close failed (a full disk: one line naming ``path``, the temporary file
+        removed, :func:`bert_tf.atomic_files.write_error`).
     """
 
     def __init__(self, path: str):
@@ -59,12 +61,19 @@ class AtomicTFRecordWriter(CommitOnExit):
 
     def write(self, example: Union[tf.train.Example, bytes]) -> None:
         data = example if isinstance(example, bytes) else example.SerializeToString()
-        self._writer.write(data)
+        try:
+            self._writer.write(data)
+        except (tf.errors.OpError, OSError) as e:
+            raise write_error(self.path, e) from e
         self.count += 1
 
     def prepare(self) -> None:
         """Writes out and closes the temporary file (the rename is :meth:`commit`)."""
-        self._writer.close()
+        try:
+            self._writer.close()
+        except (tf.errors.OpError, OSError) as e:
+            self.abort()  # close() is not followed by abort(): drop the temporary file now
+            raise write_error(self.path, e) from e
 
     def commit(self) -> None:
         self._context.__exit__(None, None, None)
@@ -74,6 +83,9 @@ class AtomicTFRecordWriter(CommitOnExit):
         self.commit()
 
     def abort(self) -> None:
+        if getattr(self, "_aborted", False):
+            return
+        self._aborted = True
         try:
             self._writer.close()
         except Exception:  # noqa: BLE001 - the temporary file is dropped anyway

@@ -3,15 +3,10 @@
 Mirrors the checks at the top of the original `run_classifier.main` and `run_squad.
 validate_flags_or_throw` (spec `bert.md` 8.1, 9.1), each as a :class:`bert_tf.errors.BertTfError`
 naming the flag or file, plus the bert_tf checks the original lacked (cased vocab with
-`do_lower_case`, a writable `output_dir`).
+`do_lower_case`, a writable `output_dir`: :func:`bert_tf.atomic_files.make_output_dir`).
 """
 
-import os
-import posixpath
-import tempfile
-import uuid
-
-from bert_tf.atomic_files import is_remote
+from bert_tf.atomic_files import make_output_dir  # noqa: F401  (re-exported: the tasks' check)
 from bert_tf.errors import FlagError, InputDataError
 from absl import logging
 
@@ -56,35 +51,3 @@ def require_input_file(flag: str, path: str) -> None:
         raise InputDataError(f"--{flag}={path} is a folder, not a file")
     if not tf.io.gfile.exists(path):
         raise InputDataError(f"--{flag}={path}: file not found")
-
-
-def make_output_dir(output_dir: str) -> str:
-    """Creates ``output_dir`` and checks it is writable (bert_tf: fail before any work).
-
-    A remote folder (``gs://``, ``ram://``) is made with ``tf.io.gfile.makedirs`` and probed
-    by writing and removing a ``.tmp-`` file there (the original's ``tf.gfile.MakeDirs``;
-    ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
-
-    Raises:
-      FlagError: no ``--output_dir``, or it cannot be created or written (names it).
-    """
-    if not output_dir:
-        raise FlagError("--output_dir is required")
-    if is_remote(output_dir):
-        import tensorflow as tf  # tf.io.gfile: remote paths
-        probe = posixpath.join(output_dir, f".tmp-{os.getpid()}-probe-{uuid.uuid4().hex}")
-        try:
-            tf.io.gfile.makedirs(output_dir)
-            with tf.io.gfile.GFile(probe, "w") as f:
-                f.write("")
-            tf.io.gfile.remove(probe)
-        except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
-            raise FlagError(f"--output_dir={output_dir} is not writable ({e})") from e
-        return output_dir
-    try:
-        os.makedirs(output_dir, exist_ok=True)
-        with tempfile.TemporaryFile(dir=output_dir):
-            pass
-    except OSError as e:
-        raise FlagError(f"--output_dir={output_dir} is not writable ({e.strerror or e})") from e
-    return output_dir

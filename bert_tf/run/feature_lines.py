@@ -25,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote, write_error
+from bert_tf.checkpoint_io import literal_glob
 from bert_tf.data.sequence_pairs import BertInputs
 from bert_tf.data.text_lines import TextExample, chunks
 from bert_tf.data.windows import DocSpan, max_context_windows
@@ -393,8 +394,8 @@ def resume_key(args, paths: Mapping[str, Optional[str]]) -> Dict:
         if tf.io.gfile.exists(path):
             key[f"{name} file"] = [[path, _content_digest(path)]]
             continue
-        entries = [[f, _content_digest(f)] for f in tf.io.gfile.glob(path + ".index")]
-        for f in sorted(tf.io.gfile.glob(path + ".data-*")):
+        entries = [[f, _content_digest(f)] for f in literal_glob(path, ".index")]
+        for f in literal_glob(path, ".data-*"):
             try:
                 entries.append([f, tf.io.gfile.stat(f).length])
             except tf.errors.OpError:

@@ -13,6 +13,7 @@ end of training), a ``checkpoint`` state file, the newest 5 bundles kept (the Es
 * :func:`is_chief` says whether this worker writes (the Estimator's chief-only saving).
 """
 
+import glob
 import os
 from typing import Any, List, Mapping, Optional
 
@@ -97,7 +98,7 @@ def remove_stale_temp_files(output_dir: str, basename: str = "model.ckpt") -> Li
     if not tf.io.gfile.isdir(output_dir):
         return []
     removed = []
-    for f in tf.io.gfile.glob(os.path.join(output_dir, f".tmp-*-{basename}-*")):
+    for f in checkpoint_io.files_in(output_dir, f".tmp-*-{glob.escape(basename)}-*"):
         logging.info("Removing a partial checkpoint file left by a killed run: %s", f)
         tf.io.gfile.remove(f)
         removed.append(f)
@@ -158,7 +159,7 @@ def save_checkpoint(state: Mapping[str, Any], output_dir: str, step: int,
     checkpoint_io.write_state_file(output_dir, prefix, kept)
     for p in old:
         # Index first: a kill in between leaves data without index, which no reader lists.
-        files = tf.io.gfile.glob(p + ".*")
+        files = checkpoint_io.literal_glob(p, ".*")
         for f in sorted(files, key=lambda f: not f.endswith(".index")):
             tf.io.gfile.remove(f)
     logging.info("Saved checkpoint %s", prefix)

@@ -24,6 +24,7 @@ import math
 from typing import Optional
 
 import numpy as np
+from absl import logging
 
 # The task whose GLUE metric is the Matthews correlation (GLUE paper, table 1).
 MCC_TASKS = ("cola",)
@@ -148,7 +149,8 @@ def pearson(x: np.ndarray, y: np.ndarray, weights: Optional[np.ndarray] = None) 
       x, y: float ``[N]``; weights: ``[N]`` (``is_real_example``; default all ones).
 
     Returns:
-      float; nan when ``x`` or ``y`` is constant (over the weighted examples).
+      float; nan when ``x`` or ``y`` is constant (over the weighted examples), with a
+      warning naming which (callers pass predictions, then labels).
 
     Source: XLNet's ``streaming_pearson_correlation(logits, labels, weights=is_real_example)``
     (original ``run_classifier.py`` ``regression_metric_fn``, spec `xlnet.md` 8.4); BERT's
@@ -162,7 +164,12 @@ def pearson(x: np.ndarray, y: np.ndarray, weights: Optional[np.ndarray] = None) 
     cxy = (w * (x - mx) * (y - my)).sum()
     cxx = (w * (x - mx) ** 2).sum()
     cyy = (w * (y - my) ** 2).sum()
-    return float(cxy / math.sqrt(cxx * cyy)) if cxx > 0 and cyy > 0 else float("nan")
+    if cxx > 0 and cyy > 0:
+        return float(cxy / math.sqrt(cxx * cyy))
+    constant = " and ".join(name for name, c in (("predictions", cxx), ("labels", cyy)) if c <= 0)
+    logging.warning("correlation undefined (nan): the %s are constant over the %d examples",
+                    constant, len(x))  # bert_tf: a nan in eval_results.txt said nothing
+    return float("nan")
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:

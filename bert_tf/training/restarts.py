@@ -33,6 +33,7 @@ from absl import logging
 
 from bert_tf import checkpoint_io
 from bert_tf.atomic_files import atomic_write_text
+from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError
 
 SUMMARY_FILE = "restarts_summary.txt"
@@ -194,7 +195,7 @@ def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
                         f"--{eval_flag} (the restarts are compared on the dev set)")
     base = int(args.seed) if args.seed is not None else 0
     metric = args.select_metric or headline
-    os.makedirs(args.output_dir, exist_ok=True)
+    make_output_dir(args.output_dir)
     seeds, runs = [], []
     for k in range(n):
         folder, seed = restart_dir(args.output_dir, k), base + k

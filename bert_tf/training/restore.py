@@ -78,7 +78,7 @@ def resolve_latest(path: Optional[str], flag: str = "--init_checkpoint") -> Opti
     if not path or not path.endswith("latest"):
         return path
     folder = os.path.dirname(path)
-    latest = tf.train.latest_checkpoint(folder)
+    latest = checkpoint_io.latest_from_state_file(folder)
     if not latest:
         raise CheckpointError(f"{flag}={path}: no checkpoint state file in {folder}")
     return latest

@@ -19,6 +19,27 @@ import tensorflow as tf
 
 from bert_tf.errors import FlagError
 
+# The most steps a schedule can count: the original's warmup casts the step to int32
+# (``tf.cast(global_step, tf.int32)``), so beyond 2**31 - 1 it wraps; bert_tf refuses more.
+MAX_STEPS = 2 ** 31 - 1
+
+
+def check_step_count(steps: int, made_of: str) -> int:
+    """Returns ``steps`` (an int), or raises when it exceeds :data:`MAX_STEPS` (bert_tf: an
+    absurd ``--num_train_epochs=1e30`` gave an OverflowError traceback).
+
+    Args:
+      steps: a step count worked out from the flags; made_of: how, naming the flags
+        (e.g. ``"3668 examples / --train_batch_size=32 x --num_train_epochs=1e+30"``).
+
+    Raises:
+      FlagError: ``<made_of> gives <steps> steps: more than 2147483647 ...``.
+    """
+    if steps > MAX_STEPS:
+        raise FlagError(f"{made_of} gives {steps} training steps: more than {MAX_STEPS} (the "
+                        "original's schedule counts steps in int32); lower the flag")
+    return steps
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -38,7 +59,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     optimizer's update count before the increment) returns a float32 scalar tensor.
 
     Raises:
-      FlagError: ``num_train_steps`` is not positive, or ``num_warmup_steps`` is negative.
+      FlagError: ``num_train_steps`` is not positive, ``num_warmup_steps`` is negative, or
+        either is above :data:`MAX_STEPS`.
     """
 
     def __init__(self, init_lr, num_train_steps, num_warmup_steps=0, name=None, power=1.0,
@@ -49,6 +71,10 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
                             f"got {num_train_steps}")
         if num_warmup_steps is not None and int(num_warmup_steps) < 0:
             raise FlagError(f"num_warmup_steps must be >= 0, got {num_warmup_steps}")
+        for flag, steps in (("num_train_steps", num_train_steps),
+                            ("num_warmup_steps", num_warmup_steps or 0),
+                            ("start_warmup_step", start_warmup_step or 0)):
+            check_step_count(int(steps), f"--{flag}={steps}")
         self.init_lr = float(init_lr)
         self.num_train_steps = int(num_train_steps)
         self.num_warmup_steps = int(num_warmup_steps or 0)

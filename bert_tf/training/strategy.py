@@ -31,8 +31,10 @@ def tf_config_num_workers(tf_config: Optional[str]) -> int:
     """Number of chief + worker tasks in a ``TF_CONFIG`` JSON string (0 when unset or empty).
 
     Raises:
-      ConfigError: the string is not JSON, its ``cluster`` is not a mapping of task lists, or
-        it declares parameter servers (``ps``), which the custom loop does not support.
+      ConfigError: the string is not JSON, its ``cluster`` is not a mapping of task lists, it
+        declares parameter servers (``ps``), which the custom loop does not support, or its
+        ``task`` does not name one of the cluster's chief/worker tasks (bert_tf: TensorFlow
+        raised a traceback without ``task``, and ignored an index beyond a one-worker cluster).
     """
     if not tf_config or not tf_config.strip():
         return 0
@@ -55,7 +57,33 @@ def tf_config_num_workers(tf_config: Optional[str]) -> int:
             raise ConfigError(f"TF_CONFIG: cluster['{job}'] must be a list of host:port, "
                               f"got {tasks!r}")
         count += len(tasks)
+    if count:
+        _check_task(config.get("task"), cluster)
     return count
+
+
+def _check_task(task, cluster) -> None:
+    """Raises ConfigError unless ``task`` is ``{"type": "chief"|"worker", "index": i}`` with
+    ``i`` an index of that job's list in ``cluster``."""
+    where = 'TF_CONFIG: a cluster needs its "task": {"type": "worker", "index": <this ' \
+            'process\'s place in cluster["worker"]>}'
+    if not isinstance(task, dict):
+        raise ConfigError(f"{where}; got {task!r}")
+    job, index = task.get("type"), task.get("index")
+    if job not in ("chief", "worker") or not cluster.get(job):
+        jobs = [j for j in ("chief", "worker") if cluster.get(j)]
+        raise ConfigError(f"TF_CONFIG: task type {job!r} is not a job of the cluster "
+                          f"({', '.join(jobs)})")
+    if not isinstance(index, int) or isinstance(index, bool) or not \
+            0 <= index < len(cluster[job]):
+        raise ConfigError(f"TF_CONFIG: task index {index!r} is not in [0, {len(cluster[job])}) "
+                          f"(cluster['{job}'] has {len(cluster[job])} task(s))")
+
+
+def _cluster_tasks(tf_config: str):
+    cluster = json.loads(tf_config)["cluster"]
+    return [f"{job} {i} at {address}" for job in ("chief", "worker")
+            for i, address in enumerate(cluster.get(job) or [])]
 
 
 def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
@@ -100,7 +128,9 @@ def get_strategy(use_tpu: bool = False, tpu_name: Optional[str] = None,
         return strategy
     workers = tf_config_num_workers(os.environ.get("TF_CONFIG")) if multi_worker else 0
     if workers > 1:
-        logging.info("TF_CONFIG declares %d workers: MultiWorkerMirroredStrategy", workers)
+        logging.info("TF_CONFIG declares %d workers: MultiWorkerMirroredStrategy; it waits "
+                     "here until every task of the cluster has started (%s)", workers,
+                     ", ".join(_cluster_tasks(os.environ["TF_CONFIG"])))
         return tf.distribute.MultiWorkerMirroredStrategy()
     gpus = tf.config.list_logical_devices("GPU")
     if max_gpus is not None and max_gpus < len(gpus):

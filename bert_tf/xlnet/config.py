@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 
 
 from bert_tf.errors import ConfigError
-from bert_tf.json_files import read_json_object
+from bert_tf.json_files import read_json_object, warn_unknown_keys
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID
 
 CONFIG_KEYS = ("n_layer", "d_model", "n_head", "d_head", "d_inner", "ff_activation", "untie_r",
@@ -79,6 +79,9 @@ class XLNetConfig:
     def from_json_file(cls, json_path: str) -> "XLNetConfig":
         """Reads `xlnet_config.json` (original ``XLNetConfig(json_path=...)``).
 
+        Keys other than the eight are ignored as by the original, but named in one warning
+        (bert_tf, beyond the original: a typo such as ``"d_modle"`` was silent).
+
         Raises:
           ConfigError: the file is missing, unreadable, not a JSON object, looks like a BERT
             config, or lacks a key (names the file).
@@ -87,7 +90,9 @@ class XLNetConfig:
         if "hidden_size" in obj and "d_model" not in obj:
             raise ConfigError(f"{json_path}: this looks like a BERT config (has 'hidden_size'), "
                               f"not an XLNet config (keys {', '.join(CONFIG_KEYS)})")
-        return cls.from_dict(obj, source=json_path)
+        config = cls.from_dict(obj, source=json_path)
+        warn_unknown_keys(obj, CONFIG_KEYS, json_path, "XLNet config")  # bert_tf: typos named
+        return config
 
     def validate(self, source: str = "xlnet config") -> None:
         """Checks the value of every key.

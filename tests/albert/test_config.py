@@ -1,10 +1,17 @@
 """AlbertConfig mirrors the original ALBERT modeling.AlbertConfig."""
 import json
+import os
 
 import pytest
 
 from bert_tf.albert.config import AlbertConfig
 from bert_tf.errors import ConfigError
+
+# The size keys every released config file holds (issue 27: required in a file); FULL opens a
+# JSON object holding them, to which a test appends the key it checks (the last value wins).
+SIZES = {"vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+         "intermediate_size": 16, "max_position_embeddings": 32, "type_vocab_size": 2, "embedding_size": 8}
+FULL = json.dumps(SIZES)[:-1] + ", "
 
 
 def test_constructor_defaults_are_the_originals():
@@ -51,10 +58,10 @@ def test_layer_to_group_rule(layers, groups, expected):
     ("{not json", "not valid JSON"),
     ("[1, 2]", "expected a JSON object"),
     ('{"hidden_size": 8}', "missing required key 'vocab_size'"),
-    ('{"vocab_size": 10, "hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
-    ('{"vocab_size": 10, "embedding_size": 0}', "'embedding_size' must be a positive integer"),
-    ('{"vocab_size": 10, "num_hidden_groups": 1.5}', "'num_hidden_groups' must be a positive"),
-    ('{"vocab_size": 10, "inner_group_num": true}', "'inner_group_num' must be a positive"),
+    (FULL + '"hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
+    (FULL + '"embedding_size": 0}', "'embedding_size' must be a positive integer"),
+    (FULL + '"num_hidden_groups": 1.5}', "'num_hidden_groups' must be a positive"),
+    (FULL + '"inner_group_num": true}', "'inner_group_num' must be a positive"),
 ])
 def test_bad_config_files_name_the_file(tmp_path, content, message):
     path = tmp_path / "albert_config.json"
@@ -67,3 +74,34 @@ def test_bad_config_files_name_the_file(tmp_path, content, message):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read ALBERT config"):
         AlbertConfig.from_json_file(str(tmp_path / "nope.json"))
+
+
+def test_a_bert_config_given_as_albert_config_is_refused_naming_embedding_size(tmp_path,
+                                                                            golden_dir):
+    """Issue 27 fresh round: a BERT config as --albert_config_file trained an ALBERT model
+    with the original's default embedding_size (128) without a word."""
+    bert = os.path.join(golden_dir, "bert", "tiny_random", "bert_config.json")
+    with pytest.raises(ConfigError) as e:
+        AlbertConfig.from_json_file(bert)
+    assert str(e.value).startswith(f"{bert}: missing required ALBERT config key(s) "
+                                   "'embedding_size' ")
+
+
+def test_the_released_files_extra_keys_do_not_warn_a_typo_does(tmp_path, albert_model_dir,
+                                                               caplog):
+    """The albert_base v2 file's keys (net_structure_type, gap_size, num_memory_blocks,
+    down_scale_factor, inner_group_num) and layers_to_keep are known; "hiden_size" is named."""
+    import logging
+    obj = json.load(open(os.path.join(albert_model_dir, "albert_config.json")))
+    obj.update(net_structure_type=0, gap_size=0, num_memory_blocks=0, layers_to_keep=[])
+    path = tmp_path / "albert_config.json"
+    path.write_text(json.dumps(obj))
+    with caplog.at_level(logging.WARNING):
+        AlbertConfig.from_json_file(str(path))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    path.write_text(json.dumps(dict(obj, hiden_size=8)))
+    with caplog.at_level(logging.WARNING):
+        AlbertConfig.from_json_file(str(path))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{path}: unknown ALBERT config key(s) 'hiden_size', ignored")

@@ -318,3 +318,24 @@ def test_missing_file_is_named_once_with_the_reason(tmp_path):
     with pytest.raises(InputDataError) as e:
         classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path / "nodir"))
     assert str(e.value) == f"cannot read data file {path} (No such file or directory)"
+
+
+def test_examples_with_an_empty_sentence_are_kept_with_one_warning(tmp_path, caplog):
+    """Issue 27 fresh round: an MRPC row with both sentences empty trained silently (as the
+    original, which feeds [CLS] [SEP]); it is kept, named in one warning line."""
+    import logging
+    header = b"Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    path = _write(tmp_path, "train.tsv", header + b"1\t1\t2\tA cat.\tA dog.\n"
+                                                  b"0\t3\t4\t \t\n1\t5\t6\tOne.\t\n")
+    with caplog.at_level(logging.WARNING):
+        examples = classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path))
+    assert [(e.text_a, e.text_b) for e in examples] == [("A cat.", "A dog."), (" ", ""),
+                                                         ("One.", "")]
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == [f"{path}: 2 example(s) with an empty sentence (first: train-2); kept, as "
+                    "the original (an empty sentence gives no tokens)"]
+    caplog.clear()
+    _write(tmp_path, "train.tsv", header + b"1\t1\t2\tA cat.\tA dog.\n")
+    with caplog.at_level(logging.WARNING):
+        classifier_processors.MrpcProcessor().get_train_examples(str(tmp_path))
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]

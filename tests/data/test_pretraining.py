@@ -215,6 +215,20 @@ def test_folder_as_input_file_is_named_as_a_folder(tmp_path):
         pretraining_corpus.expand_input_patterns(str(tmp_path / "nothing.txt"))
 
 
+def test_a_file_name_holding_brackets_says_they_are_a_glob_class(tmp_path):
+    """Fresh round (cpd_glob_chars_name): --input_file=text[1].txt (an existing file) said only
+    "matches no file"; the glob reads [1] as a class, as the original's tf.gfile.Glob does."""
+    path = _write(tmp_path / "text[1].txt", b"one\n")
+    with pytest.raises(InputDataError) as e:
+        pretraining_corpus.expand_input_patterns(path)
+    assert str(e.value) == (
+        f"input pattern {path!r} matches no file; a file of that very name exists, but its "
+        "'[...]' is read as a glob character class (as the original's tf.gfile.Glob): rename "
+        "it, or write '[' as '[[]'")
+    escaped = str(tmp_path / "text[[]1].txt")
+    assert pretraining_corpus.expand_input_patterns(escaped) == [path]
+
+
 def test_vocab_without_mask(tmp_path):
     vocab = _write(tmp_path / "vocab.txt", b"[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n")
     src = _write(tmp_path / "x.txt", b"hello\n")

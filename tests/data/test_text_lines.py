@@ -54,3 +54,17 @@ def test_invalid_utf8_bytes_are_dropped_with_a_warning(tmp_path, caplog):
         assert list(text_lines.read_utf8_lines(str(path))) == ["caf\u00e9\n", "bad byte\n",
                                                                  "end"]
     assert f"{path}:2: invalid UTF-8 byte(s) dropped" in caplog.text
+
+
+def test_the_first_blank_line_is_named_in_one_warning(tmp_path, caplog):
+    """Issue 27 fresh round: a file of blank lines gave [CLS] [SEP] rows without a word. They
+    are kept (one output row per input line, as the original) and the first is named."""
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a cat\n\n   \nthe end\n")
+    with caplog.at_level(logging.WARNING):
+        examples = list(text_lines.read_text_examples(str(path)))
+    assert [(e.unique_id, e.text_a, e.text_b) for e in examples] == [
+        (0, "a cat", None), (1, "", None), (2, "", None), (3, "the end", None)]
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == [f"{path}:2: blank line; it gives a [CLS] [SEP] row, as the original (one "
+                    "output row per input line; later blank lines are not named)"]

@@ -101,3 +101,15 @@ def test_eval_results_bytes_and_atomic_write(tmp_path):
         assert f.read() == text.encode("utf-8")
     # no temporary file left; eval/ holds the TensorBoard scalars (tests/training/test_summaries.py)
     assert sorted(os.listdir(folder)) == ["eval", "eval_results.txt"]
+
+
+def test_constant_labels_give_nan_with_a_warning(caplog):
+    """Fresh round (cls_stsb_const_eval): STS-B dev scores all 3.0 gave eval_pearson = nan
+    with no word why."""
+    import logging
+    import math
+    from bert_tf.training import metrics as m
+    with caplog.at_level(logging.WARNING):
+        assert math.isnan(m.pearson([0.1, 0.5, 0.9], [3.0, 3.0, 3.0]))
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == ["correlation undefined (nan): the labels are constant over the 3 examples"]

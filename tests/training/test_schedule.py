@@ -87,6 +87,18 @@ def test_bad_num_train_steps_raises(steps):
         WarmupLinearDecay(1e-4, num_train_steps=steps)
 
 
+@pytest.mark.parametrize("kw,flag", [
+    (dict(num_train_steps=2 ** 31), "--num_train_steps=2147483648"),
+    (dict(num_train_steps=10, num_warmup_steps=10 ** 30), "--num_warmup_steps=" + "1" + "0" * 30),
+    (dict(num_train_steps=10, start_warmup_step=2 ** 40), "--start_warmup_step=1099511627776"),
+])
+def test_step_counts_beyond_int32_are_refused_naming_the_flag(kw, flag):
+    """The original's warmup counts the step in int32; 1e30 steps gave an OverflowError."""
+    with pytest.raises(FlagError, match=f"^{flag} gives .* training steps: more than 2147483647"):
+        WarmupLinearDecay(1e-4, **kw)
+    assert WarmupLinearDecay(1e-4, 2 ** 31 - 1, 2 ** 31 - 1).num_warmup_steps == 2 ** 31 - 1
+
+
 def test_negative_warmup_raises():
     with pytest.raises(FlagError, match="num_warmup_steps"):
         WarmupLinearDecay(1e-4, num_train_steps=10, num_warmup_steps=-1)

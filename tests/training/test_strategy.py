@@ -39,6 +39,21 @@ def test_tf_config_num_workers(value, expected):
 
 
 @pytest.mark.parametrize("value,match", [
+    # fresh round of issue 27: a traceback from TensorFlow, and an index silently ignored
+    ('{"cluster": {"worker": ["a:1", "b:2"]}}', r'^TF_CONFIG: a cluster needs its "task"'),
+    ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 5}}',
+     r"^TF_CONFIG: task index 5 is not in \[0, 1\) \(cluster\['worker'\] has 1 task\(s\)\)$"),
+    ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "chief", "index": 0}}',
+     r"^TF_CONFIG: task type 'chief' is not a job of the cluster \(worker\)$"),
+    ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "0"}}',
+     "task index '0' is not in"),
+])
+def test_tf_config_task_must_name_a_task_of_the_cluster(value, match):
+    with pytest.raises(ConfigError, match=match):
+        strategy_lib.tf_config_num_workers(value)
+
+
+@pytest.mark.parametrize("value,match", [
     ("{not json", "not valid JSON"),
     (cluster(2, ps=1), "parameter-server"),
     ('{"cluster": {"worker": "host0:2222"}}', "must be a list"),

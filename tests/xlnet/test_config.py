@@ -103,3 +103,18 @@ def test_create_run_config_finetune_ignores_memory_flags():
     # A runner without the memory flags (run_classifier defines none) still works.
     minimal = types.SimpleNamespace(dropout=0.0, dropatt=0.0)
     assert create_run_config(False, False, minimal).mem_len is None
+
+
+def test_unknown_keys_are_named_in_one_warning(tmp_path, caplog):
+    """Issue 27 fresh round: a typo in a config key was silent (the original ignores keys
+    other than the eight; bert_tf names them). The eight keys alone do not warn."""
+    import logging
+    with caplog.at_level(logging.WARNING):
+        XLNetConfig.from_json_file(_write(tmp_path, _good()))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    path = _write(tmp_path, dict(_good(), d_modle=16))
+    with caplog.at_level(logging.WARNING):
+        XLNetConfig.from_json_file(path)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{path}: unknown XLNet config key(s) 'd_modle', ignored")

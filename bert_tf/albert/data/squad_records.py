@@ -146,8 +146,8 @@ def predict_features(args, sp, examples) -> List[data.AlbertSquadFeatures]:
         logging.warning("%s was made with other settings or data: rewriting it and %s", left,
                         record)
     features = convert(examples, sp, args, False)
-    data.write_feature_records(features, record, is_training=False)
-    write_features_cache(left, settings, features)
+    with squad_features_cache.features_cache_written(left, settings, features):  # together
+        data.write_feature_records(features, record, is_training=False)
     return features
 
 

@@ -70,6 +70,7 @@ from bert_tf.albert.tasks.args import AlbertSquadArgs
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import (build_for_inference, build_for_training,
                                       restore_for_inference, warm_start)
+from bert_tf.training.schedule import check_step_count
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 PREDICTIONS_FILE = "predictions.json"
@@ -343,6 +344,9 @@ def train_squad(result: AlbertSquadResult, model, sp, train_examples: list,
         raise FlagError(f"{len(train_examples)} training examples / --train_batch_size="
                         f"{args.train_batch_size} x --num_train_epochs="
                         f"{args.num_train_epochs} gives {num_steps} steps: nothing to train")
+    check_step_count(num_steps, f"{len(train_examples)} training examples / --train_batch_size="
+                                f"{args.train_batch_size} x --num_train_epochs="
+                                f"{args.num_train_epochs}")
     num_warmup = int(num_steps * args.warmup_proportion)
     random.Random(records.TRAIN_SHUFFLE_SEED).shuffle(train_examples)
     existing = checkpoint_io.existing_checkpoints(args.output_dir)

@@ -92,11 +92,12 @@ from bert_tf.run.classification import (eval_metrics, export_saved_model, predic
 from bert_tf.tokenization.in_graph_wordpiece import BertTextPreprocessor
 from bert_tf.tokenization.wordpiece import validate_case_matches_checkpoint
 from bert_tf.training import loop, metrics, restarts
-from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.eval_results import EVAL_RESULTS_FILE, write_eval_results
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, dynamic_signature
 from bert_tf.training.restore import (build_for_training, build_from_checkpoint,
                                       restore_for_inference)
+from bert_tf.training.schedule import check_step_count
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 
 TRAIN_FILE = "train.tf_record"
@@ -213,7 +214,8 @@ def check_args(args: ClassifierArgs):
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
-    run_checks.make_output_dir(args.output_dir)
+    run_checks.make_output_dir(args.output_dir, files=(
+        TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE, TEST_RESULTS_FILE, "checkpoint"))
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)
@@ -233,14 +235,14 @@ def training_steps(num_examples: int, args: ClassifierArgs):
     ``int(num_train_steps * warmup_proportion)``.
 
     Raises:
-      FlagError: that gives no step at all.
+      FlagError: that gives no step at all, or more than ``schedule.MAX_STEPS``.
     """
+    made_of = (f"{num_examples} training examples / --train_batch_size={args.train_batch_size}"
+               f" x --num_train_epochs={args.num_train_epochs}")
     steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
     if steps < 1:
-        raise FlagError(f"no training step: {num_examples} training examples / "
-                        f"--train_batch_size={args.train_batch_size} x --num_train_epochs="
-                        f"{args.num_train_epochs} < 1")
-    return steps, int(steps * args.warmup_proportion)
+        raise FlagError(f"no training step: {made_of} < 1")
+    return check_step_count(steps, made_of), int(steps * args.warmup_proportion)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ from bert_tf.atomic_files import display_path
 from bert_tf.file_streams import open_text
 from bert_tf.run import checks as run_checks
 from bert_tf.training import restarts, restore
+from bert_tf.training.schedule import check_step_count
 from bert_tf.training.strategy import check_tpu_flags
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint)
@@ -190,8 +191,13 @@ def num_train_steps_for(num_examples: int, train_batch_size: int, num_train_epoc
     ``num_train_steps = int(num_examples / train_batch_size * num_train_epochs)``, counting
     examples (questions), not split features; ``num_warmup_steps = int(num_train_steps *
     warmup_proportion)``.
+
+    Raises:
+      FlagError: more than ``schedule.MAX_STEPS`` steps (names the flags).
     """
     steps = int(num_examples / train_batch_size * num_train_epochs)
+    check_step_count(steps, f"{num_examples} examples / --train_batch_size={train_batch_size} "
+                            f"x --num_train_epochs={num_train_epochs}")
     return steps, int(steps * warmup_proportion)
 
 

@@ -33,6 +33,7 @@ from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import make_example
 from bert_tf.data.text_lines import read_utf8_lines
 from bert_tf.data.tfrecord_bytes import RecordFilesTogether
+from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -468,7 +469,7 @@ def check_args(args) -> int:
 
     Raises:
       FlagError: ``bsz_per_host`` not a multiple of ``num_core_per_host``; ``mask_alpha`` or
-        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``reuse_len`` not
+        ``mask_beta`` below 1 (:func:`check_mask_flags`); ``seq_len`` below 5; ``reuse_len`` not
         below ``seq_len - 3`` (the original asserts); a ``num_predict`` the masking cannot give
         (more than ``reuse_len`` / ``seq_len - reuse_len`` per half: the original loops
         forever); ``pass_id``/``num_passes``/``task`` out of range.
@@ -480,6 +481,9 @@ def check_args(args) -> int:
         raise FlagError(f"--bsz_per_host={args.bsz_per_host} must be a multiple of "
                         f"--num_core_per_host={args.num_core_per_host}")
     num_core = args.num_core_per_host if args.use_tpu else 1
+    if args.seq_len < 5:  # the smallest that leaves room for --reuse_len=1 (1 < seq_len - 3)
+        raise FlagError(f"--seq_len={args.seq_len} must be at least 5 (a --reuse_len of at least "
+                        "1, below seq_len - 3: the rest holds <sep> <sep> <cls>)")
     if not 0 < args.reuse_len < args.seq_len - 3:
         raise FlagError(f"--reuse_len={args.reuse_len} must be in [1, seq_len - 3) = "
                         f"[1, {args.seq_len - 3}) (--seq_len={args.seq_len})")
@@ -551,10 +555,8 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")
-    try:
-        tf.io.gfile.makedirs(os.path.join(args.save_dir, "tfrecords"))
-    except (OSError, tf.errors.OpError) as e:
-        raise FlagError(f"--save_dir={args.save_dir}: cannot create it ({e})") from e
+    make_output_dir(args.save_dir, "save_dir")
+    make_output_dir(os.path.join(args.save_dir, "tfrecords"), "save_dir")
     infos = [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
              for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
     if args.task == 0:  # written last, so a failed run leaves no corpus_info.json behind

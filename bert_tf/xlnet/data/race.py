@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List
 
+from bert_tf.data.text_lines import unreadable_input
 from bert_tf.errors import InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import CLS_ID, SEP_ID, tokenize_fn
 
@@ -77,7 +78,9 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
                     data = json.load(f)
                 answers, options = data["answers"], data["options"]
                 questions, context = data["questions"], data["article"]
-            except (ValueError, tf.errors.OpError) as e:
+            except tf.errors.OpError as e:  # permission denied, an I/O error: not its content
+                raise unreadable_input(path, e) from e
+            except ValueError as e:
                 message = (getattr(e, "message", None) or str(e)).strip().splitlines()[0]
                 raise InputDataError(f"{path}: not a RACE JSON file ({message})") from e
             except (KeyError, TypeError) as e:

@@ -174,6 +174,8 @@ def _lcs_backpointers(raw: Sequence[str], cat: str, max_dist: int) -> Tuple[floa
     """The original ``_lcs_match``: banded LCS of ``raw`` (preprocessed characters) and
     ``cat``; returns ``(f[N-1, M-1], backpointers)`` (0 up, 1 left, 2 diagonal match)."""
     N, M = len(raw), len(cat)
+    if not N or not M:  # no pieces (a blank context): no match, as the original's zero score
+        return 0.0, {}  # (its table is at least 1024 wide, so f[N - 1, -1] reads a 0)
     f = np.zeros((N, M), dtype=np.float32)
     g = {}
     for i in range(N):

@@ -320,8 +320,8 @@ def eval_features(args, sp, examples: Sequence[data.XLNetSquadExample]
         features = list(data.convert_examples_to_features(
             examples, sp, args.max_seq_length, args.doc_stride, args.max_query_length,
             is_training=False, uncased=args.uncased, on_mismatch=_on_mismatch))
-        data.write_feature_records(features, record_path, is_training=False)
-        write_features_cache(cache_path, settings, features)
+        with squad_features_cache.features_cache_written(cache_path, settings, features):
+            data.write_feature_records(features, record_path, is_training=False)  # together
         logging.info("Wrote %d eval features to %s (and %s)", len(features), record_path,
                      cache_path)
     logging.info("Total number of instances: %d = pos %d neg 0", len(features), len(features))

@@ -80,7 +80,7 @@ from bert_tf.data.windows import check_window_flags, first_window_rows, pool_win
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.run import serving
-from bert_tf.run.checks import require_one_mode
+from bert_tf.run.checks import make_output_dir, require_one_mode
 from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
@@ -491,12 +491,8 @@ def _read_examples(r: _Run) -> None:
                 data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, r.label_list,
                                              args.max_seq_length, r.tokenize, args.doc_stride,
                                              where=f"{os.path.basename(path)}: ")
-    for folder in (args.output_dir, args.model_dir) + ((args.predict_dir,) if args.do_predict
-                                                       else ()):
-        try:
-            tf.io.gfile.makedirs(folder)
-        except Exception as e:
-            raise FlagError(f"cannot create {folder}: {e}") from e
+    for flag in ("output_dir", "model_dir") + (("predict_dir",) if args.do_predict else ()):
+        make_output_dir(getattr(args, flag), flag)
 
 
 def _train(r: _Run, model, name_map, resume: bool, warm=None):

@@ -30,6 +30,7 @@ from bert_tf.xlnet.data.pretraining import check_mask_flags
 from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_record_info,
                                                   make_parser)
 from bert_tf import checkpoint_io
+from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
 from bert_tf.training.restore import bert_warm_start, build_for_training
@@ -268,7 +269,4 @@ def make_model_dir(args: XLNetPretrainingArgs) -> None:
       FlagError: it cannot be created.
     """
     if args.model_dir:
-        try:
-            tf.io.gfile.makedirs(args.model_dir)
-        except (OSError, tf.errors.OpError) as e:
-            raise FlagError(f"--model_dir={args.model_dir}: cannot create it ({e})") from e
+        make_output_dir(args.model_dir, "model_dir")

@@ -63,7 +63,7 @@ from bert_tf.data import record_cache
 from bert_tf.xlnet.data import race as data
 from bert_tf.xlnet.data import race_records as records
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.run.checks import require_one_mode
+from bert_tf.run.checks import make_output_dir, require_one_mode
 from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import metrics
@@ -446,11 +446,8 @@ def _read_examples(r: _Run) -> None:
                                      sample_input_ids=sample_ids(eval_examples, sp, args),
                                      fingerprint=r.eval_fingerprint)
         r.eval_examples = eval_examples
-    for folder in (args.output_dir, args.model_dir):
-        try:
-            tf.io.gfile.makedirs(folder)
-        except Exception as e:
-            raise FlagError(f"cannot create {folder}: {e}") from e
+    for flag in ("output_dir", "model_dir"):
+        make_output_dir(getattr(args, flag), flag)
 
 
 def _train(r: _Run, result: XLNetRaceResult) -> None:

@@ -71,7 +71,7 @@ from bert_tf.xlnet.data import squad as data
 from bert_tf.xlnet.data import squad_postprocess as postprocess
 from bert_tf.xlnet.data import squad_records as records
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.run.checks import require_input_file, require_one_mode
+from bert_tf.run.checks import make_output_dir, require_input_file, require_one_mode
 from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
@@ -325,12 +325,9 @@ def evaluate_predictions(dataset: Sequence[Dict[str, Any]],
 # The run
 # ---------------------------------------------------------------------------------------------
 
-def _make_dirs(*folders: str) -> None:
-    for folder in folders:
-        try:
-            tf.io.gfile.makedirs(folder)
-        except Exception as e:  # noqa: BLE001
-            raise FlagError(f"cannot create {folder}: {e}") from e
+def _make_dirs(args, *flags: str) -> None:
+    for flag in flags:
+        make_output_dir(getattr(args, flag), flag)
 
 
 @dataclasses.dataclass
@@ -436,7 +433,7 @@ def _check_inputs(r: _Run) -> None:
         r.eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
         if not r.eval_examples:
             raise InputDataError(f"--predict_file={args.predict_file}: no question")
-    _make_dirs(args.output_dir, args.model_dir, *([args.predict_dir] if args.do_predict else []))
+    _make_dirs(args, "output_dir", "model_dir", *(["predict_dir"] if args.do_predict else []))
 
 
 def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:

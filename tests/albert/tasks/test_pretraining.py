@@ -151,3 +151,13 @@ def test_root_script_refuses_bert_config_file_in_albert_mode():
                                         r"does not read --bert_config_file \(use "
                                         r"--albert_config_file\)$"):
         read_args(AlbertPretrainingArgs, fv)
+
+
+def test_output_dir_that_is_a_file_is_one_flag_error(tmp_path, golden_dir):
+    """Issue 27 fresh round: BERT's run_pretraining gave a FailedPreconditionError traceback
+    here; ALBERT's made its folder the same way."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(FlagError, match=r"--output_dir=.*a_file/o is not writable: .*a_file is "
+                                        "a file, not a folder"):
+        albert_pretraining.run(_args(golden_dir, str(blocker / "o"), do_train=True))

@@ -354,6 +354,22 @@ def test_training_steps_as_the_original():
         classifier.training_steps(3, args)
 
 
+def test_absurd_num_train_epochs_names_the_flag_and_the_steps():
+    """Issue 27 fresh round: --num_train_epochs=1e30 gave an OverflowError traceback (int32
+    warmup constant). By hand: 3668 / 32 = 114.625; x 18734863 = 2147483671.375 steps, above
+    2**31 - 1 = 2147483647; x 18734862 = 2147483556.75, below."""
+    args = ClassifierArgs(train_batch_size=32, num_train_epochs=18734863.0)
+    with pytest.raises(FlagError) as e:
+        classifier.training_steps(3668, args)
+    assert str(e.value).startswith("3668 training examples / --train_batch_size=32 x "
+                                   "--num_train_epochs=18734863.0 gives 2147483671 training "
+                                   "steps: more than 2147483647")
+    assert classifier.training_steps(3668, ClassifierArgs(
+        train_batch_size=32, num_train_epochs=18734862.0))[0] == 2147483556
+    with pytest.raises(FlagError, match="--num_train_epochs=1e[+]30 gives"):
+        classifier.training_steps(3668, ClassifierArgs(num_train_epochs=1e30))
+
+
 # ---- bad input ---------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -415,6 +431,20 @@ def test_unwritable_output_dir_names_the_flag(tiny_model_dir, mrpc_copy, tmp_pat
     blocker.write_text("x")
     with pytest.raises(FlagError, match=r"--output_dir=.*a_file/out is not writable"):
         run(_tiny_args(tiny_model_dir, mrpc_copy, blocker / "out", do_train=True))
+
+
+def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(tiny_model_dir,
+                                                                         mrpc_copy, tmp_path):
+    """Fresh round (cls_evalres_is_dir): a folder O/eval_results.txt failed the run only after
+    training and evaluation."""
+    out = tmp_path / "out"
+    (out / "eval_results.txt").mkdir(parents=True)
+    with pytest.raises(FlagError) as e:
+        run(_tiny_args(tiny_model_dir, mrpc_copy, out, do_train=True, do_eval=True))
+    assert str(e.value) == (f"--output_dir={out}: {out / 'eval_results.txt'} is a folder, but "
+                            "the run writes the file eval_results.txt there; remove or rename "
+                            "that folder")
+    assert os.listdir(out) == ["eval_results.txt"]
 
 
 def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckpt_dir,

@@ -356,7 +356,8 @@ def test_checkpoint_name_case_check_as_run_classifier(tmp_path):
     cased = tmp_path / "cased_L-12_H-768_A-12"
     cased.mkdir()
     (cased / "bert_config.json").write_text(json.dumps({"vocab_size": 8, "hidden_size": 4,
-        "num_hidden_layers": 4, "num_attention_heads": 1, "intermediate_size": 8}))
+        "num_hidden_layers": 4, "num_attention_heads": 1, "intermediate_size": 8,
+        "max_position_embeddings": 512, "type_vocab_size": 2}))
     (cased / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
     (tmp_path / "in.txt").write_text("The cat\n")
     with pytest.raises(FlagError, match=r"cased_L-12_H-768_A-12.*do_lower_case"):

@@ -516,3 +516,12 @@ def test_script_killed_mid_training_resumes_from_its_last_checkpoint(golden_tfre
     result = run_pretraining(args)
     assert result.train.resumed_from == last
     assert result.train.global_step == step + 2 and result.train_steps_run == 2
+
+
+def test_output_dir_that_is_a_file_is_one_flag_error(tiny_dir, golden_tfrecord, tmp_path):
+    """Issue 27 fresh round: a FailedPreconditionError traceback from tf.io.gfile.makedirs."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(FlagError, match=r"--output_dir=.*a_file is not writable: it is a file"):
+        run_pretraining(eval_args(tiny_dir, golden_tfrecord, tmp_path, output_dir=str(blocker)))
+    assert blocker.read_text() == "x"

@@ -600,3 +600,13 @@ def test_predict_file_that_predict_would_replace_is_refused(golden_dir, uncased_
                                             r"--do_predict writes"):
             task.run(args, predict_fn=never)
     assert (out / "predictions.json").read_bytes() == data
+
+
+def test_absurd_num_train_epochs_names_the_flags_and_the_steps():
+    """Issue 27 fresh round: --num_train_epochs=1e30 gave an OverflowError traceback. By hand:
+    88641 / 12 x 3e5 = 2216025000 steps, above 2**31 - 1; x 2e5 = 1477350000, below."""
+    with pytest.raises(FlagError, match=r"^88641 examples / --train_batch_size=12 x "
+                                        r"--num_train_epochs=300000.0 gives 2216025000 training "
+                                        r"steps: more than 2147483647"):
+        task.num_train_steps_for(88641, 12, 3e5, 0.1)
+    assert task.num_train_steps_for(88641, 12, 2e5, 0.1) == (1477350000, 147735000)

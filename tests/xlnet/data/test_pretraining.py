@@ -220,6 +220,8 @@ def test_split_a_and_b_by_hand():
 
 @pytest.mark.parametrize("overrides,message", [
     (dict(reuse_len=200), "--reuse_len=200"),
+    (dict(seq_len=0), "^--seq_len=0 must be at least 5"),  # fresh round: it blamed --reuse_len
+    (dict(seq_len=4, reuse_len=1), "^--seq_len=4 must be at least 5"),
     (dict(num_predict=140), "--num_predict=140 cannot be masked"),
     (dict(bsz_per_host=5), r"--bsz_per_host \(5\) to be a multiple of 2"),
     (dict(use_tpu=True, num_core_per_host=3), "multiple of --num_core_per_host=3"),

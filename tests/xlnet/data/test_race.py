@@ -191,3 +191,24 @@ def test_lists_of_different_lengths_are_refused(tmp_path):
          "article": "x"}))
     with pytest.raises(InputDataError, match="2 questions, 1 option lists and 1 answers"):
         xr.read_race_examples(str(tmp_path), "dev")
+
+
+def test_an_unreadable_file_is_named_as_unreadable_not_as_bad_json(tmp_path, monkeypatch):
+    """Fresh round (race_nobody_unreadable_file): a file without read permission was called
+    "not a RACE JSON file"."""
+    import tensorflow as tf
+
+    for level in xr.LEVELS:
+        (tmp_path / "dev" / level).mkdir(parents=True)
+    path = tmp_path / "dev" / "high" / "1.txt"
+    path.write_text("{}")
+    real = tf.io.gfile.GFile
+
+    def denied(name, mode="r"):
+        if str(name) == str(path):
+            raise tf.errors.PermissionDeniedError(None, None, f"{name}; Permission denied")
+        return real(name, mode)
+    monkeypatch.setattr(tf.io.gfile, "GFile", denied)
+    with pytest.raises(InputDataError) as e:
+        xr.read_race_examples(str(tmp_path), "dev")
+    assert str(e.value) == f"{path}: cannot read it (permission denied)"

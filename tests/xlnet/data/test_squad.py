@@ -226,3 +226,11 @@ def test_is_impossible_that_is_not_a_bool_is_refused(tmp_path, value):
     with pytest.raises(InputDataError, match=f"train.json: question x1: 'is_impossible' is a "
                                              f"{kind}, expected bool"):
         xs.read_squad_examples(str(path), is_training=True)
+
+
+def test_a_blank_context_aligns_to_nothing_instead_of_crashing(sp_model):
+    """Fresh round (xsq_ctx_ws): a context of whitespace only gives no pieces, and the LCS
+    table (N x 0) raised IndexError. The original's table is at least 1024 wide and reads a
+    score of 0 there: "MISMATCH DETECTED!", the example is skipped (align_text's None)."""
+    assert xs.align_text([], "   \n\t ", uncased=False) is None
+    assert xs.align_pieces(sp_model, "   \n\t ", False) is None

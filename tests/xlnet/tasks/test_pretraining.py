@@ -125,3 +125,10 @@ def test_bert_checkpoint_and_missing_records_fail_before_training(tmp_path, gold
     with pytest.raises(InputDataError, match="record file listed in its record_info JSON is "
                                              "missing"):
         xpt.run(tiny_args(records, model_dir))
+
+
+def test_model_dir_that_is_a_file_names_the_flag(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(FlagError, match=r"--model_dir=.*a_file is not writable: it is a file"):
+        xpt.make_model_dir(tiny_args(str(tmp_path), str(blocker)))
