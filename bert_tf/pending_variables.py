@@ -80,3 +80,13 @@ def initialize_pending() -> int:
         variable._deferred_initialize()
     global_state.set_global_attribute(_PENDING, [])
     return len(todo)
+
+
+def discard_pending() -> int:
+    """Forgets the pending weights without allocating them (a restore that failed: the model
+    is dropped, and a random value for each weight would only cost memory, or fail for a
+    config too large to allocate and hide the restore's own error); returns how many."""
+    from keras.src.backend.common import global_state
+    count = len(pending_variables())
+    global_state.set_global_attribute(_PENDING, [])
+    return count

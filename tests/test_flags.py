@@ -545,3 +545,44 @@ def test_the_poly_power_flag_and_a_nan_threshold_default():
     bert_flags.define_args(AlbertClassifierArgs, flag_values=fv)
     fv(["prog", "--threshold_to_export=nan"])
     assert math.isnan(bert_flags.args_from_flags(AlbertClassifierArgs, fv).threshold_to_export)
+
+
+def test_out_of_memory_outside_training_is_one_line(tmp_path):
+    """Issue 27 (cfg_vocab_huge): a config whose weights cannot be allocated ended in a
+    ResourceExhaustedError traceback at model build. One line names the config flag and its
+    sizes; exit 1; the output folder the run would have created is not left behind."""
+    import json
+    config = {"vocab_size": 10 ** 12, "hidden_size": 8, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "intermediate_size": 16, "max_position_embeddings": 16,
+              "type_vocab_size": 2}
+    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                                                   "the", "cat"]) + "\n")
+    (tmp_path / "data").mkdir()
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    (tmp_path / "data" / "train.tsv").write_text(header + "1\t1\t2\tthe cat\tthe cat\n" * 4)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, "run_classifier.py"), "--task_name=MRPC",
+         "--do_train=true", f"--data_dir={tmp_path / 'data'}", f"--output_dir={out}",
+         f"--vocab_file={tmp_path / 'vocab.txt'}",
+         f"--bert_config_file={tmp_path / 'bert_config.json'}", "--max_seq_length=8",
+         "--train_batch_size=2", "--num_train_epochs=1"],
+        capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+        env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: out of memory (ResourceExhaustedError: ")
+    assert f"--bert_config_file={tmp_path / 'bert_config.json'} (vocab_size=1000000000000, " \
+           "hidden_size=8, intermediate_size=16, num_hidden_layers=1, " \
+           "max_position_embeddings=16)" in last
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_only_allocation_failures_count_as_out_of_memory():
+    class ResourceExhaustedError(Exception):  # TF's, told by name
+        pass
+    assert flags_process.is_out_of_memory(MemoryError())
+    assert flags_process.is_out_of_memory(ResourceExhaustedError("OOM when allocating"))
+    assert not flags_process.is_out_of_memory(ValueError("x"))

@@ -111,17 +111,25 @@ def test_a_head_absent_from_the_checkpoint_gets_exactly_the_value_of_a_plain_bui
                                   plain.bert({"input_ids": ids})["sequence_output"])
 
 
-def test_a_failed_restore_leaves_a_usable_model_and_no_pending_weight(tmp_path):
+def test_a_failed_restore_draws_nothing_and_leaves_no_pending_weight(tmp_path, monkeypatch):
+    """The restore's own error comes out, and no random value is drawn for the dropped model
+    (issue 27: a config too large to allocate failed there with an out-of-memory traceback
+    that hid the shape mismatch)."""
     prefix, _ = _checkpoint(tmp_path)
     wrong = BertConfig(vocab_size=41, hidden_size=8, num_hidden_layers=2, num_attention_heads=2,
                        intermediate_size=16, max_position_embeddings=16, type_vocab_size=2)
-    holder = {}
+    drawn = _record_random_draws(monkeypatch)
 
     def restore(model):
-        holder["model"] = model
         return checkpoint_io.assign_from_checkpoint(bert_model_map(model), prefix)
 
     with pytest.raises(CheckpointError, match="word_embeddings has shape"):
         build_from_checkpoint(lambda: BertModel(wrong).build_with_dummy_input(), restore)
+    assert drawn == []
     assert not pending_variables.pending_variables()
-    assert holder["model"]({"input_ids": tf.constant([[1, 2]])})["sequence_output"].shape == (1, 2, 8)
+    # the next build is not disturbed by the dropped one
+    model, _ = build_from_checkpoint(
+        lambda: BertModel(_config()).build_with_dummy_input(),
+        lambda m: checkpoint_io.assign_from_checkpoint(bert_model_map(m), prefix))
+    assert drawn == [] and not pending_variables.pending_variables()
+    assert float(bert_model_map(model)["bert/embeddings/word_embeddings"][0, 0]) == 0.5

@@ -45,6 +45,9 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     * standard output that cannot be written (``> /dev/full``, a closed pipe) is one
       ``error: cannot write to standard output (...)`` line, exit 1, not a traceback
       (bert_tf); ``sys.stdout`` is flushed before ``main`` counts as done;
+    * an allocation that fails outside the training loop (which says more,
+      ``bert_tf.training.loop.OutOfMemoryError``), e.g. a config whose weights do not fit, is
+      one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
@@ -82,6 +85,12 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             sys.exit(130)
+        except Exception as e:  # an allocation failed outside training (e.g. at model build)
+            if not is_out_of_memory(e):
+                raise
+            remove_empty_new_folders(absent)
+            print(f"error: {out_of_memory_line(e, FLAGS)}", file=sys.stderr)
+            sys.exit(1)
         finally:
             if isinstance(sys.stdout, _StdoutGuard):
                 sys.stdout = stdout
@@ -94,6 +103,44 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         if skip_teardown and e.code in (None, 0):
             exit_without_teardown(0)
         raise
+
+
+# The config flags of the families, and the size keys an out-of-memory line quotes from them.
+_CONFIG_FLAGS = ("bert_config_file", "albert_config_file", "model_config_path")
+_SIZE_KEYS = ("vocab_size", "n_token", "hidden_size", "d_model", "embedding_size",
+              "intermediate_size", "d_inner", "num_hidden_layers", "n_layer",
+              "max_position_embeddings")
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """True for ``MemoryError`` and TensorFlow's ``ResourceExhaustedError`` (told by name:
+    this module does not import TensorFlow)."""
+    return isinstance(error, MemoryError) or type(error).__name__ == "ResourceExhaustedError"
+
+
+def out_of_memory_line(error: BaseException, flag_values: Any) -> str:
+    """The one line of an allocation failure outside training: what failed (the first line of
+    TensorFlow's message), the config flag given and its size keys, the levers.
+
+    A config file's sizes (a ``vocab_size`` of 3e9, an ``intermediate_size`` of 1e12) are the
+    usual cause before any batch runs (issue 27: a ResourceExhaustedError traceback)."""
+    import json
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+    where = ""
+    for name in _CONFIG_FLAGS:
+        path = getattr(flag_values, name, None) if name in flag_values else None
+        if path:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    config = json.load(f)
+                sizes = ", ".join(f"{k}={config[k]}" for k in _SIZE_KEYS if k in config)
+            except (OSError, ValueError, AttributeError, TypeError):
+                sizes = ""
+            where = f"; --{name}={path}" + (f" ({sizes})" if sizes else "")
+            break
+    return (f"out of memory ({type(error).__name__}: {first}){where}: the model or batch does "
+            "not fit this machine; check the config's sizes, or lower --max_seq_length and "
+            "the batch size")
 
 
 class _StdoutGuard:

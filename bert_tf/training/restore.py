@@ -178,8 +178,8 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Optional[Callable[[
       ``(model, restore(model))``; ``(model, None)`` when ``restore`` is None.
 
     Raises:
-      what ``restore`` raises (the unfilled weights are initialised first, so the model is
-      usable either way).
+      what ``restore`` raises (the weights it did not fill are then left unallocated:
+      :func:`bert_tf.pending_variables.discard_pending`).
     """
     if restore is None:
         return build(), None
@@ -189,8 +189,12 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Optional[Callable[[
     with strategy.scope():
         try:
             result = restore(model)
-        finally:
-            pending_variables.initialize_pending()
+        except BaseException:
+            # the model is dropped with the error: no random value is drawn for it (a config
+            # too large to allocate would fail there and hide the restore's own error)
+            pending_variables.discard_pending()
+            raise
+        pending_variables.initialize_pending()
     return model, result
 
 
