@@ -157,19 +157,11 @@ def test_a_data_file_without_read_permission_is_not_called_damaged(tmp_path, mon
     """Fresh round (cls_nobody_unreadable_ckpt): a user without read permission on the data
     file was told it was "damaged or truncated"."""
     prefix = _bundle(tmp_path)
-    real = checkpoint_io.open_reader
 
-    class Denied:
-        def __init__(self, reader):
-            self.reader = reader
-
-        def __getattr__(self, name):
-            return getattr(self.reader, name)
-
-        def get_tensor(self, name):
-            raise tf.errors.OpError(None, None, f"{prefix}.data-00000-of-00001; Permission "
-                                    "denied", tf.errors.UNKNOWN)
-    monkeypatch.setattr(checkpoint_io, "open_reader", lambda p: Denied(real(p)))
+    def denied(**kwargs):  # what RestoreV2 raises when the data file cannot be opened
+        raise tf.errors.OpError(None, None, f"{prefix}.data-00000-of-00001; Permission "
+                                "denied", tf.errors.UNKNOWN)
+    monkeypatch.setattr(tf.raw_ops, "RestoreV2", denied)
     var = tf.Variable(np.zeros([4096], np.float32))
     with pytest.raises(CheckpointError) as e:
         checkpoint_io.assign_from_checkpoint({"w": var}, prefix)
