@@ -343,13 +343,15 @@ def atomic_write_texts(items: Sequence[Tuple[str, str]]) -> None:
     """
     with contextlib.ExitStack() as stack:
         for path, text in items:
+            # each file written and closed here (a full disk may fail only the close); the
+            # renames come when the stack exits, once every file is whole
+            tmp = stack.enter_context(atomic_path(path))
             try:
-                f = stack.enter_context(atomic_text_writer(path))
-                f.write(text)
-                f.flush()
+                with (_gfile().GFile(tmp, "w") if is_remote(path)
+                      else open(tmp, "w", encoding="utf-8")) as f:
+                    f.write(text)
             except OSError as e:
                 raise write_error(path, e) from e
-            # leaving the stack closes each file, then renames it (the last one first)
 
 
 def move_folder(src: str, dst: str, last_file: str = "") -> None:
