@@ -10,6 +10,7 @@ list, checked before the corpus is read).
 """
 
 import collections
+import os
 from typing import List, Sequence
 
 from absl import logging
@@ -177,12 +178,28 @@ class RecordBuilder:
 
 
 def split_output_files(output_file) -> List[str]:
+    """The files of ``--output_file`` (comma-separated), each checked writable (local files:
+    now, not after the corpus is processed).
+
+    Raises:
+      FlagError: no file given; one file named twice (bert_tf: the original wrote both
+        shares of the round-robin into it, the second writer replacing the first, and logged
+        every instance as written).
+      OutputPathError: a file that cannot be written.
+    """
     files = output_file.split(",") if isinstance(output_file, str) else list(output_file)
     files = [f.strip() for f in files if f.strip()]
     if not files:
         raise FlagError(f"no output file given (--output_file={output_file!r})")
+    seen = {}
     for f in files:
-        if "://" not in f:  # local files: fail now, not after the corpus is processed
+        key = f if "://" in f else os.path.realpath(f)
+        if key in seen:
+            also = f" (also as {f})" if f != seen[key] else ""
+            raise FlagError(f"--output_file names {seen[key]} twice{also}: each file gets its "
+                            "own share of the instances")
+        seen[key] = f
+        if "://" not in f:
             check_output_path(f, create_parent=True)
     return files
 

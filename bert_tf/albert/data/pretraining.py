@@ -31,10 +31,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.atomic_files import check_output_path
 from bert_tf.data import tfrecord, tfrecord_bytes
 from bert_tf.data.pretraining import check_settings
 from bert_tf.data.pretraining_corpus import expand_input_patterns, read_documents
+from bert_tf.data.pretraining_output import split_output_files
 from bert_tf.data.pretraining_instances import MaskedLmInstance, iter_sequence_pairs, masked_token
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.albert import tokenization as albert_tokenization
@@ -466,12 +466,7 @@ def create_albert_pretraining_data(input_file: str, output_file: str,
         raise FlagError(f"--ngram={ngram}: must be >= 1")
     tokenizer = load_albert_tokenizer(vocab_file, do_lower_case, spm_model_file)
     input_files = expand_input_patterns(input_file)
-    output_files = [f.strip() for f in (output_file or "").split(",") if f.strip()]
-    if not output_files:
-        raise FlagError(f"no output file given (--output_file={output_file!r})")
-    for path in output_files:
-        if "://" not in path:
-            check_output_path(path, create_parent=True)
+    output_files = split_output_files(output_file or "")
     logging.info("*** Reading from input files ***")
     for path in input_files:
         logging.info("  %s", path)
