@@ -3,8 +3,9 @@
 The original releases save and restore variables by their TF1 graph names
 (`bert/encoder/layer_0/attention/self/query/kernel`, `model/transformer/...`), with optimizer
 slots `<var>/adam_m`, `<var>/adam_v` and an int64 `global_step` (spec `bert.md` section 3).
-This module reads and writes exactly that format with `tf.train.load_checkpoint` and
-`tf.raw_ops.SaveV2`, so files written here load in the original code and the other way round.
+This module reads and writes exactly that format (listing with TF's `CheckpointReader`,
+values with `tf.raw_ops.RestoreV2`, writing with `tf.raw_ops.SaveV2`), so files written here
+load in the original code and the other way round.
 
 Model families keep their name tables (original name -> Keras variable) next to their model
 (`bert_tf/bert/checkpoint_map.py`, `bert_tf/xlnet/checkpoint_map.py`); this module only moves
@@ -59,8 +60,8 @@ def release_freed_memory(nbytes: int) -> None:
     """After a buffer of ``nbytes`` was freed: hands the C heap's free pages back to the
     system (glibc ``malloc_trim``; nothing elsewhere or for small buffers).
 
-    Reading a checkpoint one tensor at a time frees a tensor-sized array after each
-    variable is filled; glibc keeps such frees (below its adaptive mmap threshold, up to
+    Filling variables from a checkpoint frees tensor-sized buffers (an allocated variable's
+    old value, the float32 read of a bfloat16 variable); glibc keeps such frees (below its adaptive mmap threshold, up to
     32 MiB) in its heaps, which grew BERT-Large's restore peak by ~270 MiB over the weights
     themselves (issue 24).
     """
