@@ -14,6 +14,40 @@ from bert_tf.errors import OutputPathError
 ENOSPC = OSError(errno.ENOSPC, "No space left on device")
 
 
+class _WriteFails:
+    """A text file whose writes fail as on a full disk (``OSError(errno.ENOSPC)``)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _wrap_temp_writes(monkeypatch, wrap, nth=None):
+    """``builtins.open`` of the temporary output files (``.tmp-*``) opened for writing: the
+    ``nth`` one (every one when None) comes wrapped by ``wrap(file)``. Returns a function that
+    puts the real ``open`` back."""
+    import builtins
+    real_open = builtins.open
+    opened = []
+
+    def fake_open(path, mode="r", *args, **kwargs):
+        f = real_open(path, mode, *args, **kwargs)
+        if "w" in mode and os.path.basename(str(path)).startswith(".tmp-"):
+            opened.append(path)
+            return wrap(f) if nth is None or len(opened) == nth else f
+        return f
+    monkeypatch.setattr(builtins, "open", fake_open)
+    return lambda: monkeypatch.setattr(builtins, "open", real_open)
+
+
 def fail_writes_to(monkeypatch, name_part):
     """The record files whose path holds ``name_part`` cannot be written: their first write
     of bytes raises ``OSError(errno.ENOSPC)`` (what a full disk gives)."""
@@ -73,34 +107,11 @@ def test_record_files_appear_together_or_not_at_all(tmp_path, monkeypatch):
 def test_texts_written_together(tmp_path, monkeypatch):
     first, second = tmp_path / "predictions.json", tmp_path / "nbest_predictions.json"
     first.write_text("old predictions\n")
-    import builtins
-    real_open = builtins.open
-    count = []
-
-    class Full:
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.f.close()
-
-        def write(self, text):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-    def fake_open(path, mode="r", *args, **kwargs):
-        f = real_open(path, mode, *args, **kwargs)
-        if "w" in mode and os.path.basename(str(path)).startswith(".tmp-"):
-            count.append(path)
-            return Full(f) if len(count) == 2 else f
-        return f
-    monkeypatch.setattr(builtins, "open", fake_open)
+    restore_open = _wrap_temp_writes(monkeypatch, _WriteFails, nth=2)
     with pytest.raises(OutputPathError, match=r"nbest_predictions\.json: cannot write it \(No "
                                               r"space left on device\)"):
         atomic_files.atomic_write_texts([(str(first), "new\n"), (str(second), "new\n")])
-    monkeypatch.setattr(builtins, "open", real_open)
+    restore_open()
     assert sorted(os.listdir(tmp_path)) == ["predictions.json"]
     assert first.read_text() == "old predictions\n"
     # and without a failure both appear
@@ -109,31 +120,12 @@ def test_texts_written_together(tmp_path, monkeypatch):
 
 
 def test_atomic_write_text_full_disk_is_one_line(tmp_path, monkeypatch):
-    import builtins
     path = tmp_path / "eval_results.txt"
     path.write_text("earlier\n")
-    real_open = builtins.open
-
-    class Full:
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.f.close()
-
-        def write(self, text):
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-    def fake_open(p, mode="r", *args, **kwargs):
-        f = real_open(p, mode, *args, **kwargs)
-        return Full(f) if ".tmp-" in str(p) and "w" in mode else f
-    monkeypatch.setattr(builtins, "open", fake_open)
+    restore_open = _wrap_temp_writes(monkeypatch, _WriteFails)
     with pytest.raises(OutputPathError, match=r"eval_results\.txt: cannot write it \(No space"):
         atomic_files.atomic_write_text(str(path), "new\n")
-    monkeypatch.setattr(builtins, "open", real_open)
+    restore_open()
     assert sorted(os.listdir(tmp_path)) == ["eval_results.txt"]
     assert path.read_text() == "earlier\n"
 
@@ -203,11 +195,8 @@ def test_texts_on_a_full_disk_name_the_write_not_the_close(tmp_path, monkeypatch
     """Fresh round (asq1_full): on a real full disk the text is buffered, the flush fails and
     the close fails again while the error unwinds; that second OSError escaped as a traceback
     instead of the one line."""
-    import builtins
     first, second = tmp_path / "predictions.json", tmp_path / "nbest_predictions.json"
     first.write_text("old predictions\n")
-    real_open = builtins.open
-    opened = []
 
     class Buffered:
         """What a full disk gives: writes are buffered, flush and close fail."""
@@ -231,16 +220,10 @@ def test_texts_on_a_full_disk_name_the_write_not_the_close(tmp_path, monkeypatch
             self.f.close()
             self.flush()
 
-    def fake_open(path, mode="r", *args, **kwargs):
-        f = real_open(path, mode, *args, **kwargs)
-        if "w" in mode and os.path.basename(str(path)).startswith(".tmp-"):
-            opened.append(path)
-            return Buffered(f) if len(opened) == 2 else f
-        return f
-    monkeypatch.setattr(builtins, "open", fake_open)
+    restore_open = _wrap_temp_writes(monkeypatch, Buffered, nth=2)
     with pytest.raises(OutputPathError) as e:
         atomic_files.atomic_write_texts([(str(first), "new\n"), (str(second), "new\n")])
-    monkeypatch.setattr(builtins, "open", real_open)
+    restore_open()
     assert str(e.value) == (f"{second}: cannot write it (No space left on device); nothing of "
                             "it was kept")
     assert sorted(os.listdir(tmp_path)) == ["predictions.json"]
@@ -372,11 +355,8 @@ def test_texts_whose_close_fails_are_one_line_and_nothing_kept(tmp_path, monkeyp
     through and the close of a file failed with ENOSPC while the files were being closed and
     renamed: a traceback. One line naming the file; none of them replaced (every file is
     closed before any is renamed)."""
-    import builtins
     first, second = tmp_path / "predictions.json", tmp_path / "nbest_predictions.json"
     first.write_text("old predictions\n")
-    real_open = builtins.open
-    opened = []
 
     class CloseFails:
         def __init__(self, f):
@@ -398,16 +378,10 @@ def test_texts_whose_close_fails_are_one_line_and_nothing_kept(tmp_path, monkeyp
             self.f.close()
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    def fake_open(path, mode="r", *args, **kwargs):
-        f = real_open(path, mode, *args, **kwargs)
-        if "w" in mode and os.path.basename(str(path)).startswith(".tmp-"):
-            opened.append(path)
-            return CloseFails(f) if len(opened) == 1 else f
-        return f
-    monkeypatch.setattr(builtins, "open", fake_open)
+    restore_open = _wrap_temp_writes(monkeypatch, CloseFails, nth=1)
     with pytest.raises(OutputPathError) as e:
         atomic_files.atomic_write_texts([(str(first), "new\n"), (str(second), "new\n")])
-    monkeypatch.setattr(builtins, "open", real_open)
+    restore_open()
     assert str(e.value) == (f"{first}: cannot write it (No space left on device); nothing of "
                             "it was kept")
     assert sorted(os.listdir(tmp_path)) == ["predictions.json"]
