@@ -420,12 +420,7 @@ def _check_data_bytes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], s
     Raises:
       CheckpointError: ``<prefix>: unreadable checkpoint, its data file is ... truncated``.
     """
-    need = 0
-    for shape, dtype_name in stored.values():
-        dtype = tf.as_dtype(dtype_name)
-        if dtype == tf.string or not dtype.is_numpy_compatible:
-            continue
-        need += int(np.prod(shape, dtype=np.int64)) * dtype.size
+    need = sum(_entry_bytes(shape, dtype_name) for shape, dtype_name in stored.values())
     files = literal_glob(prefix, ".data-*-of-*")
     have = sum(tf.io.gfile.stat(f).length for f in files)
     if have < need:
@@ -541,14 +536,22 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
 _RESTORE_CHUNK_BYTES = 64 << 20
 
 
+def _entry_bytes(shape: Sequence[int], dtype_name: str) -> int:
+    """Bytes of a fixed-size checkpoint entry in its data file (0 for strings and other
+    variable-size dtypes)."""
+    dtype = tf.as_dtype(dtype_name)
+    if dtype == tf.string or not dtype.is_numpy_compatible:
+        return 0
+    return int(np.prod(shape, dtype=np.int64)) * dtype.size
+
+
 def _restore_chunks(todo: Sequence[Tuple[str, "tf.Variable", str]],
                     stored: Mapping[str, Tuple[Tuple[int, ...], str]]):
     """Splits ``(name, variable, checkpoint name)`` rows into runs of at most
     :data:`_RESTORE_CHUNK_BYTES` checkpoint bytes (a larger tensor is a run of its own)."""
     chunk, size = [], 0
     for row in todo:
-        shape, dtype_name = stored[row[2]]
-        nbytes = int(np.prod(shape, dtype=np.int64)) * tf.as_dtype(dtype_name).size
+        nbytes = _entry_bytes(*stored[row[2]])
         if chunk and size + nbytes > _RESTORE_CHUNK_BYTES:
             yield chunk
             chunk, size = [], 0
