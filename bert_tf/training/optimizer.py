@@ -44,13 +44,6 @@ BERT_EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
 VariableNames = Union[Mapping[str, object], Callable[[object], Optional[str]]]
 
 
-# Variables whose updates may run at once in a traced step (AdamWeightDecay._backend_update_step):
-# bounds the optimizer's transient memory to that many variables' temporaries. 1: the step of
-# 16 variables of 64 MiB (weights + slots 3.0 GiB) peaks at 3.93 GiB instead of 4.6-5.5, the
-# same wall time (bench/bench_optimizer_memory.py; AMD EPYC, 2 vCPUs, loaded).
-_UPDATES_IN_FLIGHT = 1
-
-
 def original_name(variable) -> str:
     """Fallback name of a variable that has no entry in the name map.
 
@@ -254,20 +247,20 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         grads = [g if m == 1.0 else g * m for g, m in zip(grads, multipliers)]
 
         def update_all(distribution, grads_and_vars, rates):
-            tokens = []
+            previous = []
             for (grad, var), rate in zip(grads_and_vars, rates):
-                # At most _UPDATES_IN_FLIGHT variables at once (bert_tf, issue 24): in a traced
-                # step the executor would otherwise run every variable's temporaries (next_m,
-                # next_v, the update) before their assigns, a model-sized transient. The
-                # values are the same; the updates are independent.
-                window = tokens[-_UPDATES_IN_FLIGHT:] if len(tokens) >= _UPDATES_IN_FLIGHT else []
-                with tf.control_dependencies(window[:1]):
+                # One variable after the other (bert_tf, issue 24): in a traced step the
+                # executor would otherwise run every variable's temporaries (next_m, next_v,
+                # the update) before their assigns, a model-sized transient. 16 variables of
+                # 64 MiB (weights + slots 3.0 GiB): peak 3.93 instead of 4.6-5.5 GiB, same
+                # wall, same values (bench/bench_optimizer_memory.py).
+                with tf.control_dependencies(previous):
                     # lr goes through args: a per-replica value is unwrapped per device there.
                     distribution.extended.update(
                         var, lambda v, g, lr: self.update_step(g, v, lr),
                         args=(grad, rate), group=False)
                     if tf.inside_function():  # reads after var's assign (automatic control
-                        tokens.append(tf.identity(var))  # dependencies order one resource's ops)
+                        previous = [tf.identity(var)]  # dependencies order one resource's ops)
 
         grads_and_vars = list(zip(grads, trainable_variables))
         if replica_ctx is None:
