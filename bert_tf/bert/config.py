@@ -114,10 +114,14 @@ class BertConfig:
             raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
         missing = [k for k in cls.REQUIRED_KEYS if k not in obj]
         if missing:
+            unknown = sorted(k for k in obj if k not in cls.known_keys())
+            typo = (f"; it has the unknown key(s) {', '.join(repr(k) for k in unknown)} (a "
+                    "typo?)" if unknown else "")
             raise ConfigError(
                 f"{json_file}: missing required {cls.FILE_KIND} key(s) "
                 f"{', '.join(repr(k) for k in missing)} (every released {cls.FILE_KIND} file "
-                f"has them; bert_tf does not build the original's default sizes in their place)")
+                f"has them; bert_tf does not build the original's default sizes in their "
+                f"place){typo}")
         config.validate(source=json_file)
         warn_unknown_keys(obj, cls.known_keys(), json_file, cls.FILE_KIND)
         return config

@@ -122,6 +122,19 @@ def test_a_missing_size_key_is_refused_naming_file_and_key(tmp_path, key):
     assert str(e.value).startswith(f"{path}: missing required BERT config key(s) '{key}' ")
 
 
+def test_a_misspelt_size_key_is_named_beside_the_missing_one(tmp_path):
+    """Fresh-user check: "hiden_size" was refused as hidden_size missing, without naming the
+    misspelt key the file does hold."""
+    path = tmp_path / "bert_config.json"
+    config = {k: v for k, v in SIZES.items() if k != "hidden_size"}
+    config["hiden_size"] = SIZES["hidden_size"]
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigError) as e:
+        BertConfig.from_json_file(str(path))
+    assert str(e.value).startswith(f"{path}: missing required BERT config key(s) 'hidden_size' ")
+    assert str(e.value).endswith("; it has the unknown key(s) 'hiden_size' (a typo?)")
+
+
 def test_missing_activation_dropout_and_initializer_take_the_released_values(tmp_path):
     path = tmp_path / "bert_config.json"
     path.write_text(json.dumps(SIZES))
