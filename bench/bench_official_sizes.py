@@ -323,7 +323,9 @@ def _ours_albert(folder, input_path, out_path, seq):
     from bert_tf.albert.config import AlbertConfig
     from bert_tf.albert.model import AlbertModel
     from bert_tf.albert.tokenization import FullTokenizer
+    from bert_tf.freed_memory import return_freed_memory, threshold_from_environment
     from bert_tf.training.restore import build_from_checkpoint
+    return_freed_memory(threshold_from_environment())  # as every entry point does (run_main)
     rss_stages.mark("import")
     tok = FullTokenizer(None, do_lower_case=True, spm_model_file=os.path.join(folder, "30k-clean.model"))
     ids, mask, segs, tokens = [], [], [], []
