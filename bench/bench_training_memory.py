@@ -23,6 +23,8 @@ the other helper's measure), :func:`bert_tf.training.optimizer.create_optimizer`
 batch ``[B, S]`` fed by a ``tf.data`` iterator, ``--steps`` updates. The encoder's
 ``recompute_grad`` is set as ``--recompute_grad`` sets it (``set_recompute_grad``);
 ``--dtype=bfloat16`` builds the model under Keras' ``mixed_bfloat16`` policy, as the tasks do.
+The child fixes glibc's mmap threshold as the entry points do (``bert_tf.freed_memory``;
+``BERT_TF_MMAP_THRESHOLD=dynamic`` measures without it; the row records it).
 
 Per cell: ``peak_rss_gb`` (the child's ``ru_maxrss``: the whole process, TF included),
 ``rss_after_build_gb`` (model + optimizer slots, before the first step), ``step_s`` (wall
@@ -71,6 +73,12 @@ CELLS = {
         (8, True, 1, _F32), (8, False, 1, _F32)]]
     + [("xlnet", "base", 512, b, r, a, d) for (b, r, a, d) in [
         (2, False, 1, _F32), (2, True, 1, _F32), (2, False, 1, _BF16), (1, False, 2, _F32)]],
+    # the rest of issue 24 item 4 at the official sizes: batch sizes, accumulation, bfloat16
+    "large_levers": [("bert", "large", 384, b, r, a, d) for (b, r, a, d) in [
+        (4, False, 1, _F32), (4, True, 1, _F32), (2, False, 2, _F32), (2, True, 2, _F32),
+        (1, False, 1, _BF16), (4, True, 1, _BF16)]]
+    + [("xlnet", "large", 512, b, r, a, d) for (b, r, a, d) in [
+        (2, True, 1, _F32), (4, True, 1, _F32), (1, True, 2, _F32), (1, True, 1, _BF16)]],
     # 12 layers of width 256: every cell under 3 GB (--no_lock --limit_gb 3), the levers at
     # the official sequence lengths when the big-memory lock is busy
     "small": [("bert", "small", 384, b, r, a, d) for (b, r, a, d) in [
@@ -166,10 +174,13 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
     watchdog(limit_gb)
     import tensorflow as tf
 
+    from bert_tf.freed_memory import return_freed_memory, threshold_from_environment
     from bert_tf.recompute import set_recompute_grad
     from bert_tf.training.optimizer import create_optimizer
     from bert_tf.training.train_step import TrainStep, distributed_iterator
     import numpy as np
+    threshold = threshold_from_environment()
+    return_freed_memory(threshold)  # as run_squad.py / run_classifier.py do (run_main)
     rss_start = rss_gb()
     model, rng, vocab = build(family, size, seq, dtype)
     features, labels = batch_of(family, rng, vocab, batch, seq)
@@ -192,7 +203,8 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
         losses.append(float(loss))
         times.append(time.time() - t0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
-    print(json.dumps({"params": params, "rss_start_gb": round(rss_start, 2),
+    print(json.dumps({"params": params, "mmap_threshold_bytes": threshold,
+                      "rss_start_gb": round(rss_start, 2),
                       "rss_after_build_gb": round(rss_built, 2), "peak_rss_gb": round(peak, 2),
                       "first_step_s": round(times[0], 1), "step_s": round(times[-1], 1),
                       "losses": [round(x, 4) for x in losses]}), flush=True)

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from bert_tf.errors import FlagError
-from bert_tf.freed_memory import (DEFAULT_THRESHOLD_BYTES, ENV, return_freed_memory,
+from bert_tf.freed_memory import (SUGGESTED_THRESHOLD_BYTES, ENV, return_freed_memory,
                                   threshold_from_environment)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +57,8 @@ def test_fixed_threshold_returns_a_freed_24_mib_block_that_the_rising_one_keeps(
 
 
 def test_threshold_from_environment():
-    assert threshold_from_environment({}) == DEFAULT_THRESHOLD_BYTES == 1 << 20
+    assert threshold_from_environment({}) is None  # glibc's own unless asked
+    assert SUGGESTED_THRESHOLD_BYTES == 1 << 20
     assert threshold_from_environment({ENV: "65536"}) == 65536
     assert threshold_from_environment({ENV: " Dynamic "}) is None
     # glibc's own variable, when the user set it, stays in charge

@@ -49,8 +49,8 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     * an allocation that fails outside the training loop (which says more,
       ``bert_tf.training.loop.OutOfMemoryError``), e.g. a config whose weights do not fit, is
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
-    * freed tensor buffers above 1 MiB go back to the system at once
-      (:func:`bert_tf.freed_memory.return_freed_memory`; ``BERT_TF_MMAP_THRESHOLD``; issue 24);
+    * with ``BERT_TF_MMAP_THRESHOLD=<bytes>``, freed buffers above it go back to the system
+      at once (:func:`bert_tf.freed_memory.return_freed_memory`; issue 24);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
