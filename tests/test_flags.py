@@ -386,6 +386,23 @@ def test_tf_cpp_log_is_quiet_unless_the_user_sets_its_level(tmp_path):
     assert proc.stdout == "1\n"  # the user's level wins
 
 
+@pytest.mark.slow  # two TensorFlow imports (~10 s each on a shared machine)
+def test_onednn_kernels_are_on_unless_the_user_turns_them_off(tmp_path):
+    # issue 25: TensorFlow turns oneDNN on by itself only on AVX-512 VNNI / AMX CPUs; on an
+    # AVX2 CPU IsMklEnabled() was False here before bert_tf set the variable.
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    env["PYTHONPATH"] = REPO
+    code = ("import bert_tf, os; from tensorflow.python.util import _pywrap_util_port as p; "
+            "print(os.environ['TF_ENABLE_ONEDNN_OPTS'], p.IsMklEnabled())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.returncode == 0 and proc.stdout == "1 True\n", proc.stderr[-2000:]
+    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.stdout == "0 False\n"  # the user's choice wins
+
+
 def test_stray_positional_argument_is_one_error_line(monkeypatch, capsys):
     # issue 15 item 10: "--output_dir /tmp/x" left /tmp/x as an ignored argument.
     monkeypatch.setattr(sys, "argv", ["run_something.py", "/tmp/x", "more"])
