@@ -603,3 +603,24 @@ def test_only_allocation_failures_count_as_out_of_memory():
     assert flags_process.is_out_of_memory(MemoryError())
     assert flags_process.is_out_of_memory(ResourceExhaustedError("OOM when allocating"))
     assert not flags_process.is_out_of_memory(ValueError("x"))
+
+
+def test_tune_malloc_sets_glibc_thresholds_unless_the_user_set_one(monkeypatch):
+    # issue 25: freed batch buffers stay for the next batch (fewer page faults); a user's
+    # MALLOC_*_ variable wins and nothing is changed.
+    import platform
+    for name in flags_process.MALLOC_ENV:
+        monkeypatch.delenv(name, raising=False)
+    expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert flags_process.tune_malloc() is expected
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
+    assert flags_process.tune_malloc() is False
+
+
+def test_run_main_tunes_malloc_first(monkeypatch):
+    calls = []
+    monkeypatch.setattr(flags_process, "tune_malloc", lambda: calls.append("tune"))
+    monkeypatch.setattr(sys, "argv", ["run_something.py"])
+    with pytest.raises(SystemExit) as e:
+        bert_flags.run_main(lambda argv: calls.append("main"))
+    assert e.value.code in (None, 0) and calls == ["tune", "main"]
