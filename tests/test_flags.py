@@ -386,6 +386,23 @@ def test_tf_cpp_log_is_quiet_unless_the_user_sets_its_level(tmp_path):
     assert proc.stdout == "1\n"  # the user's level wins
 
 
+@pytest.mark.slow  # two TensorFlow imports (~10 s each on a shared machine)
+def test_onednn_kernels_are_on_unless_the_user_turns_them_off(tmp_path):
+    # issue 25: TensorFlow turns oneDNN on by itself only on AVX-512 VNNI / AMX CPUs; on an
+    # AVX2 CPU IsMklEnabled() was False here before bert_tf set the variable.
+    env = {k: v for k, v in os.environ.items() if k != "TF_ENABLE_ONEDNN_OPTS"}
+    env["PYTHONPATH"] = REPO
+    code = ("import bert_tf, os; from tensorflow.python.util import _pywrap_util_port as p; "
+            "print(os.environ['TF_ENABLE_ONEDNN_OPTS'], p.IsMklEnabled())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.returncode == 0 and proc.stdout == "1 True\n", proc.stderr[-2000:]
+    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=str(tmp_path), env=env)
+    assert proc.stdout == "0 False\n"  # the user's choice wins
+
+
 def test_stray_positional_argument_is_one_error_line(monkeypatch, capsys):
     # issue 15 item 10: "--output_dir /tmp/x" left /tmp/x as an ignored argument.
     monkeypatch.setattr(sys, "argv", ["run_something.py", "/tmp/x", "more"])
@@ -586,3 +603,24 @@ def test_only_allocation_failures_count_as_out_of_memory():
     assert flags_process.is_out_of_memory(MemoryError())
     assert flags_process.is_out_of_memory(ResourceExhaustedError("OOM when allocating"))
     assert not flags_process.is_out_of_memory(ValueError("x"))
+
+
+def test_tune_malloc_sets_glibc_thresholds_unless_the_user_set_one(monkeypatch):
+    # issue 25: freed batch buffers stay for the next batch (fewer page faults); a user's
+    # MALLOC_*_ variable wins and nothing is changed.
+    import platform
+    for name in flags_process.MALLOC_ENV:
+        monkeypatch.delenv(name, raising=False)
+    expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert flags_process.tune_malloc() is expected
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "131072")
+    assert flags_process.tune_malloc() is False
+
+
+def test_run_main_tunes_malloc_first(monkeypatch):
+    calls = []
+    monkeypatch.setattr(flags_process, "tune_malloc", lambda: calls.append("tune"))
+    monkeypatch.setattr(sys, "argv", ["run_something.py"])
+    with pytest.raises(SystemExit) as e:
+        bert_flags.run_main(lambda argv: calls.append("main"))
+    assert e.value.code in (None, 0) and calls == ["tune", "main"]

@@ -57,10 +57,13 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
 
     * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
-      (absl itself exits 1 after printing it, which made ``script --help && ...`` fail).
+      (absl itself exits 1 after printing it, which made ``script --help && ...`` fail);
+    * glibc's allocator keeps freed memory of up to 256 MB for reuse (:func:`tune_malloc`).
 
     Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
     """
+
+    tune_malloc()
 
     def _on_sigterm(signum, frame):
         raise SystemExit(128 + signum)
@@ -107,6 +110,41 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         if skip_teardown and e.code in (None, 0):
             exit_without_teardown(0)
         raise
+
+
+# glibc mallopt parameters (malloc.h) and the values tune_malloc sets
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's largest dynamic mmap threshold (64-bit)
+TRIM_THRESHOLD_BYTES = 256 << 20
+MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
+              "MALLOC_MMAP_MAX_")
+
+
+def tune_malloc() -> bool:
+    """Lets glibc's ``malloc`` keep freed memory for the next batch (bert_tf, issue 25).
+
+    Each batch allocates and frees the same large buffers (TensorFlow's tensors, the JSON
+    lines of extract_features); with glibc's defaults, blocks from 128 KB are mmap'ed and
+    unmapped on free and the top of the heap is returned above a small threshold, so every
+    batch faults its pages in again: 1.2 million minor page faults and 4.0 s of system CPU
+    time of an 18 s ``extract_features.py`` run of 400 lines (MiniLM, AMD EPYC 2 vCPUs), 0.16
+    million and 1.1 s with these settings, peak RSS unchanged. Sets ``M_MMAP_THRESHOLD`` to
+    32 MB and ``M_TRIM_THRESHOLD`` to 256 MB with ``mallopt``.
+
+    Returns:
+      True when set; False (nothing changed) off glibc, or when the user set one of
+      :data:`MALLOC_ENV` (theirs wins).
+    """
+    if any(name in os.environ for name in MALLOC_ENV):
+        return False
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # no C library symbol: not glibc
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+                and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
 
 
 # The config flags of the families, and the size keys an out-of-memory line quotes from them.
