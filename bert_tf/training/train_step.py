@@ -122,14 +122,22 @@ class TrainStep:
                 replica_loss = self.optimizer.scale_loss(replica_loss)
         return loss, tape.gradient(replica_loss, self.trainable)
 
-    def _micro_step(self, features, labels, apply):
+    def _micro_step(self, features, labels, after, apply):
+        """One batch's forward/backward; accumulates its gradients, or applies the mean.
+        ``after``: a tensor the forward waits for (the previous batch's ``done``). Returns
+        ``(loss, batch, done)``, ``done`` computed once this batch's gradients are added."""
+        if self.accumulation > 1:  # one batch's activations and gradients live at a time
+            with tf.control_dependencies([after]):
+                features = tf.nest.map_structure(tf.identity, features)
         loss, grads = self._forward_backward(features, labels)
+        done = loss
         if self.accumulation == 1:
             self.optimizer.apply(grads, self.trainable)
         elif not apply:
-            for acc, g in zip(self.accumulators, grads):
-                if g is not None:
-                    acc.assign_add(tf.convert_to_tensor(g))
+            added = [acc.assign_add(tf.convert_to_tensor(g))
+                     for acc, g in zip(self.accumulators, grads) if g is not None]
+            with tf.control_dependencies(added):
+                done = tf.identity(loss)
         else:
             grads = [None if g is None else (acc + tf.convert_to_tensor(g)) / self.accumulation
                      for acc, g in zip(self.accumulators, grads)]
@@ -137,12 +145,17 @@ class TrainStep:
             for acc in self.accumulators:
                 acc.assign(tf.zeros_like(acc))
         batch = tf.shape(tf.nest.flatten(features)[0])[0]
-        return loss, batch
+        return loss, batch, done
 
     def _run(self, iterator, n):
         strategy = self.strategy
 
         def update(i, loss_sum, examples):
+            # The batches of one update run one after the other (``after``): traced side by
+            # side, TensorFlow ran their forward/backward passes at the same time, so 2
+            # batches of 2 accumulated took more memory than one batch of 4 (BERT-Large
+            # SQuAD seq 384: over 13 GB vs 12.2 GB).
+            after = tf.constant(0.0)
             for j in range(self.accumulation):
                 element = next(iterator)
                 if isinstance(element, tuple) and len(element) == 2:
@@ -150,7 +163,7 @@ class TrainStep:
                 else:
                     features, labels = element, None
                 fn = functools.partial(self._micro_step, apply=(j == self.accumulation - 1))
-                loss, batch = strategy.run(fn, args=(features, labels))
+                loss, batch, after = strategy.run(fn, args=(features, labels, after))
                 loss_sum += strategy.reduce(tf.distribute.ReduceOp.MEAN, loss, axis=None)
                 examples += strategy.reduce(tf.distribute.ReduceOp.SUM, batch, axis=None)
             return i + 1, loss_sum, examples
