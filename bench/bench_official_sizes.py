@@ -323,9 +323,9 @@ def _ours_albert(folder, input_path, out_path, seq):
     from bert_tf.albert.config import AlbertConfig
     from bert_tf.albert.model import AlbertModel
     from bert_tf.albert.tokenization import FullTokenizer
-    from bert_tf.freed_memory import return_freed_memory, threshold_from_environment
     from bert_tf.training.restore import build_from_checkpoint
-    return_freed_memory(threshold_from_environment())  # BERT_TF_MMAP_THRESHOLD, as run_main
+    from bert_tf.flags.process import tune_malloc
+    tune_malloc()  # as every entry point does (run_main)
     rss_stages.mark("import")
     tok = FullTokenizer(None, do_lower_case=True, spm_model_file=os.path.join(folder, "30k-clean.model"))
     ids, mask, segs, tokens = [], [], [], []
@@ -435,7 +435,6 @@ def main(argv=None):
         mem_gib = int(f.readline().split()[1]) / 2**20  # MemTotal, kB -> GiB
     info = {"machine": dict(machine(), mem_total_gib=round(mem_gib, 1)), "rounds": args.rounds, "max_seq_length": args.max_seq_length,
             "batch_size": args.batch_size, "input_lines": 2,
-            "bert_tf_mmap_threshold": os.environ.get("BERT_TF_MMAP_THRESHOLD") or "dynamic (glibc's)",
             "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
             "checkpoint_builds_this_run": {n: b for n, b in builds.items() if b}, "models": {}}
     for name in names:

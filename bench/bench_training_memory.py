@@ -23,8 +23,7 @@ the other helper's measure), :func:`bert_tf.training.optimizer.create_optimizer`
 batch ``[B, S]`` fed by a ``tf.data`` iterator, ``--steps`` updates. The encoder's
 ``recompute_grad`` is set as ``--recompute_grad`` sets it (``set_recompute_grad``);
 ``--dtype=bfloat16`` builds the model under Keras' ``mixed_bfloat16`` policy, as the tasks do.
-The child fixes glibc's mmap threshold as the entry points do (``bert_tf.freed_memory``;
-``BERT_TF_MMAP_THRESHOLD=dynamic`` measures without it; the row records it).
+The child sets glibc's malloc thresholds as the entry points do (``tune_malloc``).
 
 Per cell: ``peak_rss_gb`` (the child's ``ru_maxrss``: the whole process, TF included),
 ``rss_after_build_gb`` (model + optimizer slots, before the first step), ``step_s`` (wall
@@ -174,13 +173,12 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
     watchdog(limit_gb)
     import tensorflow as tf
 
-    from bert_tf.freed_memory import return_freed_memory, threshold_from_environment
+    from bert_tf.flags.process import tune_malloc
     from bert_tf.recompute import set_recompute_grad
     from bert_tf.training.optimizer import create_optimizer
     from bert_tf.training.train_step import TrainStep, distributed_iterator
     import numpy as np
-    threshold = threshold_from_environment()
-    return_freed_memory(threshold)  # as run_squad.py / run_classifier.py do (run_main)
+    tune_malloc()  # as run_squad.py / run_classifier.py do (run_main)
     rss_start = rss_gb()
     model, rng, vocab = build(family, size, seq, dtype)
     features, labels = batch_of(family, rng, vocab, batch, seq)
@@ -203,8 +201,7 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
         losses.append(float(loss))
         times.append(time.time() - t0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
-    print(json.dumps({"params": params, "mmap_threshold_bytes": threshold,
-                      "rss_start_gb": round(rss_start, 2),
+    print(json.dumps({"params": params, "rss_start_gb": round(rss_start, 2),
                       "rss_after_build_gb": round(rss_built, 2), "peak_rss_gb": round(peak, 2),
                       "first_step_s": round(times[0], 1), "step_s": round(times[-1], 1),
                       "losses": [round(x, 4) for x in losses]}), flush=True)

@@ -18,7 +18,6 @@ from absl import app, flags
 
 from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
-from bert_tf.freed_memory import return_freed_memory, threshold_from_environment
 from bert_tf.flags.arguments import flag_is_set
 from bert_tf.output_locks import output_locks
 
@@ -49,8 +48,6 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     * an allocation that fails outside the training loop (which says more,
       ``bert_tf.training.loop.OutOfMemoryError``), e.g. a config whose weights do not fit, is
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
-    * with ``BERT_TF_MMAP_THRESHOLD=<bytes>``, freed buffers above it go back to the system
-      at once (:func:`bert_tf.freed_memory.return_freed_memory`; issue 24);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from.
@@ -74,7 +71,6 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         stdout = sys.stdout
         sys.stdout = _StdoutGuard(stdout)
         try:
-            return_freed_memory(threshold_from_environment())
             check_no_positional_arguments(argv)
             check_outputs_are_not_inputs(FLAGS)
             with output_locks(locked_outputs(FLAGS)):
