@@ -13,6 +13,14 @@ from absl import logging
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint, vocab_looks_cased)
 
+# What every training run writes in its folder besides the step-named checkpoint files: the
+# checkpoint state file (``tf.train.CheckpointManager``'s ``checkpoint``), for the ``files`` of
+# make_output_dir; and what an evaluation writes: the summaries' folder
+# (``bert_tf.training.summaries.EVAL_SUBDIR``; tests/run/test_checks.py pins the two equal),
+# for its ``folders``.
+TRAINING_FILES = ("checkpoint",)
+EVAL_FOLDERS = ("eval",)
+
 
 def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = None) -> FullTokenizer:
     """The original case check against the checkpoint name, then the vocab and our case check.

@@ -214,8 +214,10 @@ def check_args(args: ClassifierArgs):
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
-    run_checks.make_output_dir(args.output_dir, files=(
-        TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE, TEST_RESULTS_FILE, "checkpoint"))
+    run_checks.make_output_dir(
+        args.output_dir, files=(TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE,
+                                TEST_RESULTS_FILE) + run_checks.TRAINING_FILES,
+        folders=run_checks.EVAL_FOLDERS)
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)

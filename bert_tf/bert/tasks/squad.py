@@ -538,7 +538,9 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
             raise FlagError("predict_fn replaces the model: it cannot be used with --export_dir")
         from bert_tf.run import serving
         serving.check_export_dir(args.export_dir)
-    run_checks.make_output_dir(args.output_dir)
+    run_checks.make_output_dir(args.output_dir, files=(
+        TRAIN_RECORD, EVAL_RECORD, PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE,
+        EVAL_RESULTS_FILE) + run_checks.TRAINING_FILES)
     summary = SquadResult(output_dir=display_path(args.output_dir))
 
     model = None

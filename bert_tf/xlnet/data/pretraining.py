@@ -33,7 +33,7 @@ from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import make_example
 from bert_tf.data.text_lines import read_utf8_lines
 from bert_tf.data.tfrecord_bytes import RecordFilesTogether
-from bert_tf.atomic_files import make_output_dir
+from bert_tf.atomic_files import check_output_names, make_output_dir
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -402,6 +402,15 @@ def record_names(args, pass_id: int) -> Tuple[str, str]:
             format_filename(f"record_info-{base}", suffix="json", **common))
 
 
+def _output_names(args) -> List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]:
+    """``(folder, files, folders)`` the run writes: ``corpus_info.json`` and ``tfrecords/`` in
+    ``--save_dir``, each pass's records and record_info JSON in ``tfrecords/``."""
+    passes = range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))
+    records = tuple(name for pass_id in passes for name in record_names(args, pass_id))
+    return [(args.save_dir, ("corpus_info.json",), ("tfrecords",)),
+            (os.path.join(args.save_dir, "tfrecords"), records, ())]
+
+
 def task_files(input_glob: str, task: int, num_task: int) -> List[str]:
     """``sorted(glob(input_glob))[task::num_task]`` (spec 6.3).
 
@@ -537,6 +546,9 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     """
     num_core = check_args(args)
     check_special_symbols(sp_model, args.sp_path)
+    outputs = _output_names(args)
+    for folder, files, folders in outputs:  # before the corpus is read
+        check_output_names(folder, "save_dir", files, folders)
     paths = task_files(args.input_glob, args.task, args.num_task)
     shards = []
     pool = worker_pool(getattr(args, "num_workers", 1), args.sp_path)
@@ -555,8 +567,8 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")
-    make_output_dir(args.save_dir, "save_dir")
-    make_output_dir(os.path.join(args.save_dir, "tfrecords"), "save_dir")
+    for folder, files, folders in outputs:
+        make_output_dir(folder, "save_dir", files, folders)
     infos = [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
              for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
     if args.task == 0:  # written last, so a failed run leaves no corpus_info.json behind

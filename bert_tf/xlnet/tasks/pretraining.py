@@ -31,6 +31,7 @@ from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_recor
                                                   make_parser)
 from bert_tf import checkpoint_io
 from bert_tf.atomic_files import make_output_dir
+from bert_tf.run.checks import TRAINING_FILES
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
 from bert_tf.training.restore import bert_warm_start, build_for_training
@@ -269,4 +270,4 @@ def make_model_dir(args: XLNetPretrainingArgs) -> None:
       FlagError: it cannot be created.
     """
     if args.model_dir:
-        make_output_dir(args.model_dir, "model_dir")
+        make_output_dir(args.model_dir, "model_dir", TRAINING_FILES)

@@ -190,3 +190,17 @@ def test_records_cut_at_a_record_boundary_are_refused_and_the_originals_globs_se
             _args(golden_dir, str(tmp_path / "o"), do_train=False, do_eval=True),
             input_file=str(folder / "*")))
     assert str(e.value).startswith(f"{outs[0]}: 1 records, but bert_tf wrote 14 into it")
+
+
+@pytest.mark.parametrize("name,kind", [("eval_results.txt", "folder"), ("eval", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_work(tmp_path, golden_dir, name,
+                                                                 kind):
+    """Issue 27: O/eval_results.txt a folder, or O/eval a file, failed after the evaluation."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError, match=f"^--output_dir={out}: {out / name} is a {kind}, but "
+                                        f"the run writes the {written} {name} there"):
+        albert_pretraining.run(_args(golden_dir, str(out), do_train=False, do_eval=True))
+    assert os.listdir(out) == [name]

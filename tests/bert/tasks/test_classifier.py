@@ -447,6 +447,20 @@ def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(tiny_mo
     assert os.listdir(out) == ["eval_results.txt"]
 
 
+def test_a_file_named_like_the_eval_summaries_folder_is_refused_before_any_work(
+        tiny_model_dir, mrpc_copy, tmp_path):
+    """Issue 27: a file O/eval failed the evaluation summaries after training (a
+    FailedPreconditionError traceback, "Not a directory")."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "eval").write_text("x")
+    with pytest.raises(FlagError) as e:
+        run(_tiny_args(tiny_model_dir, mrpc_copy, out, do_train=True, do_eval=True))
+    assert str(e.value) == (f"--output_dir={out}: {out / 'eval'} is a file, but the run writes "
+                            "the folder eval there; remove or rename that file")
+    assert os.listdir(out) == ["eval"]
+
+
 def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckpt_dir,
                                                         mrpc_copy, tmp_path):
     args = _tiny_args(tiny_model_dir, mrpc_copy, tmp_path, do_eval=True,

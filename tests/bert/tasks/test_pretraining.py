@@ -558,3 +558,18 @@ def test_records_cut_at_a_record_boundary_are_refused_and_the_originals_globs_se
         run_pretraining(eval_args(tiny_dir, str(folder / "*"), tmp_path))
     assert str(e.value).startswith(f"{outs[1]}: 3 records, but bert_tf wrote 5 into it")
     assert not os.path.exists(tmp_path / "out" / "eval_results.txt")
+
+
+@pytest.mark.parametrize("name,kind", [("eval_results.txt", "folder"), ("checkpoint", "folder"),
+                                       ("eval", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_work(tiny_dir, golden_tfrecord,
+                                                                 tmp_path, name, kind):
+    """Issue 27: O/eval_results.txt a folder, or O/eval a file, failed after the evaluation."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError, match=f"^--output_dir={out}: {out / name} is a {kind}, but "
+                                        f"the run writes the {written} {name} there"):
+        run_pretraining(eval_args(tiny_dir, golden_tfrecord, tmp_path))
+    assert os.listdir(out) == [name]

@@ -307,3 +307,24 @@ def test_non_utf8_input_is_dropped_with_a_warning_and_unreadable_is_one_line(
     with pytest.raises(InputDataError, match=r"^sotu_pretrain\.txt: cannot read it \(permission "
                                              r"denied\)$"):
         xp.create_data(golden_args(save_dir="other"), sp_model, random.Random(1))
+
+
+@pytest.mark.parametrize("where,name,kind", [
+    ("pretraining_data", "corpus_info.json", "folder"), ("pretraining_data", "tfrecords", "file"),
+    ("pretraining_data/tfrecords", GOLDEN_RECORDS, "folder")])
+def test_an_output_name_of_the_other_kind_is_refused_before_the_corpus_is_read(
+        golden_workdir, sp_model, monkeypatch, where, name, kind):
+    """Issue 27: a folder named like corpus_info.json or the records failed only after the
+    corpus was encoded and the records written; a file named tfrecords was named as if the
+    folder --save_dir were a file."""
+    folder = golden_workdir / where
+    folder.mkdir(parents=True)
+    (folder / name).mkdir() if kind == "folder" else (folder / name).write_text("x")
+    monkeypatch.setattr(xp, "encode_corpus_file",
+                        lambda *a, **k: pytest.fail("the corpus must not be read"))
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    assert str(e.value) == (f"--save_dir={where}: {where}/{name} is a {kind}, but the run "
+                            f"writes the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(folder) == [name]

@@ -132,3 +132,13 @@ def test_model_dir_that_is_a_file_names_the_flag(tmp_path):
     blocker.write_text("x")
     with pytest.raises(FlagError, match=r"--model_dir=.*a_file is not writable: it is a file"):
         xpt.make_model_dir(tiny_args(str(tmp_path), str(blocker)))
+
+
+def test_a_folder_named_like_the_checkpoint_state_file_is_refused(tmp_path):
+    """Issue 27: a folder model_dir/checkpoint failed at the first checkpoint save."""
+    (tmp_path / "m" / "checkpoint").mkdir(parents=True)
+    with pytest.raises(FlagError) as e:
+        xpt.make_model_dir(tiny_args(str(tmp_path), str(tmp_path / "m")))
+    assert str(e.value) == (f"--model_dir={tmp_path / 'm'}: {tmp_path / 'm' / 'checkpoint'} is a "
+                            "folder, but the run writes the file checkpoint there; remove or "
+                            "rename that folder")
