@@ -84,7 +84,7 @@ from bert_tf.data.classifier_records import SHUFFLE_SEED, LENGTH_MULTIPLE, train
 from bert_tf.data.glue_files import (PREDICT_FILE, format_test_results, read_task_examples,
                                     write_predict_records)
 from bert_tf.data.windows import check_window_flags
-from bert_tf.errors import ConfigError, FlagError
+from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.run import checks as run_checks
 from bert_tf.run import serving
 from bert_tf.run.classification import (eval_metrics, export_saved_model, predict_all,
@@ -293,9 +293,30 @@ def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:
     """
     existing = checkpoint_io.existing_checkpoints(args.output_dir)
     if existing:
+        _check_head_fits_task(name_map, existing[-1], args)
         checkpoint_io.check_fits(name_map, existing[-1], require_all=True)
     elif args.init_checkpoint:
         checkpoint_io.check_fits(name_map, args.init_checkpoint)
+
+
+def _check_head_fits_task(name_map, prefix: str, args: ClassifierArgs) -> None:
+    """The classifier head of ``--output_dir``'s checkpoint against the task's label count
+    (bert_tf: a checkpoint fine-tuned on another task was said not to match the config).
+
+    Raises:
+      CheckpointError: the head has another number of outputs; names both and the flags.
+    """
+    stored = checkpoint_io.list_checkpoint(prefix)
+    head = name_map.get("output_bias")
+    if head is None or "output_bias" not in stored:
+        return
+    held, needed = tuple(stored["output_bias"][0]), tuple(head.shape)
+    if held != needed:
+        raise CheckpointError(
+            f"{prefix}: its classifier head (output_bias) has {held[0] if held else 0} "
+            f"output(s) but --task_name={args.task_name} needs {needed[0]}: --output_dir="
+            f"{args.output_dir} holds a model fine-tuned for another task; use another "
+            "--output_dir")
 
 
 def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,

@@ -470,6 +470,32 @@ def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckp
         run(args)
 
 
+def test_an_output_dir_fine_tuned_for_another_task_names_the_task_not_the_config(
+        tiny_model_dir, mrpc_copy, tmp_path):
+    """Fresh round 3 (r3_cls_predict_other_task_ckpt): predicting STS-B (1 output) from an
+    --output_dir fine-tuned on MRPC (2 labels) said "the config does not match this
+    checkpoint"; the config was the same, the task differed."""
+    import numpy as np
+    from bert_tf import checkpoint_io
+    out = tmp_path / "out"
+    out.mkdir()
+    checkpoint_io.write_checkpoint(str(out / "model.ckpt-1"), {
+        "output_weights": np.zeros([2, 16], np.float32),
+        "output_bias": np.zeros([2], np.float32), "global_step": np.array(1, np.int64)})
+    (tmp_path / "stsb").mkdir()
+    (tmp_path / "stsb" / "test.tsv").write_text(
+        "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\n"
+        "0\tmain-news\tx\t2012\t0\tnone\tnone\tA man.\tA dog.\n")
+    with pytest.raises(CheckpointError) as e:
+        run(_tiny_args(tiny_model_dir, tmp_path / "stsb", out, task_name="STS-B",
+                       do_predict=True))
+    assert str(e.value) == (
+        f"{out / 'model.ckpt-1'}: its classifier head (output_bias) has 2 output(s) but "
+        f"--task_name=STS-B needs 1: --output_dir={out} holds a model fine-tuned for another "
+        "task; use another --output_dir")
+    assert sorted(os.listdir(out)) == ["model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index"]
+
+
 def test_vocab_larger_than_the_config_is_refused(tiny_model_dir, mrpc_copy, tmp_path):
     config = json.loads((tiny_model_dir / "bert_config.json").read_text())
     config["vocab_size"] = 1000
