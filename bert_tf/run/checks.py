@@ -38,6 +38,18 @@ def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = 
     return tokenizer
 
 
+def warn_if_vocab_smaller(num_tokens: int, vocab: str, vocab_size: int,
+                          config_file: str) -> None:
+    """Warns when the vocabulary ``vocab`` (its file, for the message) has fewer tokens than
+    the config's ``vocab_size`` (bert_tf: the original, and bert_tf before, ran silently with
+    e.g. a 15-token vocab against a 30,522-token model: every word [UNK], [CLS]/[SEP] on the
+    wrong ids). A larger vocabulary is refused by the tasks."""
+    if num_tokens < vocab_size:
+        logging.warning("%s has %d tokens but %s says vocab_size=%d: a vocabulary of another "
+                        "model? (the token ids would not be the ones the checkpoint learned)",
+                        vocab, num_tokens, config_file, vocab_size)
+
+
 def require_one_mode(**modes: bool) -> None:
     """Raises FlagError unless one of the ``do_*`` flags is set (original message)."""
     if not any(modes.values()):

@@ -186,6 +186,8 @@ def check_args(args: AlbertClassifierArgs):
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"the vocabulary has {len(tokenizer.vocab)} tokens but "
                           f"{args.albert_config_file} says vocab_size={config.vocab_size}")
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.spm_model_file or args.vocab_file,
+                                     config.vocab_size, args.albert_config_file)
     return config, processor, tokenizer
 
 

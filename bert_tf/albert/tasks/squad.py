@@ -287,6 +287,8 @@ def run(args: AlbertSquadArgs, version: int,
         raise ConfigError(f"--spm_model_file={args.spm_model_file} has {sp.GetPieceSize()} "
                           f"pieces but {args.albert_config_file} says vocab_size="
                           f"{config.vocab_size}")
+    run_checks.warn_if_vocab_smaller(sp.GetPieceSize(), args.spm_model_file, config.vocab_size,
+                                     args.albert_config_file)
     train_examples = eval_examples = dataset = None
     if args.do_train:
         train_examples = data.read_squad_examples(args.train_file, is_training=True)

@@ -162,6 +162,9 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.vocab_file, config.vocab_size,
+                                     args.bert_config_file)
     return config, tokenizer
 
 

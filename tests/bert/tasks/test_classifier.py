@@ -506,6 +506,26 @@ def test_vocab_larger_than_the_config_is_refused(tiny_model_dir, mrpc_copy, tmp_
                        bert_config_file=str(small)))
 
 
+def test_a_vocab_far_smaller_than_the_config_is_warned(tiny_model_dir, mrpc_copy, tmp_path,
+                                                       caplog):
+    """Fresh round 3 (r3_cls_vocab_toy15): a 15-token vocab against a 30,522-token config
+    trained on [UNK]s with no word (the original is silent too: a warning, not an error)."""
+    import logging
+    from bert_tf.bert.tasks.classifier import check_args
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] +
+                               [f"w{i}" for i in range(10)]) + "\n")
+    with caplog.at_level(logging.WARNING):
+        check_args(_tiny_args(tiny_model_dir, mrpc_copy, tmp_path / "out", do_eval=True,
+                              vocab_file=str(vocab)))
+    assert (f"{vocab} has 15 tokens but {tiny_model_dir / 'bert_config.json'} says "
+            "vocab_size=30522: a vocabulary of another model?") in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        check_args(_tiny_args(tiny_model_dir, mrpc_copy, tmp_path / "out", do_eval=True))
+    assert "vocab_size" not in caplog.text
+
+
 # ---- the original README command line ---------------------------------------------------------
 
 def _run_script(args, cwd):
