@@ -233,14 +233,7 @@ def split_a_and_b(data: np.ndarray, sent_ids: np.ndarray, begin_idx: int, tot_le
     data_len = data.shape[0]
     if begin_idx + tot_len >= data_len:
         return None
-    end_idx = begin_idx + 1
-    cut_points = []
-    while end_idx < data_len:
-        if sent_ids[end_idx] != sent_ids[end_idx - 1]:
-            if end_idx - begin_idx >= tot_len:
-                break
-            cut_points.append(end_idx)
-        end_idx += 1
+    cut_points, end_idx = _cut_points(sent_ids, begin_idx, tot_len)
 
     a_begin = begin_idx
     if not cut_points or py_rng.random() < 0.5:
@@ -249,24 +242,87 @@ def split_a_and_b(data: np.ndarray, sent_ids: np.ndarray, begin_idx: int, tot_le
         b_len = max(1, tot_len - (a_end - a_begin))
         b_begin = py_rng.randint(0, data_len - 1 - b_len)  # data_len - 1: room for the target
         b_end = b_begin + b_len
-        while b_begin > 0 and sent_ids[b_begin - 1] == sent_ids[b_begin]:
-            b_begin -= 1
-        while b_end < data_len - 1 and sent_ids[b_end - 1] == sent_ids[b_end]:
-            b_end += 1
+        # the original steps b_begin back to its sentence's start and b_end on to the next
+        # sentence's (not past data_len - 1), one token at a time
+        b_begin = _last_change_at_or_before(sent_ids, b_begin)
+        b_end = _first_change_at_or_after(sent_ids, b_end, data_len - 1)
     else:
         label = 1
         a_end = py_rng.choice(cut_points)
         b_begin, b_end = a_end, end_idx
 
-    while a_end - a_begin + b_end - b_begin > tot_len:
-        if a_end - a_begin > b_end - b_begin:
-            a_end -= 1
-        else:
-            b_end -= 1
+    a_len, b_len = _trimmed_lengths(a_end - a_begin, b_end - b_begin, tot_len)
+    a_end, b_end = a_begin + a_len, b_begin + b_len
     if a_end >= data_len or b_end >= data_len:
         return None
     return (data[a_begin:a_end], data[b_begin:b_end], label, data[a_begin + 1:a_end + 1],
             data[b_begin:b_end + 1])
+
+
+# bert_tf: the original's token-at-a-time loops were quadratic in a sentence's length (one
+# 40,000-token line ran for minutes); these find the same indices with numpy.
+_SCAN_WINDOW = 4096
+
+
+def _changes(sent_ids: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The positions p in [start, stop) (start >= 1) where sent_ids[p] != sent_ids[p - 1]."""
+    return np.flatnonzero(sent_ids[start:stop] != sent_ids[start - 1:stop - 1]) + start
+
+
+def _cut_points(sent_ids: np.ndarray, begin_idx: int, tot_len: int) -> Tuple[List[int], int]:
+    """``(cut_points, end_idx)`` of the original's scan: every sentence change after
+    ``begin_idx`` closer than ``tot_len``, and the first one not closer (or the row's end)."""
+    cuts, start, window = [], begin_idx + 1, _SCAN_WINDOW
+    while start < len(sent_ids):
+        stop = min(len(sent_ids), start + window)
+        found = _changes(sent_ids, start, stop)
+        far = found - begin_idx >= tot_len
+        if far.any():
+            return cuts + found[~far].tolist(), int(found[far][0])
+        cuts += found.tolist()
+        start, window = stop, 2 * window
+    return cuts, len(sent_ids)
+
+
+def _last_change_at_or_before(sent_ids: np.ndarray, pos: int) -> int:
+    """The start of the sentence holding ``pos``: the largest change position <= pos, or 0."""
+    stop, window = pos + 1, _SCAN_WINDOW
+    while stop > 1:
+        start = max(1, stop - window)
+        found = _changes(sent_ids, start, stop)
+        if found.size:
+            return int(found[-1])
+        stop, window = start, 2 * window
+    return 0
+
+
+def _first_change_at_or_after(sent_ids: np.ndarray, pos: int, limit: int) -> int:
+    """The smallest change position >= ``pos``, at most ``limit`` (``pos`` when beyond it)."""
+    start, window = max(pos, 1), _SCAN_WINDOW
+    if pos >= limit:
+        return pos
+    while start < limit:
+        stop = min(limit, start + window)
+        found = _changes(sent_ids, start, stop)
+        if found.size:
+            return int(found[0])
+        start, window = stop, 2 * window
+    return limit
+
+
+def _trimmed_lengths(a_len: int, b_len: int, tot_len: int) -> Tuple[int, int]:
+    """The original's trim, one token at a time from the longer segment (B on a tie), until
+    ``a_len + b_len <= tot_len``, computed at once."""
+    excess = a_len + b_len - tot_len
+    if excess <= 0:
+        return a_len, b_len
+    step = min(excess, abs(a_len - b_len))  # the longer one down to the shorter
+    if a_len > b_len:
+        a_len -= step
+    else:
+        b_len -= step
+    excess -= step
+    return a_len - excess // 2, b_len - (excess + 1) // 2  # then B, A, B, ... in turn
 
 
 def start_piece_table(sp_model) -> np.ndarray:
