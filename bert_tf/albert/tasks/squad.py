@@ -296,7 +296,8 @@ def run(args: AlbertSquadArgs, version: int,
         dataset = load_dataset(args.predict_file)
         eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
     run_checks.make_output_dir(args.output_dir, files=(
-        PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE, EVAL_RESULTS_FILE) + run_checks.TRAINING_FILES)
+        PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE, EVAL_RESULTS_FILE)
+        + run_checks.TRAINING_FILES)
     strategy = strategy or strategy_from_flags(args)
 
     def build():
