@@ -219,8 +219,9 @@ def test_split_a_and_b_by_hand():
 
 
 def _original_split_a_and_b(data, sent_ids, begin_idx, tot_len, rng):
-    """The original's ``_split_a_and_b`` (extend_target=True), its loops as written
-    (zihangdai/xlnet data_utils.py), for the equivalence test below."""
+    """bert_tf's split_a_and_b as it was at fd13b15: token-at-a-time loops that
+    follow the original ``_split_a_and_b`` step by step (extend_target=True), and give the
+    golden records (test_records_equal_the_original); the reference of the test below."""
     data_len = data.shape[0]
     if begin_idx + tot_len >= data_len:
         return None
