@@ -398,7 +398,8 @@ def file_in_the_way(path: str):
         p = parent
 
 
-def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[str] = ()) -> str:
+def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[str] = (),
+                    folders: Sequence[str] = ()) -> str:
     """Creates the folder ``--<flag>`` names and checks it is writable (bert_tf: fail before any
     work). Used for every family's output folder (``--output_dir``, ``--model_dir``,
     ``--save_dir``, ``--predict_dir``).
@@ -408,10 +409,13 @@ def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[s
     ``os.makedirs`` would make a local ``gs:`` folder in the working directory).
 
     ``files``: names the run will write in the folder; one that is a folder there is refused
-    now (bert_tf: it failed after training, when the file was written).
+    now (bert_tf: it failed after training, when the file was written). ``folders``: names of
+    the folders it will write in it (e.g. the evaluation summaries' ``eval``); one that is a
+    file there is refused now.
 
     Raises:
-      FlagError: the flag is empty; a name of ``files`` is a folder there; the path holds ``[`` (TensorFlow's ``CheckpointReader``
+      FlagError: the flag is empty; a name of ``files`` is a folder there, or one of
+        ``folders`` a file; the path holds ``[`` (TensorFlow's ``CheckpointReader``
         and ``RestoreV2`` glob the prefix, so nothing written there could be read back);
         the path or one of its parents is a file (names it); the folder cannot be created or
         written (names it).
@@ -432,7 +436,7 @@ def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[s
             tf.io.gfile.remove(probe)
         except Exception as e:  # tf.errors.OpError: permission denied, no such bucket, ...
             raise FlagError(f"--{flag}={output_dir} is not writable ({e})") from e
-        _check_files_are_not_folders(output_dir, flag, files)
+        check_output_names(output_dir, flag, files, folders)
         return output_dir
     blocker = file_in_the_way(output_dir)
     if blocker is not None:
@@ -445,14 +449,27 @@ def make_output_dir(output_dir: str, flag: str = "output_dir", files: Sequence[s
             pass
     except OSError as e:
         raise FlagError(f"--{flag}={output_dir} is not writable ({e.strerror or e})") from e
-    _check_files_are_not_folders(output_dir, flag, files)
+    check_output_names(output_dir, flag, files, folders)
     return output_dir
 
 
-def _check_files_are_not_folders(output_dir: str, flag: str, files: Sequence[str]) -> None:
-    for name in files:
-        path = posixpath.join(output_dir, name) if is_remote(output_dir) else \
-            os.path.join(output_dir, name)
-        if (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
+def check_output_names(output_dir: str, flag: str, files: Sequence[str] = (),
+                       folders: Sequence[str] = ()) -> None:
+    """Refuses a folder of ``--<flag>=<output_dir>`` that holds a folder named like one of the
+    ``files`` the run writes there, or a file named like one of its ``folders`` (the check of
+    :func:`make_output_dir`, which creates nothing; an absent folder passes).
+
+    Raises:
+      FlagError: naming the flag, the path in the way and what the run writes there.
+    """
+    remote = is_remote(output_dir)
+    for name in list(files) + list(folders):
+        path = posixpath.join(output_dir, name) if remote else os.path.join(output_dir, name)
+        is_dir = _gfile().isdir(path) if remote else os.path.isdir(path)
+        if name in files and is_dir:
             raise FlagError(f"--{flag}={output_dir}: {path} is a folder, but the run writes the "
                             f"file {name} there; remove or rename that folder")
+        if name in folders and not is_dir and (_gfile().exists(path) if remote
+                                               else os.path.lexists(path)):
+            raise FlagError(f"--{flag}={output_dir}: {path} is a file, but the run writes the "
+                            f"folder {name} there; remove or rename that file")

@@ -407,6 +407,12 @@ def _check_shapes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]]
                 f"{prefix}: variable {src} has shape {list(ckpt_shape)} in the checkpoint but "
                 f"{list(model_shape)} in the model built from the config; the config does not "
                 f"match this checkpoint")
+        held, wanted = tf.as_dtype(stored[src][1]), tf.as_dtype(var.dtype)
+        if wanted.is_floating and not held.is_floating:  # bert_tf: it was cast and loaded
+            raise CheckpointError(
+                f"{prefix}: variable {src} is stored as {held.name} in the checkpoint but the "
+                f"model's is {wanted.name}: not a checkpoint of floating-point weights (the "
+                "original's restore refuses it too)")
 
 
 def _check_data_bytes(prefix: str, stored: Mapping[str, Tuple[Tuple[int, ...], str]]) -> None:

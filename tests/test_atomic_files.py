@@ -119,3 +119,30 @@ def test_output_folder_that_is_a_file_or_under_one_names_the_flag_and_the_file(t
         make_output_dir(str(tmp_path / "dangling"))
     made = tmp_path / "new" / "out"
     assert make_output_dir(str(made)) == str(made) and made.is_dir() and not os.listdir(made)
+
+
+def test_output_names_taken_by_the_other_kind_are_refused_before_anything_is_made(tmp_path):
+    """Issue 27: a folder named like a file the run writes, or a file named like a folder it
+    writes (the ``eval`` summaries), failed only when the run wrote it."""
+    from bert_tf.atomic_files import check_output_names, make_output_dir
+    from bert_tf.errors import FlagError
+
+    out = tmp_path / "out"
+    (out / "predictions.json").mkdir(parents=True)
+    (out / "eval").write_text("x")
+    with pytest.raises(FlagError) as e:
+        make_output_dir(str(out), "predict_dir", files=("a.txt", "predictions.json"))
+    assert str(e.value) == (f"--predict_dir={out}: {out / 'predictions.json'} is a folder, but "
+                            "the run writes the file predictions.json there; remove or rename "
+                            "that folder")
+    with pytest.raises(FlagError) as e:
+        check_output_names(str(out), "model_dir", folders=("eval",))
+    assert str(e.value) == (f"--model_dir={out}: {out / 'eval'} is a file, but the run writes "
+                            "the folder eval there; remove or rename that file")
+    (out / "link").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FlagError, match=r"link is a file, but the run writes the folder link"):
+        check_output_names(str(out), "model_dir", folders=("link",))
+    check_output_names(str(tmp_path / "absent"), "model_dir", ("eval",), ("x",))
+    assert not (tmp_path / "absent").exists()
+    assert make_output_dir(str(out), files=("eval_results.txt",), folders=("predictions.json",)
+                           ) == str(out)

@@ -101,6 +101,22 @@ def test_restore_in_chunks_and_casts_to_the_variable_dtype(tmp_path, monkeypatch
     assert variables["c"].numpy().tolist() == [7.0] and variables["d"].numpy().tolist() == [5, 6]
 
 
+def test_integer_weights_for_a_floating_variable_are_refused_before_any_assign(tmp_path):
+    """Fresh round 3 (r3_cls_k_int_dtype): a query kernel stored as int32 (every value
+    truncated to 0) was cast to float32 and loaded, exit 0, no word."""
+    prefix = checkpoint_io.write_checkpoint(str(tmp_path / "model.ckpt"), {
+        "a": np.ones([2], np.float32), "k": np.zeros([2, 2], np.int32)})
+    variables = {"a": tf.Variable(tf.zeros([2])), "k": tf.Variable(tf.fill([2, 2], 9.0))}
+    for check in (checkpoint_io.check_fits, checkpoint_io.assign_from_checkpoint):
+        with pytest.raises(CheckpointError) as e:
+            check(variables, prefix)
+        assert str(e.value) == (f"{prefix}: variable k is stored as int32 in the checkpoint but "
+                                "the model's is float32: not a checkpoint of floating-point "
+                                "weights (the original's restore refuses it too)")
+    assert variables["a"].numpy().tolist() == [0, 0]  # nothing assigned
+    assert variables["k"].numpy().tolist() == [[9, 9], [9, 9]]
+
+
 def test_an_output_folder_with_glob_characters_is_taken_literally(tmp_path):
     """Fresh round (cls_dir_glob_chars): checkpoint files were found with tf.io.gfile.glob on
     the output folder's path. A folder "o*?" also matched its sibling "oAB": listing mixed the

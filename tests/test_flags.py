@@ -549,6 +549,21 @@ def test_a_negative_learning_rate_is_refused_in_every_family():
         bert_flags.args_from_flags(AlbertClassifierArgs, fv)
 
 
+def test_a_learning_rate_far_above_any_usable_one_is_warned(caplog):
+    """Fresh round 3 (r3_pt_learning_rate_1e30): --learning_rate=1e30 trained weights of 3e30,
+    exit 0, no word (the original accepts it too: a warning, not an error)."""
+    import logging
+    for value, warned in (("1e30", True), ("2", True), ("1", False), ("5e-5", False)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            bert_flags.args_from_flags(ClassifierArgs,
+                                       _classifier_flag_values([f"--learning_rate={value}"]))
+        assert ("is far above any usable rate" in caplog.text) == warned, value
+        if value == "1e30":
+            assert ("--learning_rate=1e+30 is far above any usable rate (the released models "
+                    "train at 1e-5 .. 2e-3): the weights will blow up") in caplog.text
+
+
 def test_the_poly_power_flag_and_a_nan_threshold_default():
     from bert_tf.albert.tasks.args import AlbertPretrainingArgs
     fv = absl_flags.FlagValues()

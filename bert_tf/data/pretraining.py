@@ -49,7 +49,7 @@ from bert_tf.data.pretraining_instances import (CLS_TOKEN, MASK_TOKEN, REQUIRED_
                                                 iter_sequence_pairs)
 from bert_tf.data.pretraining_output import (NUM_LOGGED_INSTANCES, RecordBuilder, log_example,
                                              split_output_files)
-from bert_tf.errors import ConfigError, FlagError, InputDataError
+from bert_tf.errors import ConfigError, FlagError, InputDataError, OutputPathError
 from bert_tf.progress import ProgressReporter
 
 # Worker processes tokenize only from this much local input on (bytes). Measured (issue 16,
@@ -476,11 +476,24 @@ def create_pretraining_data(input_file, output_file, vocab_file: str, do_lower_c
     records = iter_records(all_documents.as_ids(), tokenizer.vocab, rng, max_seq_length,
                            dupe_factor, short_seq_prob, masked_lm_prob, max_predictions_per_seq,
                            do_whole_word_mask)
-    with tempfile.TemporaryFile(prefix=".tmp-instances-", dir=spill_dir) as spill:
-        offsets = spill_records(records, spill)
+    spill = tempfile.TemporaryFile(prefix=".tmp-instances-", dir=spill_dir)
+    try:
+        try:
+            offsets = spill_records(records, spill)
+            spill.flush()
+        except OSError as e:  # a full disk, a file-size limit (EFBIG): one line, no output
+            raise OutputPathError(
+                f"{', '.join(output_files)}: cannot write the instances' temporary file in "
+                f"{spill_dir or tempfile.gettempdir()} ({e.strerror or e}); no output file was "
+                "written") from e
         num_instances = len(offsets) - 1
         order = array.array("q", range(num_instances))
         rng.shuffle(order)  # same draws as rng.shuffle(instances)
         write_spilled_records(spill, offsets, order, output_files, tokenizer.vocab)
+    finally:
+        try:
+            spill.close()
+        except OSError:  # the buffered bytes of a failed write: the file goes anyway
+            pass
     logging.info("Wrote %d total instances", num_instances)
     return num_instances

@@ -173,17 +173,17 @@ def read_training_answer(qa: Mapping, where: str, input_file: str, paragraph_tex
     """
     is_impossible = False
     if version_2_with_negative:
-        is_impossible = _require(qa, "is_impossible", bool, input_file, where)
-    answers = _require(qa, "answers", list, input_file, where)
+        is_impossible = require_field(qa, "is_impossible", bool, input_file, where)
+    answers = require_field(qa, "answers", list, input_file, where)
     if len(answers) != 1 and not is_impossible:
         raise InputDataError(
             f"{input_file}: {where}: for training, each question should have "
             f"exactly 1 answer, found {len(answers)}")
     if not is_impossible:
         answer = answers[0]
-        orig_answer_text = _require(answer, "text", str, input_file,
+        orig_answer_text = require_field(answer, "text", str, input_file,
                                     f"{where}.answers[0]")
-        answer_offset = _require(answer, "answer_start", int, input_file,
+        answer_offset = require_field(answer, "answer_start", int, input_file,
                                  f"{where}.answers[0]")
         answer_length = len(orig_answer_text)
         if answer_length == 0:
@@ -232,28 +232,28 @@ def read_squad_examples(input_file: str, is_training: bool,
         context (names the file, the qas id and its position).
     """
     input_json = load_squad_json(input_file)
-    input_data = _require(input_json, "data", list, input_file, "the top level")
+    input_data = require_field(input_json, "data", list, input_file, "the top level")
     examples: List[SquadExample] = []
     num_questions = 0
     num_skipped = 0
     for a, entry in enumerate(input_data):
-        paragraphs = _require(entry, "paragraphs", list, input_file, f"data[{a}]")
+        paragraphs = require_field(entry, "paragraphs", list, input_file, f"data[{a}]")
         if not paragraphs:
             logging.warning("%s: data[%d] (title %r) has an empty 'paragraphs' list; skipped",
                             input_file, a, entry.get("title"))
         for p, paragraph in enumerate(paragraphs):
             where_p = f"data[{a}].paragraphs[{p}]"
-            paragraph_text = _require(paragraph, "context", str, input_file, where_p)
-            qas = _require(paragraph, "qas", list, input_file, where_p)
+            paragraph_text = require_field(paragraph, "context", str, input_file, where_p)
+            qas = require_field(paragraph, "qas", list, input_file, where_p)
             if not qas:
                 logging.warning("%s: %s has no questions; skipped", input_file, where_p)
             doc_tokens, char_to_word_offset = split_context(paragraph_text)
 
             for q, qa in enumerate(qas):
                 where = f"{where_p}.qas[{q}]"
-                qas_id = _require(qa, "id", (str, int), input_file, where)
+                qas_id = require_field(qa, "id", (str, int), input_file, where)
                 where = f"{where} (id {qas_id})"
-                question_text = _require(qa, "question", str, input_file, where)
+                question_text = require_field(qa, "question", str, input_file, where)
                 num_questions += 1
                 start_position = None
                 end_position = None
@@ -308,20 +308,20 @@ def check_squad_layout(input_json, input_file: str) -> List[Mapping]:
       InputDataError: the first place that has another type or lacks a key (names the file and
         the place, e.g. ``data[0].paragraphs[2]``).
     """
-    input_data = _require(input_json, "data", list, input_file, "the top level")
+    input_data = require_field(input_json, "data", list, input_file, "the top level")
     for a, entry in enumerate(input_data):
-        paragraphs = _require(entry, "paragraphs", list, input_file, f"data[{a}]")
+        paragraphs = require_field(entry, "paragraphs", list, input_file, f"data[{a}]")
         for p, paragraph in enumerate(paragraphs):
             where_p = f"data[{a}].paragraphs[{p}]"
-            _require(paragraph, "context", str, input_file, where_p)
-            for q, qa in enumerate(_require(paragraph, "qas", list, input_file, where_p)):
+            require_field(paragraph, "context", str, input_file, where_p)
+            for q, qa in enumerate(require_field(paragraph, "qas", list, input_file, where_p)):
                 if not isinstance(qa, Mapping):
                     raise InputDataError(f"{input_file}: {where_p}.qas[{q}] is a "
                                          f"{type(qa).__name__}, expected an object")
     return input_data
 
 
-def _require(obj, key: str, kinds, input_file: str, where: str):
+def require_field(obj, key: str, kinds, input_file: str, where: str):
     """``obj[key]`` checked for presence and type; InputDataError naming file and place otherwise."""
     if not isinstance(obj, Mapping):
         raise InputDataError(f"{input_file}: {where} is a {type(obj).__name__}, expected an object")

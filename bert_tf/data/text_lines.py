@@ -8,6 +8,8 @@ Non-UTF-8 bytes are dropped as the original's `convert_to_unicode` does, and a w
 the file and line so nothing is lost silently.
 """
 
+import errno
+import os
 import re
 from typing import Iterable, Iterator, List, NamedTuple, Optional
 
@@ -43,13 +45,28 @@ def check_input_file(input_file: str) -> str:
     if tf.io.gfile.isdir(input_file):
         raise InputDataError(f"{input_file}: is a folder, expected a text file with one example per line")
     if not tf.io.gfile.exists(input_file):
-        raise InputDataError(f"{input_file}: input file not found")
+        raise InputDataError(missing_input_message(input_file))
     try:  # a file without read permission: one line now, not a TensorFlow trace later
         with tf.io.gfile.GFile(input_file, "rb") as f:
             f.read(1)
     except (tf.errors.OpError, OSError) as e:
         raise unreadable_input(input_file, e) from e
     return input_file
+
+
+def missing_input_message(path: str) -> str:
+    """Why the input ``path`` that does not exist cannot be read: ``<path>: input file not
+    found``, or, for a local symlink, its loop or its missing target (bert_tf: a symlink
+    loop was said to be missing)."""
+    if "://" not in path and os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                return (f"{path}: cannot open it: too many levels of symbolic links (a symlink "
+                        "loop)")
+        return f"{path}: a symlink to {os.readlink(path)}, which does not exist"
+    return f"{path}: input file not found"
 
 
 def unreadable_input(path: str, error: Exception) -> InputDataError:

@@ -28,6 +28,7 @@ import numpy as np
 
 from bert_tf.atomic_files import (CommitOnExit, atomic_path, check_output_path,
                                    exit_atomic_context, is_remote, write_error)
+from bert_tf.data import record_counts
 from bert_tf.errors import InputDataError
 
 _CASTAGNOLI_REFLECTED = 0x82F63B78
@@ -311,11 +312,13 @@ def count_framed_records(path: str) -> int:
     ``tf.io.gfile`` path), from its framing alone: every header's length CRC and the last
     record's data CRC are checked, and the file must end exactly after a record. bert_tf:
     TensorFlow's reader takes a file cut inside a record header for a clean end of file, so
-    a copy interrupted there read as a shorter file. Reads 12 bytes per record.
+    a copy interrupted there read as a shorter file. Reads 12 bytes per record. A local file
+    that bert_tf wrote is also checked against the record count stamped on it
+    (:mod:`bert_tf.data.record_counts`): a file cut at a record boundary is found too.
 
     Raises:
       InputDataError: the file is cut short or damaged (names it, the record and the byte
-        offset).
+        offset), or holds fewer records than its writer stamped (names both counts).
     """
     if is_remote(path):
         import tensorflow as tf
@@ -353,6 +356,12 @@ def count_framed_records(path: str) -> int:
             if not _crcs_match([data], [data_crc])[0]:
                 raise InputDataError(f"{path}: the last record ({len(lengths) - 1}) is damaged "
                                      "(its data CRC does not match)")
+        if not is_remote(path):  # the count its writer recorded, if any
+            first_crc = None
+            if lengths:
+                f.seek(_HEADER.size + struct.unpack("<Q", lengths[0])[0])
+                (first_crc,) = struct.unpack("<I", f.read(4))
+            record_counts.check_records(path, len(lengths), size, first_crc)
     return len(lengths)
 
 
@@ -382,6 +391,8 @@ class LocalTFRecordWriter(CommitOnExit):
         self._file = open(self._tmp, "wb")
         self._pending = []
         self.count = 0
+        self._num_bytes = 0
+        self._first_record_crc = None
 
     def write(self, data: bytes) -> None:
         """Appends one record.
@@ -396,20 +407,28 @@ class LocalTFRecordWriter(CommitOnExit):
 
     def _flush(self) -> None:
         if self._pending:
+            frames = tfrecord_frames(self._pending)
+            if self._first_record_crc is None:  # record 0's data CRC, for the stamp
+                (self._first_record_crc,) = struct.unpack_from(
+                    "<I", frames, _HEADER.size + len(self._pending[0]))
             try:
-                self._file.write(tfrecord_frames(self._pending))
+                self._file.write(frames)
             except OSError as e:
                 raise write_error(self.path, e) from e
+            self._num_bytes += len(frames)
             self._pending = []
 
     def prepare(self) -> None:
-        """Writes what is buffered and closes the temporary file (the rename is
-        :meth:`commit`). Raises OutputPathError: the write failed."""
+        """Writes what is buffered, closes the temporary file and stamps it with its record
+        count (:func:`bert_tf.data.record_counts.stamp_records`; the rename is :meth:`commit`).
+        Raises OutputPathError: the write failed."""
         self._flush()
         try:
             self._file.close()
         except OSError as e:
             raise write_error(self.path, e) from e
+        record_counts.stamp_records(self._tmp, record_counts.RecordStamp(
+            self.count, self._num_bytes, self._first_record_crc))
 
     def commit(self) -> None:
         """Renames the temporary file to ``path`` (after :meth:`prepare`)."""

@@ -25,7 +25,7 @@ import dataclasses
 import math
 from typing import Mapping, Optional, Sequence, Tuple
 
-from absl import flags
+from absl import flags, logging
 
 from bert_tf.errors import FlagError
 from bert_tf.flags.profiles import XLNET, XLNET_SELECTED_BY, define_profiles
@@ -181,6 +181,9 @@ def check_finite_flag(name: str, value, default=None) -> None:
     ``--learning_rate=nan`` trained NaN weights). A value equal to a NaN default passes
     (``--threshold_to_export``'s NaN means "no threshold", the original's).
 
+    A ``--learning_rate`` above :data:`MAX_USUAL_LEARNING_RATE` is logged as a warning
+    (``1e30`` trained a step to weights of 3e30, exit 0, no word).
+
     Raises:
       FlagError: ``--<name>=<value>: not a finite number``; ``--learning_rate`` below 0
         (trained silently up the loss, every family).
@@ -189,10 +192,17 @@ def check_finite_flag(name: str, value, default=None) -> None:
         return
     if name == "learning_rate" and value < 0:  # every family's optimizer would climb the loss
         raise FlagError(f"--learning_rate={value}: must not be negative")
+    if name == "learning_rate" and math.isfinite(value) and value > MAX_USUAL_LEARNING_RATE:
+        logging.warning("--learning_rate=%g is far above any usable rate (the released models "
+                        "train at 1e-5 .. 2e-3): the weights will blow up", value)
     if math.isfinite(value) or (math.isnan(value) and isinstance(default, float)
                                 and math.isnan(default)):
         return
     raise FlagError(f"--{name}={value}: not a finite number")
+
+
+# Above this --learning_rate a warning is logged (bert_tf; the original accepts any rate).
+MAX_USUAL_LEARNING_RATE = 1.0
 
 
 def flag_given(flag_values, name: str) -> bool:

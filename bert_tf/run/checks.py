@@ -13,6 +13,14 @@ from absl import logging
 from bert_tf.tokenization.wordpiece import (FullTokenizer, check_vocab_matches_case,
                                             validate_case_matches_checkpoint, vocab_looks_cased)
 
+# What every training run writes in its folder besides the step-named checkpoint files: the
+# checkpoint state file (``tf.train.CheckpointManager``'s ``checkpoint``), for the ``files`` of
+# make_output_dir; and what an evaluation writes: the summaries' folder
+# (``bert_tf.training.summaries.EVAL_SUBDIR``; tests/run/test_checks.py pins the two equal),
+# for its ``folders``.
+TRAINING_FILES = ("checkpoint",)
+EVAL_FOLDERS = ("eval",)
+
 
 def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = None) -> FullTokenizer:
     """The original case check against the checkpoint name, then the vocab and our case check.
@@ -28,6 +36,18 @@ def load_tokenizer(vocab_file: str, do_lower_case: bool, init_checkpoint: str = 
         logging.warning("--do_lower_case=False with an uncased vocab (%s): capitalised words will "
                         "become [UNK]; uncased models need --do_lower_case=True", vocab_file)
     return tokenizer
+
+
+def warn_if_vocab_smaller(num_tokens: int, vocab: str, vocab_size: int,
+                          config_file: str) -> None:
+    """Warns when the vocabulary ``vocab`` (its file, for the message) has fewer tokens than
+    the config's ``vocab_size`` (bert_tf: the original, and bert_tf before, ran silently with
+    e.g. a 15-token vocab against a 30,522-token model: every word [UNK], [CLS]/[SEP] on the
+    wrong ids). A larger vocabulary is refused by the tasks."""
+    if num_tokens < vocab_size:
+        logging.warning("%s has %d tokens but %s says vocab_size=%d: a vocabulary of another "
+                        "model? (the token ids would not be the ones the checkpoint learned)",
+                        vocab, num_tokens, config_file, vocab_size)
 
 
 def require_one_mode(**modes: bool) -> None:

@@ -18,8 +18,10 @@ from bert_tf import checkpoint_io
 from bert_tf.data.pretraining_records import input_fn_builder
 from bert_tf.errors import FlagError
 from bert_tf.progress import ProgressReporter
+from bert_tf.run.checks import EVAL_FOLDERS, TRAINING_FILES, make_output_dir
 from bert_tf.training import loop
-from bert_tf.training.eval_results import format_eval_results, write_eval_results
+from bert_tf.training.eval_results import (EVAL_RESULTS_FILE, format_eval_results,
+                                           write_eval_results)
 from bert_tf.training.restore import restore_for_inference
 
 EVAL_KEYS = ("global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
@@ -57,6 +59,19 @@ def check_sizes_and_steps(args) -> None:
             raise FlagError(f"--{name}={getattr(args, name)} must be positive")
     if args.do_train and args.num_warmup_steps < 0:
         raise FlagError(f"--num_warmup_steps={args.num_warmup_steps} must not be negative")
+
+
+def make_pretraining_output_dir(output_dir: str) -> str:
+    """Creates ``--output_dir`` (:func:`bert_tf.atomic_files.make_output_dir`) and refuses,
+    before any work, a folder there named like a file the run writes (``eval_results.txt``,
+    the checkpoint state file) or a file named like its ``eval`` summaries folder (bert_tf:
+    these failed after training).
+
+    Raises:
+      FlagError: naming the flag and the path in the way.
+    """
+    return make_output_dir(output_dir, files=(EVAL_RESULTS_FILE,) + TRAINING_FILES,
+                           folders=EVAL_FOLDERS)
 
 
 def metrics_from_sums(sums: Mapping[str, float], global_step: int) -> Dict[str, Any]:

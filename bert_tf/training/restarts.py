@@ -195,7 +195,9 @@ def run_restarts(args: Any, run_one: Callable[[Any], Any], headline: str,
                         f"--{eval_flag} (the restarts are compared on the dev set)")
     base = int(args.seed) if args.seed is not None else 0
     metric = args.select_metric or headline
-    make_output_dir(args.output_dir)
+    make_output_dir(args.output_dir, files=(SUMMARY_FILE, SUMMARY_JSON, BEST_CHECKPOINT + ".index"),
+                    folders=tuple(os.path.basename(restart_dir(args.output_dir, k))
+                                  for k in range(n)))
     seeds, runs = [], []
     for k in range(n):
         folder, seed = restart_dir(args.output_dir, k), base + k

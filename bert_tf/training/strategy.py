@@ -31,8 +31,9 @@ def tf_config_num_workers(tf_config: Optional[str]) -> int:
     """Number of chief + worker tasks in a ``TF_CONFIG`` JSON string (0 when unset or empty).
 
     Raises:
-      ConfigError: the string is not JSON, its ``cluster`` is not a mapping of task lists, it
-        declares parameter servers (``ps``), which the custom loop does not support, or its
+      ConfigError: the string is not JSON or not a JSON object, its ``cluster`` is not a
+        mapping of task lists, it declares parameter servers (``ps``), which the custom loop
+        does not support, or its
         ``task`` does not name one of the cluster's chief/worker tasks (bert_tf: TensorFlow
         raised a traceback without ``task``, and ignored an index beyond a one-worker cluster).
     """
@@ -42,7 +43,10 @@ def tf_config_num_workers(tf_config: Optional[str]) -> int:
         config = json.loads(tf_config)
     except ValueError as e:
         raise ConfigError(f"TF_CONFIG: not valid JSON ({e})") from e
-    cluster = config.get("cluster") if isinstance(config, dict) else None
+    if not isinstance(config, dict):  # bert_tf: a list was ignored; TF's RunConfig fails on it
+        raise ConfigError(f"TF_CONFIG must be a JSON object with 'cluster' and 'task', got a "
+                          f"{type(config).__name__}")
+    cluster = config.get("cluster")
     if not cluster:
         return 0
     if not isinstance(cluster, dict):

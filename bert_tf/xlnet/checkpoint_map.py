@@ -210,8 +210,13 @@ def is_optimizer_state(name: str) -> bool:
     return checkpoint_io.is_optimizer_entry(name) or bool(_ADAM_STATE.search(name))
 
 
-def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[bool] = None) -> str:
+def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[bool] = None,
+                     sizes_from: str = "config") -> str:
     """Raises a clear error when the checkpoint cannot belong to this model; returns the prefix.
+
+    ``sizes_from``: where the model's settings come from, for the fix the message gives:
+    ``"config"`` (xlnet_config.json) or ``"flags"`` (run_pretraining's ``--untie_r``,
+    ``--d_model``, ...).
 
     Checks, before anything is assigned: (1) the checkpoint has XLNet names at all (a BERT
     checkpoint, `bert/...`, is named as such); (2) the `r_w_bias` rank matches ``untie_r``
@@ -244,16 +249,36 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
         if ckpt_rank != len(model_shape):
             ckpt_untie = ckpt_rank == 3
             model_untie = len(model_shape) == 3 if untie_r is None else untie_r
+            other = _other_shape_mismatch(stored, name_to_variable)
+            fix = (f"pass --untie_r={ckpt_untie}" if sizes_from == "flags" else
+                   f"set \"untie_r\": {str(ckpt_untie).lower()} in xlnet_config.json")
             raise CheckpointError(
                 f"{prefix}: the checkpoint was trained with untie_r={str(ckpt_untie).lower()} "
-                f"({bias_name} has shape {list(stored[bias_name][0])}) but the config says "
-                f"untie_r={str(model_untie).lower()} (model shape {list(model_shape)}); set "
-                f"\"untie_r\": {str(ckpt_untie).lower()} in xlnet_config.json")
+                f"({bias_name} has shape {list(stored[bias_name][0])}) but the {sizes_from} "
+                f"say{'s' if sizes_from == 'config' else ''} untie_r="
+                f"{str(model_untie).lower()} (model shape {list(model_shape)})"
+                + (f"; the sizes differ too ({other})" if other else "") + f"; {fix}")
     return prefix
 
 
+# Variables whose shape follows untie_r (one per layer, or one shared).
+_UNTIE_R_VARIABLES = tuple(f"{TRANSFORMER_SCOPE}/{n}" for n in
+                           ("r_w_bias", "r_r_bias", "r_s_bias", "seg_embed"))
+
+
+def _other_shape_mismatch(stored: Mapping, name_to_variable: Mapping) -> Optional[str]:
+    """``"<name> has shape [..] in the checkpoint, [..] in the model"`` for the first
+    variable (by name) besides the untie_r ones whose shapes differ, or None."""
+    for name in sorted(name_to_variable):
+        if name in stored and name not in _UNTIE_R_VARIABLES:
+            held, model = list(stored[name][0]), list(name_to_variable[name].shape)
+            if held != model:
+                return f"{name} has shape {held} in the checkpoint, {model} in the model"
+    return None
+
+
 def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optional[bool] = None,
-                          require_all: bool = False) -> str:
+                          require_all: bool = False, sizes_from: str = "config") -> str:
     """Checks a checkpoint against the model without assigning anything, so that a bad one
     fails before any file is written: XLNet names at all (a BERT checkpoint is named as such)
     and the ``untie_r`` setting (:func:`check_compatible`), every shape, and with
@@ -262,7 +287,8 @@ def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optiona
 
     Args:
       name_to_variable: from :func:`xlnet_variable_map`; path: checkpoint prefix, file or
-      folder; untie_r: the config's value (for the message); require_all: every variable.
+      folder; untie_r: the config's value (for the message); require_all: every variable;
+      sizes_from: ``"config"`` or ``"flags"`` (:func:`check_compatible`).
 
     Returns:
       the checkpoint prefix.
@@ -270,7 +296,7 @@ def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optiona
     Raises:
       CheckpointError: naming the checkpoint, the variable and both shapes.
     """
-    prefix = check_compatible(name_to_variable, path, untie_r=untie_r)
+    prefix = check_compatible(name_to_variable, path, untie_r=untie_r, sizes_from=sizes_from)
     return checkpoint_io.check_fits(
         name_to_variable, prefix, require_all=require_all,
         missing_hint="a checkpoint of another task, --cls_scope or --summary_type?")

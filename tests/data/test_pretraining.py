@@ -378,6 +378,34 @@ def test_root_script(golden, uncased_vocab_file, tmp_path):
     assert "error: input pattern" in bad.stderr and "none*.txt" in bad.stderr
 
 
+def test_a_file_size_limit_is_one_line_and_leaves_no_output(golden, uncased_vocab_file,
+                                                            tmp_path):
+    """Fresh round 3 (r3_cpd_fsize): under `ulimit -f 16` the spill file's write failed with
+    two chained tracebacks (OSError: [Errno 27] File too large)."""
+    import resource
+    import subprocess
+    import sys
+    folder, _ = golden
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = tmp_path / "out" / "lm.tfrecord"
+    limit = 16 * 1024  # bytes; the 60 instances of dupe_factor 5 take about 36 kB
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, os.path.join(repo, "create_pretraining_data.py"),
+         f"--input_file={os.path.join(folder, 'sample_text.txt')}", f"--output_file={out}",
+         f"--vocab_file={uncased_vocab_file}", "--dupe_factor=5"],
+        capture_output=True, text=True, preexec_fn=limit_file_size, timeout=300,
+        env=dict(os.environ, PYTHONPATH=repo))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (f"error: {out}: cannot write the instances' temporary file in "
+                    f"{out.parent} (File too large); no output file was written")
+    assert os.listdir(out.parent) == []
+
+
 @pytest.mark.parametrize("name,num_workers", [("tf_examples", 1), ("tf_examples_wwm", 1),
                                               ("tf_examples", 2)])
 def test_golden_runs_byte_for_byte(golden, uncased_vocab_file, tmp_path, name, num_workers,

@@ -47,6 +47,24 @@ def test_permission_denied_is_one_line_naming_the_file(tmp_path, monkeypatch):
         list(text_lines.read_utf8_lines(str(path)))
 
 
+def test_a_symlink_loop_or_a_dangling_symlink_is_named_as_such(tmp_path):
+    """Fresh round 3 (r3_ef_input_symlink_loop): a symlink to itself was "input file not
+    found", which sends the user looking for a missing file."""
+    loop, dangling = tmp_path / "loop", tmp_path / "dangling"
+    loop.symlink_to(loop)
+    dangling.symlink_to(tmp_path / "gone.txt")
+    with pytest.raises(InputDataError) as caught:
+        text_lines.check_input_file(str(loop))
+    assert str(caught.value) == (f"{loop}: cannot open it: too many levels of symbolic links "
+                                 "(a symlink loop)")
+    with pytest.raises(InputDataError) as caught:
+        text_lines.check_input_file(str(dangling))
+    assert str(caught.value) == (f"{dangling}: a symlink to {tmp_path / 'gone.txt'}, which "
+                                 "does not exist")
+    with pytest.raises(InputDataError, match=r"absent\.txt: input file not found$"):
+        text_lines.check_input_file(str(tmp_path / "absent.txt"))
+
+
 def test_invalid_utf8_bytes_are_dropped_with_a_warning(tmp_path, caplog):
     path = tmp_path / "input.txt"
     path.write_bytes(b"caf\xc3\xa9\nbad \xff\xfebyte\nend")

@@ -58,6 +58,9 @@ def test_tf_config_task_must_name_a_task_of_the_cluster(value, match):
     (cluster(2, ps=1), "parameter-server"),
     ('{"cluster": {"worker": "host0:2222"}}', "must be a list"),
     ('{"cluster": ["host0:2222"]}', "mapping"),
+    # fresh round 3 (r3_cls_tfconfig_list): a list was ignored, one device, exit 0
+    ("[]", r"^TF_CONFIG must be a JSON object with 'cluster' and 'task', got a list$"),
+    ('"worker"', r"^TF_CONFIG must be a JSON object with 'cluster' and 'task', got a str$"),
 ])
 def test_tf_config_errors(value, match):
     with pytest.raises(ConfigError, match=match):

@@ -55,7 +55,8 @@ from bert_tf.bert.classifier import classifier_loss_fn
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.data import classifier as bert_data
 from bert_tf.data import record_cache
-from bert_tf.data.glue_files import format_test_results, read_task_examples, write_predict_records
+from bert_tf.data.glue_files import (PREDICT_FILE, format_test_results, read_task_examples,
+                                     write_predict_records)
 from bert_tf.albert.data.classifier import AlbertProcessor
 from bert_tf.data.classifier_records import SHUFFLE_SEED, LENGTH_MULTIPLE, train_dataset_fn
 from bert_tf.data.tfrecord import read_examples
@@ -166,7 +167,15 @@ def check_args(args: AlbertClassifierArgs):
                         f"model was only trained up to sequence length "
                         f"{config.max_position_embeddings} ({args.albert_config_file}): lower "
                         "--max_seq_length")
-    run_checks.make_output_dir(args.output_dir)
+    records = tuple(f"{(args.task_name or '').lower()}_{split}.tf_record"
+                    for split in ("train", "eval"))
+    run_checks.make_output_dir(
+        args.output_dir, files=(EVAL_RESULTS_FILE, BEST_TRIAL_FILE, TEST_RESULTS_FILE,
+                                SUBMIT_RESULTS_FILE, PREDICT_FILE, BEST_CHECKPOINT + ".index")
+        + (() if args.cached_dir else records) + run_checks.TRAINING_FILES,
+        folders=run_checks.EVAL_FOLDERS)
+    if args.cached_dir:
+        run_checks.make_output_dir(args.cached_dir, "cached_dir", files=records)
     processor = AlbertProcessor(args.task_name, use_spm=bool(args.spm_model_file),
                                 do_lower_case=args.do_lower_case)
     if not args.spm_model_file and not args.vocab_file:
@@ -177,6 +186,8 @@ def check_args(args: AlbertClassifierArgs):
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"the vocabulary has {len(tokenizer.vocab)} tokens but "
                           f"{args.albert_config_file} says vocab_size={config.vocab_size}")
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.spm_model_file or args.vocab_file,
+                                     config.vocab_size, args.albert_config_file)
     return config, processor, tokenizer
 
 

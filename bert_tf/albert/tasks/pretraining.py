@@ -41,10 +41,9 @@ from bert_tf.albert.pretrainer import AlbertPretrainer
 from bert_tf.bert.pretrainer import pretraining_loss_fn
 from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
 from bert_tf.data.pretraining_records import input_fn_builder
-from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError
 from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
-                                     run_eval, step_in_output_dir)
+                                     make_pretraining_output_dir, run_eval, step_in_output_dir)
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertPretrainingArgs
@@ -117,7 +116,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.albert_config_file, config_flag="albert_config_file")
-    make_output_dir(args.output_dir)
+    make_pretraining_output_dir(args.output_dir)
     def build():
         with dtype_policy(args.dtype), strategy.scope():
             return AlbertPretrainer(config, use_one_hot_embeddings=args.use_tpu

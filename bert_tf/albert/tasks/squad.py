@@ -287,13 +287,17 @@ def run(args: AlbertSquadArgs, version: int,
         raise ConfigError(f"--spm_model_file={args.spm_model_file} has {sp.GetPieceSize()} "
                           f"pieces but {args.albert_config_file} says vocab_size="
                           f"{config.vocab_size}")
+    run_checks.warn_if_vocab_smaller(sp.GetPieceSize(), args.spm_model_file, config.vocab_size,
+                                     args.albert_config_file)
     train_examples = eval_examples = dataset = None
     if args.do_train:
         train_examples = data.read_squad_examples(args.train_file, is_training=True)
     if args.do_predict:
         dataset = load_dataset(args.predict_file)
         eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
-    run_checks.make_output_dir(args.output_dir)
+    run_checks.make_output_dir(args.output_dir, files=(
+        PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE, EVAL_RESULTS_FILE)
+        + run_checks.TRAINING_FILES)
     strategy = strategy or strategy_from_flags(args)
 
     def build():

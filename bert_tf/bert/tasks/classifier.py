@@ -84,7 +84,7 @@ from bert_tf.data.classifier_records import SHUFFLE_SEED, LENGTH_MULTIPLE, train
 from bert_tf.data.glue_files import (PREDICT_FILE, format_test_results, read_task_examples,
                                     write_predict_records)
 from bert_tf.data.windows import check_window_flags
-from bert_tf.errors import ConfigError, FlagError
+from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.run import checks as run_checks
 from bert_tf.run import serving
 from bert_tf.run.classification import (eval_metrics, export_saved_model, predict_all,
@@ -214,8 +214,10 @@ def check_args(args: ClassifierArgs):
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     check_tpu_flags(args)
     config = load_config_for_length(args.bert_config_file, args.max_seq_length)
-    run_checks.make_output_dir(args.output_dir, files=(
-        TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE, TEST_RESULTS_FILE, "checkpoint"))
+    run_checks.make_output_dir(
+        args.output_dir, files=(TRAIN_FILE, EVAL_FILE, PREDICT_FILE, EVAL_RESULTS_FILE,
+                                TEST_RESULTS_FILE) + run_checks.TRAINING_FILES,
+        folders=run_checks.EVAL_FOLDERS)
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)
@@ -225,6 +227,9 @@ def check_args(args: ClassifierArgs):
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.vocab_file, config.vocab_size,
+                                     args.bert_config_file)
     return config, processor, tokenizer
 
 
@@ -291,9 +296,30 @@ def check_checkpoints_fit(name_map, args: ClassifierArgs) -> None:
     """
     existing = checkpoint_io.existing_checkpoints(args.output_dir)
     if existing:
+        _check_head_fits_task(name_map, existing[-1], args)
         checkpoint_io.check_fits(name_map, existing[-1], require_all=True)
     elif args.init_checkpoint:
         checkpoint_io.check_fits(name_map, args.init_checkpoint)
+
+
+def _check_head_fits_task(name_map, prefix: str, args: ClassifierArgs) -> None:
+    """The classifier head of ``--output_dir``'s checkpoint against the task's label count
+    (bert_tf: a checkpoint fine-tuned on another task was said not to match the config).
+
+    Raises:
+      CheckpointError: the head has another number of outputs; names both and the flags.
+    """
+    stored = checkpoint_io.list_checkpoint(prefix)
+    head = name_map.get("output_bias")
+    if head is None or "output_bias" not in stored:
+        return
+    held, needed = tuple(stored["output_bias"][0]), tuple(head.shape)
+    if held != needed:
+        raise CheckpointError(
+            f"{prefix}: its classifier head (output_bias) has {held[0] if held else 0} "
+            f"output(s) but --task_name={args.task_name} needs {needed[0]}: --output_dir="
+            f"{args.output_dir} holds a model fine-tuned for another task; use another "
+            "--output_dir")
 
 
 def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,

@@ -60,7 +60,7 @@ from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.run import serving
-from bert_tf.run.checks import load_tokenizer
+from bert_tf.run.checks import load_tokenizer, warn_if_vocab_smaller
 from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
                                       check_pooling_flags, l2_normalize_in_graph,
                                       parse_layer_indexes, pool_in_graph, resume_key,
@@ -258,6 +258,8 @@ def run(args: ExtractFeaturesArgs,
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+    warn_if_vocab_smaller(len(tokenizer.vocab), args.vocab_file, config.vocab_size,
+                          args.bert_config_file)
     if strategy is None:
         from bert_tf.training.strategy import get_strategy
         strategy = get_strategy(use_tpu=args.use_tpu, master=args.master,

@@ -41,10 +41,9 @@ from bert_tf.bert.pretrainer import BertPretrainer, pretraining_loss_fn
 from bert_tf.bert.tasks.args import PretrainingArgs
 from bert_tf.data.pretraining_record_checks import checked_input_files, record_errors_explained
 from bert_tf.data.pretraining_records import feature_lengths, input_fn_builder
-from bert_tf.atomic_files import make_output_dir
 from bert_tf.errors import FlagError
 from bert_tf.run.pretraining import (NoModeError, PretrainingResult, check_sizes_and_steps,
-                                     run_eval, step_in_output_dir)
+                                     make_pretraining_output_dir, run_eval, step_in_output_dir)
 from bert_tf.training import loop
 from bert_tf.training.restore import bert_warm_start, build_for_inference, build_for_training
 from bert_tf.training.precision import dtype_policy
@@ -157,7 +156,7 @@ def run(args: PretrainingArgs, strategy: Optional[tf.distribute.Strategy] = None
     input_files = checked_input_files(args.input_file, args.max_seq_length,
                                       args.max_predictions_per_seq, config.vocab_size,
                                       args.bert_config_file)
-    make_output_dir(args.output_dir)
+    make_pretraining_output_dir(args.output_dir)
 
     model, warm, restored = _build(args, config, strategy)
     name_map = model.name_map()

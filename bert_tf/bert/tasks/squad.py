@@ -162,6 +162,9 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     if len(tokenizer.vocab) > config.vocab_size:
         raise ConfigError(f"{args.vocab_file} has {len(tokenizer.vocab)} tokens but "
                           f"{args.bert_config_file} says vocab_size={config.vocab_size}")
+
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.vocab_file, config.vocab_size,
+                                     args.bert_config_file)
     return config, tokenizer
 
 
@@ -546,7 +549,9 @@ def run(args: SquadArgs, strategy=None, predict_fn: Optional[PredictFn] = None) 
             raise FlagError("predict_fn replaces the model: it cannot be used with --export_dir")
         from bert_tf.run import serving
         serving.check_export_dir(args.export_dir)
-    run_checks.make_output_dir(args.output_dir)
+    run_checks.make_output_dir(args.output_dir, files=(
+        TRAIN_RECORD, EVAL_RECORD, PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE,
+        EVAL_RESULTS_FILE) + run_checks.TRAINING_FILES)
     summary = SquadResult(output_dir=display_path(args.output_dir))
 
     model = None

@@ -33,7 +33,7 @@ from bert_tf.data.text_lines import chunks
 from bert_tf.data.tfrecord import make_example
 from bert_tf.data.text_lines import read_utf8_lines
 from bert_tf.data.tfrecord_bytes import RecordFilesTogether
-from bert_tf.atomic_files import make_output_dir
+from bert_tf.atomic_files import check_output_names, make_output_dir
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, EOD_ID, SEP_ID, VOCAB_SIZE,
                                                        encode_ids, preprocess_text)
@@ -233,14 +233,7 @@ def split_a_and_b(data: np.ndarray, sent_ids: np.ndarray, begin_idx: int, tot_le
     data_len = data.shape[0]
     if begin_idx + tot_len >= data_len:
         return None
-    end_idx = begin_idx + 1
-    cut_points = []
-    while end_idx < data_len:
-        if sent_ids[end_idx] != sent_ids[end_idx - 1]:
-            if end_idx - begin_idx >= tot_len:
-                break
-            cut_points.append(end_idx)
-        end_idx += 1
+    cut_points, end_idx = _cut_points(sent_ids, begin_idx, tot_len)
 
     a_begin = begin_idx
     if not cut_points or py_rng.random() < 0.5:
@@ -249,24 +242,87 @@ def split_a_and_b(data: np.ndarray, sent_ids: np.ndarray, begin_idx: int, tot_le
         b_len = max(1, tot_len - (a_end - a_begin))
         b_begin = py_rng.randint(0, data_len - 1 - b_len)  # data_len - 1: room for the target
         b_end = b_begin + b_len
-        while b_begin > 0 and sent_ids[b_begin - 1] == sent_ids[b_begin]:
-            b_begin -= 1
-        while b_end < data_len - 1 and sent_ids[b_end - 1] == sent_ids[b_end]:
-            b_end += 1
+        # the original steps b_begin back to its sentence's start and b_end on to the next
+        # sentence's (not past data_len - 1), one token at a time
+        b_begin = _last_change_at_or_before(sent_ids, b_begin)
+        b_end = _first_change_at_or_after(sent_ids, b_end, data_len - 1)
     else:
         label = 1
         a_end = py_rng.choice(cut_points)
         b_begin, b_end = a_end, end_idx
 
-    while a_end - a_begin + b_end - b_begin > tot_len:
-        if a_end - a_begin > b_end - b_begin:
-            a_end -= 1
-        else:
-            b_end -= 1
+    a_len, b_len = _trimmed_lengths(a_end - a_begin, b_end - b_begin, tot_len)
+    a_end, b_end = a_begin + a_len, b_begin + b_len
     if a_end >= data_len or b_end >= data_len:
         return None
     return (data[a_begin:a_end], data[b_begin:b_end], label, data[a_begin + 1:a_end + 1],
             data[b_begin:b_end + 1])
+
+
+# bert_tf: the original's token-at-a-time loops were quadratic in a sentence's length (one
+# 40,000-token line ran for minutes); these find the same indices with numpy.
+_SCAN_WINDOW = 4096
+
+
+def _changes(sent_ids: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The positions p in [start, stop) (start >= 1) where sent_ids[p] != sent_ids[p - 1]."""
+    return np.flatnonzero(sent_ids[start:stop] != sent_ids[start - 1:stop - 1]) + start
+
+
+def _cut_points(sent_ids: np.ndarray, begin_idx: int, tot_len: int) -> Tuple[List[int], int]:
+    """``(cut_points, end_idx)`` of the original's scan: every sentence change after
+    ``begin_idx`` closer than ``tot_len``, and the first one not closer (or the row's end)."""
+    cuts, start, window = [], begin_idx + 1, _SCAN_WINDOW
+    while start < len(sent_ids):
+        stop = min(len(sent_ids), start + window)
+        found = _changes(sent_ids, start, stop)
+        far = found - begin_idx >= tot_len
+        if far.any():
+            return cuts + found[~far].tolist(), int(found[far][0])
+        cuts += found.tolist()
+        start, window = stop, 2 * window
+    return cuts, len(sent_ids)
+
+
+def _last_change_at_or_before(sent_ids: np.ndarray, pos: int) -> int:
+    """The start of the sentence holding ``pos``: the largest change position <= pos, or 0."""
+    stop, window = pos + 1, _SCAN_WINDOW
+    while stop > 1:
+        start = max(1, stop - window)
+        found = _changes(sent_ids, start, stop)
+        if found.size:
+            return int(found[-1])
+        stop, window = start, 2 * window
+    return 0
+
+
+def _first_change_at_or_after(sent_ids: np.ndarray, pos: int, limit: int) -> int:
+    """The smallest change position >= ``pos``, at most ``limit`` (``pos`` when beyond it)."""
+    start, window = max(pos, 1), _SCAN_WINDOW
+    if pos >= limit:
+        return pos
+    while start < limit:
+        stop = min(limit, start + window)
+        found = _changes(sent_ids, start, stop)
+        if found.size:
+            return int(found[0])
+        start, window = stop, 2 * window
+    return limit
+
+
+def _trimmed_lengths(a_len: int, b_len: int, tot_len: int) -> Tuple[int, int]:
+    """The original's trim, one token at a time from the longer segment (B on a tie), until
+    ``a_len + b_len <= tot_len``, computed at once."""
+    excess = a_len + b_len - tot_len
+    if excess <= 0:
+        return a_len, b_len
+    step = min(excess, abs(a_len - b_len))  # the longer one down to the shorter
+    if a_len > b_len:
+        a_len -= step
+    else:
+        b_len -= step
+    excess -= step
+    return a_len - excess // 2, b_len - (excess + 1) // 2  # then B, A, B, ... in turn
 
 
 def start_piece_table(sp_model) -> np.ndarray:
@@ -400,6 +456,15 @@ def record_names(args, pass_id: int) -> Tuple[str, str]:
     base = f"{args.split}-{args.task}-{pass_id}"
     return (format_filename(base, suffix="tfrecords", **common),
             format_filename(f"record_info-{base}", suffix="json", **common))
+
+
+def _output_names(args) -> List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]:
+    """``(folder, files, folders)`` the run writes: ``corpus_info.json`` and ``tfrecords/`` in
+    ``--save_dir``, each pass's records and record_info JSON in ``tfrecords/``."""
+    passes = range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))
+    records = tuple(name for pass_id in passes for name in record_names(args, pass_id))
+    return [(args.save_dir, ("corpus_info.json",), ("tfrecords",)),
+            (os.path.join(args.save_dir, "tfrecords"), records, ())]
 
 
 def task_files(input_glob: str, task: int, num_task: int) -> List[str]:
@@ -537,6 +602,9 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     """
     num_core = check_args(args)
     check_special_symbols(sp_model, args.sp_path)
+    outputs = _output_names(args)
+    for folder, files, folders in outputs:  # before the corpus is read
+        check_output_names(folder, "save_dir", files, folders)
     paths = task_files(args.input_glob, args.task, args.num_task)
     shards = []
     pool = worker_pool(getattr(args, "num_workers", 1), args.sp_path)
@@ -555,8 +623,8 @@ def create_data(args, sp_model, py_rng) -> List[dict]:
     if not shards:
         raise InputDataError(f"--input_glob={args.input_glob}: the files of task {args.task} "
                              "hold no text")
-    make_output_dir(args.save_dir, "save_dir")
-    make_output_dir(os.path.join(args.save_dir, "tfrecords"), "save_dir")
+    for folder, files, folders in outputs:
+        make_output_dir(folder, "save_dir", files, folders)
     infos = [write_pass(shards, args, num_core, sp_model, pass_id, py_rng)
              for pass_id in range(args.pass_id, args.pass_id + getattr(args, "num_passes", 1))]
     if args.task == 0:  # written last, so a failed run leaves no corpus_info.json behind

@@ -76,6 +76,10 @@ def read_race_examples(data_dir: str, split: str, high_only: bool = False,
             try:
                 with tf.io.gfile.GFile(path, "r") as f:
                     data = json.load(f)
+                if not isinstance(data, dict):
+                    raise InputDataError(
+                        f"{path}: the top level is a {type(data).__name__}, expected an object "
+                        "with answers, options, questions and article")
                 answers, options = data["answers"], data["options"]
                 questions, context = data["questions"], data["article"]
             except tf.errors.OpError as e:  # permission denied, an I/O error: not its content

@@ -18,7 +18,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from bert_tf.data.squad import (UNIQUE_ID_START, check_is_max_context, check_squad_layout,
-                                check_unique_question_ids, make_doc_spans)
+                                check_unique_question_ids, make_doc_spans, require_field)
 from bert_tf.errors import InputDataError
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, SPIECE_UNDERLINE,
                                                        encode_ids, encode_pieces,
@@ -96,12 +96,15 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
         raise InputDataError(f"{input_file}: not a SQuAD JSON file ({e})") from e
     data = check_squad_layout(data, input_file)
     examples = []
-    for entry in data:
-        for paragraph in _get(entry, "paragraphs", list, input_file, "an article"):
+    for a, entry in enumerate(data):
+        for p, paragraph in enumerate(_get(entry, "paragraphs", list, input_file, "an article")):
             paragraph_text = _get(paragraph, "context", str, input_file, "a paragraph")
-            for qa in _get(paragraph, "qas", list, input_file, "a paragraph"):
+            for q, qa in enumerate(_get(paragraph, "qas", list, input_file, "a paragraph")):
+                where = f"data[{a}].paragraphs[{p}].qas[{q}]"  # the BERT mode's checks
+                qas_id = require_field(qa, "id", (str, int), input_file, where)
+                question = require_field(qa, "question", str, input_file, f"{where} (id {qas_id})")
                 try:
-                    example = XLNetSquadExample(qas_id=qa["id"], question_text=qa["question"],
+                    example = XLNetSquadExample(qas_id=qas_id, question_text=question,
                                                 paragraph_text=paragraph_text)
                     if is_training:
                         example.is_impossible = qa.get("is_impossible", False)
@@ -117,12 +120,13 @@ def read_squad_examples(input_file: str, is_training: bool) -> List[XLNetSquadEx
                             example.start_position, example.orig_answer_text = -1, ""
                         else:
                             answer = qa["answers"][0]
-                            example.orig_answer_text = answer["text"]
-                            example.start_position = answer["answer_start"]
+                            where = f"{where} (id {qas_id}).answers[0]"
+                            example.orig_answer_text = require_field(answer, "text", str,
+                                                                     input_file, where)
+                            example.start_position = require_field(answer, "answer_start", int,
+                                                                   input_file, where)
                             start, text = example.start_position, example.orig_answer_text
-                            if (not isinstance(start, int) or not isinstance(text, str)
-                                    or not text or start < 0
-                                    or start + len(text) > len(paragraph_text)):
+                            if not text or start < 0 or start + len(text) > len(paragraph_text):
                                 raise InputDataError(
                                     f"{input_file}: question {qa['id']}: answer_start {start!r} "
                                     f"with text {text!r} is not inside its context "

@@ -1,7 +1,12 @@
 """Start-up checks shared by XLNet's fine-tuning task scripts (classifier, RACE, SQuAD), raised
 before any record is written (bert_tf; the spine's checks are :mod:`bert_tf.run.checks`)."""
 
+import os
+
+from bert_tf.atomic_files import check_output_names, make_output_dir
 from bert_tf.errors import FlagError
+from bert_tf.run.checks import EVAL_FOLDERS, TRAINING_FILES
+from bert_tf.training.eval_results import EVAL_RESULTS_FILE
 from bert_tf.xlnet.optimization import XLNetLearningRate
 
 
@@ -26,3 +31,29 @@ def require_positive_steps(args, names) -> None:
     if args.do_train:
         XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
                           args.decay_method, args.min_lr_ratio)
+
+
+def check_output_folders(args, outputs, make: bool = False) -> None:
+    """Checks (``make``: creates, :func:`bert_tf.atomic_files.make_output_dir`) each output
+    folder of a fine-tuning run before any work: ``outputs`` is ``[(flag, files, folders)]``,
+    the names the run writes in ``--<flag>`` (a folder named like one of ``files``, or a file
+    named like one of ``folders``, is refused; :func:`bert_tf.atomic_files.check_output_names`).
+
+    Raises:
+      FlagError: naming the flag and the path in the way.
+    """
+    for flag, files, folders in outputs:
+        (make_output_dir if make else check_output_names)(getattr(args, flag), flag, files,
+                                                          folders)
+
+
+def classifier_outputs(args, record_files, task_name: str):
+    """``[(flag, files, folders)]`` of XLNet's run_classifier: the records (``record_files``,
+    paths) in ``--output_dir``; the checkpoint state, ``eval_results.txt`` and the ``eval``
+    summaries in ``--model_dir``; ``<task>.tsv`` and ``<task>.logits.json`` in
+    ``--predict_dir`` with ``--do_predict``."""
+    outputs = [("output_dir", tuple(os.path.basename(f) for f in record_files), ()),
+               ("model_dir", (EVAL_RESULTS_FILE,) + TRAINING_FILES, EVAL_FOLDERS)]
+    if args.do_predict:
+        outputs.append(("predict_dir", (f"{task_name}.tsv", f"{task_name}.logits.json"), ()))
+    return outputs

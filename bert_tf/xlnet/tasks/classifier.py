@@ -80,8 +80,9 @@ from bert_tf.data.windows import check_window_flags, first_window_rows, pool_win
 from bert_tf.errors import CheckpointError, FlagError
 # The XLNet path's dispatch and BERT-flag check (root scripts and tests call them from here).
 from bert_tf.run import serving
-from bert_tf.run.checks import make_output_dir, require_one_mode
-from bert_tf.xlnet.tasks.checks import require_positive_steps
+from bert_tf.run.checks import require_one_mode
+from bert_tf.xlnet.tasks.checks import (check_output_folders, classifier_outputs,
+                                         require_positive_steps)
 from bert_tf.tokenization.in_graph_sentencepiece import XLNetTextPreprocessor
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf import checkpoint_io
@@ -475,6 +476,8 @@ def _read_examples(r: _Run) -> None:
         or a folder that cannot be created.
     """
     args = r.args
+    outputs = classifier_outputs(args, (r.train_file, r.eval_file, r.predict_file), r.task_name)
+    check_output_folders(args, outputs)  # before the caches are read
     if args.do_train:
         r.train_examples = r.processor.get_train_examples(args.data_dir)
         _check_cache(r, r.train_file, "train", r.train_examples, "train")
@@ -491,8 +494,7 @@ def _read_examples(r: _Run) -> None:
                 data.convert_example_windows(data.NUM_LOGGED_EXAMPLES, example, r.label_list,
                                              args.max_seq_length, r.tokenize, args.doc_stride,
                                              where=f"{os.path.basename(path)}: ")
-    for flag in ("output_dir", "model_dir") + (("predict_dir",) if args.do_predict else ()):
-        make_output_dir(getattr(args, flag), flag)
+    check_output_folders(args, outputs, make=True)
 
 
 def _train(r: _Run, model, name_map, resume: bool, warm=None):

@@ -31,6 +31,7 @@ from bert_tf.xlnet.data.pretraining_input import (dataset_fn_builder, find_recor
                                                   make_parser)
 from bert_tf import checkpoint_io
 from bert_tf.atomic_files import make_output_dir
+from bert_tf.run.checks import TRAINING_FILES
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
 from bert_tf.training.restore import bert_warm_start, build_for_training
@@ -221,7 +222,8 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
 
     def load(model):  # the loop's warm start, after the untie_r check
         checkpoint_map.check_checkpoint_fits(checkpoint_map.xlnet_variable_map(model),
-                                             args.init_checkpoint, config.untie_r)
+                                             args.init_checkpoint, config.untie_r,
+                                             sizes_from="flags")
         return bert_warm_start(args.init_checkpoint, args.allow_partial_init_checkpoint,
                                name_map=checkpoint_map.xlnet_variable_map)(model)
 
@@ -238,7 +240,8 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
     resume = checkpoint_io.existing_checkpoints(args.model_dir) if tf.io.gfile.isdir(
         args.model_dir) else []
     if args.init_checkpoint and not resume:  # before any training: never random weights
-        checkpoint_map.check_checkpoint_fits(name_map, args.init_checkpoint, config.untie_r)
+        checkpoint_map.check_checkpoint_fits(name_map, args.init_checkpoint, config.untie_r,
+                                             sizes_from="flags")
     # else: loop.train says it trains from scratch (one warning line for every task)
     steps_per_loop = max(1, min(args.iterations, args.save_steps or args.iterations))
     train_config = loop.TrainConfig(
@@ -269,4 +272,4 @@ def make_model_dir(args: XLNetPretrainingArgs) -> None:
       FlagError: it cannot be created.
     """
     if args.model_dir:
-        make_output_dir(args.model_dir, "model_dir")
+        make_output_dir(args.model_dir, "model_dir", TRAINING_FILES)

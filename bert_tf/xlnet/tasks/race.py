@@ -58,16 +58,17 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.atomic_files import check_output_names
 from bert_tf import checkpoint_io
 from bert_tf.data import record_cache
 from bert_tf.xlnet.data import race as data
 from bert_tf.xlnet.data import race_records as records
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.run.checks import make_output_dir, require_one_mode
+from bert_tf.run.checks import EVAL_FOLDERS, TRAINING_FILES, make_output_dir, require_one_mode
 from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model, tokenize_fn
 from bert_tf.training import metrics
-from bert_tf.training.eval_results import write_eval_results
+from bert_tf.training.eval_results import EVAL_RESULTS_FILE, write_eval_results
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import (SOURCE_INIT_CHECKPOINT, SOURCE_INITIAL, Restored,
@@ -422,6 +423,11 @@ def _read_examples(r: _Run) -> None:
     """
     args, sp = r.args, r.sp
     train_file, eval_file = r.train_file, r.eval_file
+    # what each folder will hold: the records; the checkpoint state, eval_results.txt, eval/
+    outputs = {"output_dir": ((os.path.basename(train_file), os.path.basename(eval_file)), ()),
+               "model_dir": ((EVAL_RESULTS_FILE,) + TRAINING_FILES, EVAL_FOLDERS)}
+    for flag, (files, folders) in outputs.items():  # before the caches are read
+        check_output_names(getattr(args, flag), flag, files, folders)
     if args.do_train:
         train_examples = data.read_race_examples(args.data_dir, "train", args.high_only,
                                                  args.middle_only)
@@ -446,8 +452,8 @@ def _read_examples(r: _Run) -> None:
                                      sample_input_ids=sample_ids(eval_examples, sp, args),
                                      fingerprint=r.eval_fingerprint)
         r.eval_examples = eval_examples
-    for flag in ("output_dir", "model_dir"):
-        make_output_dir(getattr(args, flag), flag)
+    for flag, (files, folders) in outputs.items():
+        make_output_dir(getattr(args, flag), flag, files, folders)
 
 
 def _train(r: _Run, result: XLNetRaceResult) -> None:

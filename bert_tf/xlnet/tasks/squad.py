@@ -58,20 +58,21 @@ import dataclasses
 import functools
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoint_io
-from bert_tf.atomic_files import atomic_write_text
+from bert_tf.atomic_files import atomic_write_text, check_output_names
 from bert_tf.data import squad_metrics
 from bert_tf.data.squad import check_squad_layout
 from bert_tf.xlnet.data import squad as data
 from bert_tf.xlnet.data import squad_postprocess as postprocess
 from bert_tf.xlnet.data import squad_records as records
 from bert_tf.errors import CheckpointError, FlagError, InputDataError
-from bert_tf.run.checks import make_output_dir, require_input_file, require_one_mode
+from bert_tf.run.checks import (TRAINING_FILES, make_output_dir, require_input_file,
+                              require_one_mode)
 from bert_tf.xlnet.tasks.checks import require_positive_steps
 from bert_tf.tokenization.sentencepiece_prepro import load_sp_model
 from bert_tf.training import loop
@@ -325,9 +326,20 @@ def evaluate_predictions(dataset: Sequence[Dict[str, Any]],
 # The run
 # ---------------------------------------------------------------------------------------------
 
+def _output_names(args, flags) -> List[Tuple[str, Tuple[str, ...]]]:
+    """``(flag, files)`` of each folder of ``flags``: the records and the features cache in
+    ``--output_dir``, the checkpoint state in ``--model_dir``, the predictions in
+    ``--predict_dir``."""
+    names = {"output_dir": tuple(os.path.basename(p) for p in (
+                 records.train_record_path(args),) + records.eval_cache_paths(args)),
+             "model_dir": TRAINING_FILES,
+             "predict_dir": (PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE, EVAL_RESULTS_FILE)}
+    return [(flag, names[flag]) for flag in flags]
+
+
 def _make_dirs(args, *flags: str) -> None:
-    for flag in flags:
-        make_output_dir(getattr(args, flag), flag)
+    for flag, files in _output_names(args, flags):
+        make_output_dir(getattr(args, flag), flag, files)
 
 
 @dataclasses.dataclass
@@ -408,6 +420,9 @@ def _check_inputs(r: _Run) -> None:
       CheckpointError, FlagError, InputDataError: naming the checkpoint, flag or file.
     """
     args = r.args
+    flags = ("output_dir", "model_dir") + (("predict_dir",) if args.do_predict else ())
+    for flag, files in _output_names(args, flags):
+        check_output_names(getattr(args, flag), flag, files)  # before the caches are read
     r.existing = (checkpoint_io.existing_checkpoints(args.model_dir)
                   if tf.io.gfile.isdir(args.model_dir) else [])
     if r.existing:
@@ -433,7 +448,7 @@ def _check_inputs(r: _Run) -> None:
         r.eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
         if not r.eval_examples:
             raise InputDataError(f"--predict_file={args.predict_file}: no question")
-    _make_dirs(args, "output_dir", "model_dir", *(["predict_dir"] if args.do_predict else []))
+    _make_dirs(args, *flags)
 
 
 def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:

@@ -345,3 +345,21 @@ def test_bad_export_dir_fails_before_training(tmp_path, golden_dir, golden_class
     with pytest.raises(FlagError, match=f"--export_dir={blocker}/export: cannot create it"):
         albert_classifier.run(args)
     assert not os.path.exists(out) or os.listdir(out) == []
+
+
+@pytest.mark.parametrize("name,kind", [("mrpc_eval.tf_record", "folder"),
+                                       ("submit_results.tsv", "folder"), ("eval", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_any_work(
+        tmp_path, golden_dir, golden_classifier, uncased_vocab_file, name, kind):
+    """Issue 27: a folder O/mrpc_eval.tf_record or O/submit_results.tsv, or a file O/eval,
+    failed the run only when it wrote there (after the evaluation)."""
+    from bert_tf.errors import FlagError
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        albert_classifier.run(_args(golden_dir, golden_classifier, str(out), uncased_vocab_file))
+    assert str(e.value) == (f"--output_dir={out}: {out / name} is a {kind}, but the run writes "
+                            f"the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(out) == [name]

@@ -161,3 +161,46 @@ def test_output_dir_that_is_a_file_is_one_flag_error(tmp_path, golden_dir):
     with pytest.raises(FlagError, match=r"--output_dir=.*a_file/o is not writable: .*a_file is "
                                         "a file, not a folder"):
         albert_pretraining.run(_args(golden_dir, str(blocker / "o"), do_train=True))
+
+
+def test_records_cut_at_a_record_boundary_are_refused_and_the_originals_globs_see_only_records(
+        tmp_path, golden_dir, uncased_vocab_file):
+    """Issue 27 item 2, ALBERT: the count its create_pretraining_data writes with each file is
+    checked before training; the original's --input_file globs still find the records only."""
+    import tensorflow as tf
+    from bert_tf.albert.data.pretraining import create_albert_pretraining_data
+    from bert_tf.errors import InputDataError
+    folder = tmp_path / "data"
+    outs = [str(folder / "a.tfrecord"), str(folder / "b.tfrecord")]
+    n = create_albert_pretraining_data(
+        os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"), ",".join(outs),
+        vocab_file=uncased_vocab_file, max_seq_length=64, max_predictions_per_seq=10,
+        dupe_factor=2)
+    assert n == 28  # the golden run's flags (golden albert/pretraining_data/flags.txt)
+    assert sorted(os.listdir(folder)) == ["a.tfrecord", "b.tfrecord"]
+    for pattern in ("*", "a*", "*.tfrecord"):
+        assert sorted(tf.io.gfile.glob(str(folder / pattern))) == outs[:1 if pattern == "a*"
+                                                                           else 2], pattern
+    data = open(outs[0], "rb").read()
+    end = 12 + int.from_bytes(data[:8], "little") + 4  # after record 0
+    with open(outs[0], "r+b") as f:
+        f.truncate(end)
+    with pytest.raises(InputDataError) as e:
+        albert_pretraining.run(dataclasses.replace(
+            _args(golden_dir, str(tmp_path / "o"), do_train=False, do_eval=True),
+            input_file=str(folder / "*")))
+    assert str(e.value).startswith(f"{outs[0]}: 1 records, but bert_tf wrote 14 into it")
+
+
+@pytest.mark.parametrize("name,kind", [("eval_results.txt", "folder"), ("eval", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_work(tmp_path, golden_dir, name,
+                                                                 kind):
+    """Issue 27: O/eval_results.txt a folder, or O/eval a file, failed after the evaluation."""
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError, match=f"^--output_dir={out}: {out / name} is a {kind}, but "
+                                        f"the run writes the {written} {name} there"):
+        albert_pretraining.run(_args(golden_dir, str(out), do_train=False, do_eval=True))
+    assert os.listdir(out) == [name]

@@ -527,3 +527,18 @@ def test_v1_on_a_squad2_file_keeps_the_predictions(albert_dir, spm_file, small_f
     assert not (out / "eval_results.txt").exists()
     assert any("has no gold answer" in r.getMessage() and "run_squad_v2" in r.getMessage()
                for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(
+        albert_dir, spm_file, small_files, tmp_path):
+    """Issue 27: a folder O/nbest_predictions.json failed only after prediction."""
+    from bert_tf.errors import FlagError
+    out = tmp_path / "out"
+    (out / "nbest_predictions.json").mkdir(parents=True)
+    with pytest.raises(FlagError) as e:
+        task.run(make_args(albert_dir, spm_file, tmp_path / "feats", output_dir=str(out),
+                           do_predict=True, predict_file=small_files["predict_v1"]), version=1)
+    assert str(e.value) == (f"--output_dir={out}: {out / 'nbest_predictions.json'} is a folder, "
+                            "but the run writes the file nbest_predictions.json there; remove "
+                            "or rename that folder")
+    assert os.listdir(out) == ["nbest_predictions.json"]

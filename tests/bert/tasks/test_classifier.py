@@ -447,6 +447,20 @@ def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(tiny_mo
     assert os.listdir(out) == ["eval_results.txt"]
 
 
+def test_a_file_named_like_the_eval_summaries_folder_is_refused_before_any_work(
+        tiny_model_dir, mrpc_copy, tmp_path):
+    """Issue 27: a file O/eval failed the evaluation summaries after training (a
+    FailedPreconditionError traceback, "Not a directory")."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "eval").write_text("x")
+    with pytest.raises(FlagError) as e:
+        run(_tiny_args(tiny_model_dir, mrpc_copy, out, do_train=True, do_eval=True))
+    assert str(e.value) == (f"--output_dir={out}: {out / 'eval'} is a file, but the run writes "
+                            "the folder eval there; remove or rename that file")
+    assert os.listdir(out) == ["eval"]
+
+
 def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckpt_dir,
                                                         mrpc_copy, tmp_path):
     args = _tiny_args(tiny_model_dir, mrpc_copy, tmp_path, do_eval=True,
@@ -454,6 +468,32 @@ def test_checkpoint_of_another_model_names_the_variable(tiny_model_dir, head_ckp
     with pytest.raises(CheckpointError, match=r"bert/embeddings/word_embeddings has shape "
                                               r"\[30522, 384\] .* \[30522, 16\]"):
         run(args)
+
+
+def test_an_output_dir_fine_tuned_for_another_task_names_the_task_not_the_config(
+        tiny_model_dir, mrpc_copy, tmp_path):
+    """Fresh round 3 (r3_cls_predict_other_task_ckpt): predicting STS-B (1 output) from an
+    --output_dir fine-tuned on MRPC (2 labels) said "the config does not match this
+    checkpoint"; the config was the same, the task differed."""
+    import numpy as np
+    from bert_tf import checkpoint_io
+    out = tmp_path / "out"
+    out.mkdir()
+    checkpoint_io.write_checkpoint(str(out / "model.ckpt-1"), {
+        "output_weights": np.zeros([2, 16], np.float32),
+        "output_bias": np.zeros([2], np.float32), "global_step": np.array(1, np.int64)})
+    (tmp_path / "stsb").mkdir()
+    (tmp_path / "stsb" / "test.tsv").write_text(
+        "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\n"
+        "0\tmain-news\tx\t2012\t0\tnone\tnone\tA man.\tA dog.\n")
+    with pytest.raises(CheckpointError) as e:
+        run(_tiny_args(tiny_model_dir, tmp_path / "stsb", out, task_name="STS-B",
+                       do_predict=True))
+    assert str(e.value) == (
+        f"{out / 'model.ckpt-1'}: its classifier head (output_bias) has 2 output(s) but "
+        f"--task_name=STS-B needs 1: --output_dir={out} holds a model fine-tuned for another "
+        "task; use another --output_dir")
+    assert sorted(os.listdir(out)) == ["model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index"]
 
 
 def test_vocab_larger_than_the_config_is_refused(tiny_model_dir, mrpc_copy, tmp_path):
@@ -464,6 +504,26 @@ def test_vocab_larger_than_the_config_is_refused(tiny_model_dir, mrpc_copy, tmp_
     with pytest.raises(ConfigError, match="30522 tokens but .* vocab_size=1000"):
         run(_tiny_args(tiny_model_dir, mrpc_copy, tmp_path / "out", do_eval=True,
                        bert_config_file=str(small)))
+
+
+def test_a_vocab_far_smaller_than_the_config_is_warned(tiny_model_dir, mrpc_copy, tmp_path,
+                                                       caplog):
+    """Fresh round 3 (r3_cls_vocab_toy15): a 15-token vocab against a 30,522-token config
+    trained on [UNK]s with no word (the original is silent too: a warning, not an error)."""
+    import logging
+    from bert_tf.bert.tasks.classifier import check_args
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] +
+                               [f"w{i}" for i in range(10)]) + "\n")
+    with caplog.at_level(logging.WARNING):
+        check_args(_tiny_args(tiny_model_dir, mrpc_copy, tmp_path / "out", do_eval=True,
+                              vocab_file=str(vocab)))
+    assert (f"{vocab} has 15 tokens but {tiny_model_dir / 'bert_config.json'} says "
+            "vocab_size=30522: a vocabulary of another model?") in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        check_args(_tiny_args(tiny_model_dir, mrpc_copy, tmp_path / "out", do_eval=True))
+    assert "vocab_size" not in caplog.text
 
 
 # ---- the original README command line ---------------------------------------------------------

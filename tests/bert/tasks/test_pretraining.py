@@ -525,3 +525,51 @@ def test_output_dir_that_is_a_file_is_one_flag_error(tiny_dir, golden_tfrecord, 
     with pytest.raises(FlagError, match=r"--output_dir=.*a_file is not writable: it is a file"):
         run_pretraining(eval_args(tiny_dir, golden_tfrecord, tmp_path, output_dir=str(blocker)))
     assert blocker.read_text() == "x"
+
+
+def _record_ends(path):
+    data = open(path, "rb").read()
+    ends, pos = [], 0
+    while pos < len(data):
+        pos += 12 + int.from_bytes(data[pos:pos + 8], "little") + 4
+        ends.append(pos)
+    return ends
+
+
+def test_records_cut_at_a_record_boundary_are_refused_and_the_originals_globs_see_only_records(
+        tiny_dir, golden_dir, uncased_vocab_file, tmp_path):
+    """Issue 27 item 2: a file cut exactly after a record read as a clean, shorter file. The
+    count create_pretraining_data writes goes with each file, where no glob of the original's
+    --input_file (``dir/*``, ``shard*``) finds it."""
+    from bert_tf.data.pretraining import create_pretraining_data
+    folder = tmp_path / "data"
+    outs = [str(folder / "shard0.tfrecord"), str(folder / "shard1.tfrecord")]
+    n = create_pretraining_data(
+        os.path.join(golden_dir, "bert", "pretraining_data", "sample_text.txt"), ",".join(outs),
+        uncased_vocab_file, dupe_factor=1)
+    assert sorted(os.listdir(folder)) == ["shard0.tfrecord", "shard1.tfrecord"]
+    for pattern in ("*", "shard*", "*.tfrecord", "shard?.*"):
+        assert sorted(tf.io.gfile.glob(str(folder / pattern))) == outs, pattern
+    ends = _record_ends(outs[1])
+    assert (n, len(ends)) == (11, 5)  # round robin: records 1, 3, 5, 7, 9
+    with open(outs[1], "r+b") as f:
+        f.truncate(ends[2])
+    with pytest.raises(InputDataError) as e:
+        run_pretraining(eval_args(tiny_dir, str(folder / "*"), tmp_path))
+    assert str(e.value).startswith(f"{outs[1]}: 3 records, but bert_tf wrote 5 into it")
+    assert not os.path.exists(tmp_path / "out" / "eval_results.txt")
+
+
+@pytest.mark.parametrize("name,kind", [("eval_results.txt", "folder"), ("checkpoint", "folder"),
+                                       ("eval", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_work(tiny_dir, golden_tfrecord,
+                                                                 tmp_path, name, kind):
+    """Issue 27: O/eval_results.txt a folder, or O/eval a file, failed after the evaluation."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError, match=f"^--output_dir={out}: {out / name} is a {kind}, but "
+                                        f"the run writes the {written} {name} there"):
+        run_pretraining(eval_args(tiny_dir, golden_tfrecord, tmp_path))
+    assert os.listdir(out) == [name]

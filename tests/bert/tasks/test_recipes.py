@@ -86,6 +86,26 @@ def test_seed_and_deterministic_give_bit_identical_runs(files, tmp_path):
 
 # ---- restarts -------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("name,kind", [("restarts_summary.txt", "folder"),
+                                       ("restart-1", "file")])
+def test_restarts_refuse_an_output_name_of_the_other_kind_before_the_first_restart(
+        files, tmp_path, name, kind):
+    """Issue 27: a folder O/restarts_summary.txt failed after every restart had trained; a
+    file O/restart-1 failed the second restart."""
+    from bert_tf.errors import FlagError
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).mkdir() if kind == "folder" else (out / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        restarts.run_restarts(_args(files, out, num_restarts=2, seed=7),
+                              lambda sub: pytest.fail("must fail before a restart"),
+                              "eval_accuracy", classifier.restart_metrics)
+    assert str(e.value) == (f"--output_dir={out}: {out / name} is a {kind}, but the run writes "
+                            f"the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(out) == [name]
+
+
 @pytest.mark.slow  # four in-process fine-tunings of the tiny model
 def test_restarts_resume_after_an_interrupt_in_the_second_restart(files, tmp_path):
     out = tmp_path / "out"

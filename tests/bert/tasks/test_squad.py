@@ -610,3 +610,18 @@ def test_absurd_num_train_epochs_names_the_flags_and_the_steps():
                                         r"steps: more than 2147483647"):
         task.num_train_steps_for(88641, 12, 3e5, 0.1)
     assert task.num_train_steps_for(88641, 12, 2e5, 0.1) == (1477350000, 147735000)
+
+
+@pytest.mark.parametrize("name", ["nbest_predictions.json", "eval_results.json"])
+def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(
+        golden_dir, uncased_vocab_file, tmp_path, name):
+    """Issue 27: a folder O/nbest_predictions.json failed after prediction, with
+    predictions.json already replaced."""
+    out = tmp_path / "out"
+    (out / name).mkdir(parents=True)
+    args = _golden_args(golden_dir, uncased_vocab_file, out, "v1.1")
+    with pytest.raises(FlagError) as e:
+        task.run(args, predict_fn=lambda batch: pytest.fail("must fail before predicting"))
+    assert str(e.value) == (f"--output_dir={out}: {out / name} is a folder, but the run writes "
+                            f"the file {name} there; remove or rename that folder")
+    assert os.listdir(out) == [name]

@@ -218,6 +218,80 @@ def test_split_a_and_b_by_hand():
     assert xp.split_a_and_b(data, sent, 6, 6, Scripted()) is None  # 6 + 6 >= 12
 
 
+def _original_split_a_and_b(data, sent_ids, begin_idx, tot_len, rng):
+    """bert_tf's split_a_and_b as it was at fd13b15: token-at-a-time loops that
+    follow the original ``_split_a_and_b`` step by step (extend_target=True), and give the
+    golden records (test_records_equal_the_original); the reference of the test below."""
+    data_len = data.shape[0]
+    if begin_idx + tot_len >= data_len:
+        return None
+    end_idx, cut_points = begin_idx + 1, []
+    while end_idx < data_len:
+        if sent_ids[end_idx] != sent_ids[end_idx - 1]:
+            if end_idx - begin_idx >= tot_len:
+                break
+            cut_points.append(end_idx)
+        end_idx += 1
+    a_begin = begin_idx
+    if len(cut_points) == 0 or rng.random() < 0.5:
+        label = 0
+        a_end = end_idx if len(cut_points) == 0 else rng.choice(cut_points)
+        b_len = max(1, tot_len - (a_end - a_begin))
+        b_begin = rng.randint(0, data_len - 1 - b_len)
+        b_end = b_begin + b_len
+        while b_begin > 0 and sent_ids[b_begin - 1] == sent_ids[b_begin]:
+            b_begin -= 1
+        while b_end < data_len - 1 and sent_ids[b_end - 1] == sent_ids[b_end]:
+            b_end += 1
+    else:
+        label = 1
+        a_end = rng.choice(cut_points)
+        b_begin, b_end = a_end, end_idx
+    while a_end - a_begin + b_end - b_begin > tot_len:
+        if a_end - a_begin > b_end - b_begin:
+            a_end -= 1
+        else:
+            b_end -= 1
+    if a_end >= data_len or b_end >= data_len:
+        return None
+    return (data[a_begin:a_end], data[b_begin:b_end], label, data[a_begin + 1:a_end + 1],
+            data[b_begin:b_end + 1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_split_a_and_b_equals_the_original_loops_with_long_sentences(seed):
+    """Fresh round 3 (r3_xcpd_fsize): one 40,000-token sentence ran for minutes in the
+    original's token-at-a-time loops (quadratic in its length); the numpy scans give the
+    same segments, labels and random draws, also across sentences longer than the scan
+    window (4096)."""
+    import random as pyrandom
+    rs = np.random.RandomState(seed)
+    lengths = rs.choice([1, 2, 5, 30, 300, 5000, 9000], size=40)
+    sent = np.concatenate([np.full(n, i % 2 == 1) for i, n in enumerate(lengths)])
+    data = np.arange(len(sent))
+    for begin, tot_len in [(int(b), int(t)) for b, t in zip(
+            rs.randint(0, len(sent), 60), rs.choice([3, 64, 128, 6000], 60))]:
+        ours_rng, theirs_rng = pyrandom.Random(begin), pyrandom.Random(begin)
+        ours = xp.split_a_and_b(data, sent, begin, tot_len, ours_rng)
+        theirs = _original_split_a_and_b(data, sent, begin, tot_len, theirs_rng)
+        assert (ours is None) == (theirs is None), (begin, tot_len)
+        if ours is not None:
+            assert ours[2] == theirs[2], (begin, tot_len)
+            for x, y in zip(ours[:2] + ours[3:], theirs[:2] + theirs[3:]):
+                assert x.tolist() == y.tolist(), (begin, tot_len)
+        assert ours_rng.random() == theirs_rng.random()  # the same draws were taken
+
+
+def test_trimmed_lengths_by_hand():
+    # (5, 3) to 6: A longer -> 4, 3 -> 3, 3 (2 steps); (3, 3) to 4: B, A -> 2, 2;
+    # (2, 9) to 4: B down to 2 (7 steps) -> (2, 2); (4, 4) to 5: B, A, B -> 3, 2
+    assert xp._trimmed_lengths(5, 3, 6) == (3, 3)
+    assert xp._trimmed_lengths(3, 3, 4) == (2, 2)
+    assert xp._trimmed_lengths(2, 9, 4) == (2, 2)
+    assert xp._trimmed_lengths(4, 4, 5) == (3, 2)
+    assert xp._trimmed_lengths(2, 2, 9) == (2, 2)
+
+
 @pytest.mark.parametrize("overrides,message", [
     (dict(reuse_len=200), "--reuse_len=200"),
     (dict(seq_len=0), "^--seq_len=0 must be at least 5"),  # fresh round: it blamed --reuse_len
@@ -307,3 +381,24 @@ def test_non_utf8_input_is_dropped_with_a_warning_and_unreadable_is_one_line(
     with pytest.raises(InputDataError, match=r"^sotu_pretrain\.txt: cannot read it \(permission "
                                              r"denied\)$"):
         xp.create_data(golden_args(save_dir="other"), sp_model, random.Random(1))
+
+
+@pytest.mark.parametrize("where,name,kind", [
+    ("pretraining_data", "corpus_info.json", "folder"), ("pretraining_data", "tfrecords", "file"),
+    ("pretraining_data/tfrecords", GOLDEN_RECORDS, "folder")])
+def test_an_output_name_of_the_other_kind_is_refused_before_the_corpus_is_read(
+        golden_workdir, sp_model, monkeypatch, where, name, kind):
+    """Issue 27: a folder named like corpus_info.json or the records failed only after the
+    corpus was encoded and the records written; a file named tfrecords was named as if the
+    folder --save_dir were a file."""
+    folder = golden_workdir / where
+    folder.mkdir(parents=True)
+    (folder / name).mkdir() if kind == "folder" else (folder / name).write_text("x")
+    monkeypatch.setattr(xp, "encode_corpus_file",
+                        lambda *a, **k: pytest.fail("the corpus must not be read"))
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        xp.create_data(golden_args(), sp_model, random.Random(20190619))
+    assert str(e.value) == (f"--save_dir={where}: {where}/{name} is a {kind}, but the run "
+                            f"writes the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(folder) == [name]

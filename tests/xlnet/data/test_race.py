@@ -87,6 +87,11 @@ def test_intended_layout_by_hand(sp_model):
      "'questions' must be a list of strings"),
     (json.dumps({"answers": ["A"], "options": [["a", 1, "c", "d"]], "questions": ["q"],
                  "article": "x"}), "'options' must be a list of lists of strings"),
+    # fresh round 3 (r3_race_top_list): "(missing list indices must be integers or slices,
+    # not str)", a Python TypeError's text
+    (json.dumps([{"answers": ["A"], "options": [["a"] * 4], "questions": ["q"],
+                  "article": "x"}]), r"1\.txt: the top level is a list, expected an object with "
+                                     "answers, options, questions and article$"),
 ])
 def test_bad_files(tmp_path, content, message):
     for level in xr.LEVELS:

@@ -204,6 +204,29 @@ def test_malformed_training_files(tmp_path, paragraph, message):
         xs.read_squad_examples(str(path), is_training=True)
 
 
+@pytest.mark.parametrize("is_training,qa,message", [
+    (False, {"id": None, "question": "q"},
+     r"dev\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\]: 'id' is a NoneType, expected str/int$"),
+    (False, {"id": "x1", "question": 3},
+     r"dev\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\] \(id x1\): 'question' is a int, "
+     "expected str$"),
+    (True, {"id": "x1", "question": "q", "answers": [{"text": 7, "answer_start": 0}]},
+     r"dev\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\] \(id x1\)\.answers\[0\]: 'text' is "
+     "a int, expected str$"),
+    (True, {"id": "x1", "question": "q", "answers": [{"text": "a", "answer_start": "0"}]},
+     r"\.answers\[0\]: 'answer_start' is a str, expected int$"),
+])
+def test_question_fields_of_another_type_are_refused_as_the_bert_mode_does(
+        tmp_path, is_training, qa, message):
+    """Fresh round 3: "id": null gave predictions under the key "null", exit 0
+    (r3_xsq_id_null); an answer "text" of 7 was said not to be inside its context
+    (r3_xsqt_answer_text_int). The BERT mode names the field and both types."""
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [qa]}]}]}))
+    with pytest.raises(InputDataError, match=message):
+        xs.read_squad_examples(str(path), is_training=is_training)
+
+
 def test_duplicate_question_ids_in_a_predict_file_are_refused(tmp_path):
     # XLNet's null-odds search counted `total = 1` for 16 questions with one id.
     path = tmp_path / "dev.json"

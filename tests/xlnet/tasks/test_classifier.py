@@ -504,3 +504,24 @@ def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
     assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32
     assert dtypes["model/regression_sts-b/logit/kernel"] == tf.float32
     assert dtypes["model/transformer/layer_0/ff/layer_1/kernel"] == tf.float32
+
+
+@pytest.mark.parametrize("flag,name,kind", [
+    ("output_dir", "spiece.model.len-16.train.tf_record", "folder"),  # read as a cache first
+    ("model_dir", "eval", "file"), ("model_dir", "eval_results.txt", "folder")])
+def test_an_output_name_of_the_other_kind_is_refused_before_any_work(golden, tmp_path, stsb_args,
+                                                                     flag, name, kind):
+    """Issue 27: a folder named like the training records (an IsADirectoryError traceback
+    when read as a cache), a file model_dir/eval or a folder model_dir/eval_results.txt
+    (failed after the evaluation) are refused before any work."""
+    folder = tmp_path / {"output_dir": "proc", "model_dir": "model"}[flag]
+    folder.mkdir()
+    (folder / name).mkdir() if kind == "folder" else (folder / name).write_text("x")
+    args = _args(tmp_path, model_config_path=_json(str(tmp_path / "c.json"), TINY_CONFIG),
+                 **dict(stsb_args, do_eval=True))
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        xc.run(args)
+    assert str(e.value) == (f"--{flag}={folder}: {folder / name} is a {kind}, but the run "
+                            f"writes the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(folder) == [name]

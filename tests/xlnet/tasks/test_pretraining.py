@@ -132,3 +132,34 @@ def test_model_dir_that_is_a_file_names_the_flag(tmp_path):
     blocker.write_text("x")
     with pytest.raises(FlagError, match=r"--model_dir=.*a_file is not writable: it is a file"):
         xpt.make_model_dir(tiny_args(str(tmp_path), str(blocker)))
+
+
+def test_a_folder_named_like_the_checkpoint_state_file_is_refused(tmp_path):
+    """Issue 27: a folder model_dir/checkpoint failed at the first checkpoint save."""
+    (tmp_path / "m" / "checkpoint").mkdir(parents=True)
+    with pytest.raises(FlagError) as e:
+        xpt.make_model_dir(tiny_args(str(tmp_path), str(tmp_path / "m")))
+    assert str(e.value) == (f"--model_dir={tmp_path / 'm'}: {tmp_path / 'm' / 'checkpoint'} is a "
+                            "folder, but the run writes the file checkpoint there; remove or "
+                            "rename that folder")
+
+
+def test_an_untie_r_and_size_mismatch_names_the_flags_and_both_sizes(tmp_path, golden_dir):
+    """Fresh round 3 (r3_xpt_init_cls_ckpt): warm-starting from an untie_r=true, d_model-32
+    checkpoint told run_pretraining (whose model comes from flags) to edit xlnet_config.json
+    and did not name the d_model mismatch."""
+    import numpy as np
+    from bert_tf.errors import CheckpointError
+
+    records = golden_records_dir(tmp_path, golden_dir)
+    ckpt = checkpoint_io.write_checkpoint(str(tmp_path / "other" / "model.ckpt"), {
+        "model/transformer/r_w_bias": np.zeros([2, 2, 16], np.float32),
+        "model/transformer/word_embedding/lookup_table": np.zeros([8000, 32], np.float32)})
+    with pytest.raises(CheckpointError) as e:
+        xpt.run(tiny_args(records, str(tmp_path / "m"), init_checkpoint=ckpt))
+    assert str(e.value) == (
+        f"{ckpt}: the checkpoint was trained with untie_r=true (model/transformer/r_w_bias has "
+        "shape [2, 2, 16]) but the flags say untie_r=false (model shape [2, 8]); the sizes "
+        "differ too (model/transformer/word_embedding/lookup_table has shape [8000, 32] in the "
+        "checkpoint, [8000, 16] in the model); pass --untie_r=True")
+    assert not os.path.exists(tmp_path / "m") or not os.listdir(tmp_path / "m")

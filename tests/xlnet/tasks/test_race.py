@@ -370,3 +370,20 @@ def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
     assert all(dtypes[name] == dtype for name, dtype in initial.items() if name in dtypes)
     assert dtypes["logits/dense/kernel"] == tf.float32
     assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32
+
+
+@pytest.mark.parametrize("flag,kind", [("output_dir", "folder"), ("model_dir", "file")])
+def test_an_output_name_of_the_other_kind_is_refused_before_any_work(tmp_path, race, qa_dir,
+                                                                     spiece, flag, kind):
+    """Issue 27: a folder named like the dev records (an IsADirectoryError traceback when read
+    as a cache) or a file model_dir/eval (failed after the evaluation) is refused first."""
+    folder = tmp_path / flag
+    name = f"{os.path.basename(spiece)}.len-128.dev.tf_record" if kind == "folder" else "eval"
+    folder.mkdir()
+    (folder / name).mkdir() if kind == "folder" else (folder / name).write_text("x")
+    written = "file" if kind == "folder" else "folder"
+    with pytest.raises(FlagError) as e:
+        xr.run(_args(tmp_path, race, qa_dir, spiece))
+    assert str(e.value) == (f"--{flag}={folder}: {folder / name} is a {kind}, but the run "
+                            f"writes the {written} {name} there; remove or rename that {kind}")
+    assert os.listdir(folder) == [name]

@@ -527,3 +527,17 @@ def test_use_bfloat16_trains_with_mixed_bfloat16_and_keeps_float32_checkpoints(
             assert dtypes[name] == dtype, name
     assert dtypes["start_logits/dense/kernel"] == tf.float32
     assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32
+
+
+@pytest.mark.parametrize("name", ["nbest_predictions.json", "null_odds.json"])
+def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(predict_case, name):
+    """Issue 27: a folder predict_dir/nbest_predictions.json failed only after prediction."""
+    case, args = predict_case
+    folder = os.path.join(args.predict_dir)
+    os.makedirs(os.path.join(folder, name))
+    with pytest.raises(FlagError) as e:
+        xsq.run(args)
+    assert str(e.value) == (f"--predict_dir={folder}: {os.path.join(folder, name)} is a folder, "
+                            f"but the run writes the file {name} there; remove or rename that "
+                            "folder")
+    assert os.listdir(folder) == [name] and not os.path.exists(args.output_dir)
