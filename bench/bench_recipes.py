@@ -125,13 +125,20 @@ def run_recipe(key, recipe, opts, model, results, log):
     cmd = [sys.executable, "run_classifier.py", f"--task_name={task}", "--do_train=true",
            "--do_eval=true", f"--data_dir={data_dir}", f"--vocab_file={model.vocab_file}",
            f"--bert_config_file={model.bert_config_file}", f"--init_checkpoint={init}",
-           "--max_seq_length=128", "--train_batch_size=32", "--eval_batch_size=32",
-           f"--learning_rate={opts.lr}", "--num_train_epochs=1.0",
+           "--max_seq_length=128", f"--train_batch_size={opts.batch_size}",
+           "--eval_batch_size=32", f"--learning_rate={opts.lr}",
+           f"--num_train_epochs={opts.epochs}", f"--warmup_proportion={opts.warmup}",
+           f"--group_by_length={str(opts.group_by_length).lower()}",
            f"--num_restarts={opts.restarts}", f"--seed={opts.seed}", f"--output_dir={out}",
            "--save_checkpoints_steps=100000"] + entry["flags"]
     entry["seconds"] = _run(cmd, log)
-    with open(os.path.join(out, "restarts_summary.json"), encoding="utf-8") as f:
-        summary = json.load(f)
+    if opts.restarts == 1:  # the original's one run: eval_results.txt, no summary
+        from bert_tf.training.restarts import summarize
+        run = _read_restart(out, metrics) or {}
+        summary = {"runs": [run], "seeds": [opts.seed], "stats": summarize([run])}
+    else:
+        with open(os.path.join(out, "restarts_summary.json"), encoding="utf-8") as f:
+            summary = json.load(f)
     entry["restarts"] = len(summary["runs"])
     entry["seeds"] = summary["seeds"]
     entry["metrics"] = {m: summary["stats"][m] for m in metrics if m in summary["stats"]}
@@ -142,26 +149,45 @@ def run_recipe(key, recipe, opts, model, results, log):
 
 
 def write_outputs(results, path):
+    """``path`` (JSON), its table as ``.csv`` beside it, and a ``.png`` (mean +- std bars
+    per recipe, one panel per task) when matplotlib is importable."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=1)
     table = [(r["task"], r["recipe"], m, s["mean"], s["std"], s["min"], s["max"], s["n"])
              for r in results["runs"] for m, s in r["metrics"].items()]
+    with open(path[:-5] + ".csv", "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["task", "recipe", "metric", "mean", "std", "min", "max", "restarts"])
+        w.writerows(table)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        with open(path[:-5] + ".csv", "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["task", "recipe", "metric", "mean", "std", "min", "max", "restarts"])
-            w.writerows(table)
         return
-    fig, ax = plt.subplots(figsize=(9, 4))
-    labels = [f"{t} {r}\n{m}" for t, r, m, *_ in table]
-    ax.bar(range(len(table)), [row[3] for row in table], yerr=[row[4] for row in table])
-    ax.set_xticks(range(len(table)), labels, rotation=90, fontsize=7)
+    tasks = [t for t in ("MRPC", "STS-B") if any(row[0] == t for row in table)]
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(5 * max(1, len(tasks)), 4),
+                             squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        rows = [row for row in table if row[0] == task]
+        recipes = list(dict.fromkeys(row[1] for row in rows))
+        metrics = list(dict.fromkeys(row[2] for row in rows))
+        for j, metric in enumerate(metrics):
+            got = {row[1]: row for row in rows if row[2] == metric}
+            xs = [i + 0.4 * j for i, r in enumerate(recipes) if r in got]
+            ax.bar(xs, [got[r][3] for r in recipes if r in got], width=0.4,
+                   yerr=[got[r][4] for r in recipes if r in got], capsize=3,
+                   label=metric.replace("eval_", ""))
+        ax.set_xticks([i + 0.2 for i in range(len(recipes))],
+                      [f"{r}\n(n={max(row[7] for row in rows if row[1] == r)})"
+                       for r in recipes], fontsize=8)
+        if task == "MRPC":  # every dev pair called a paraphrase: 279 of 408
+            ax.axhline(279 / 408, color="gray", linestyle="--", linewidth=1,
+                       label="majority-class accuracy")
+        ax.set_title(f"{task}: mean +- std over restarts")
+        ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path[:-5] + ".png")
+    fig.savefig(path[:-5] + ".png", dpi=100)
 
 
 def _read_restart(folder, metrics):
@@ -214,6 +240,11 @@ def main():
     p.add_argument("--restarts", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--warmup", type=float, default=0.1, help="--warmup_proportion")
+    p.add_argument("--group_by_length", action="store_true",
+                   help="run_classifier's --group_by_length for every recipe")
     p.add_argument("--frozen_lr", type=float, default=1e-3)
     p.add_argument("--layer_decay", type=float, default=0.8)
     p.add_argument("--unfreeze_every", type=int, default=2)
@@ -228,7 +259,13 @@ def main():
     p.add_argument("--out", default=os.path.join(RESULTS, "recipes.json"))
     p.add_argument("--collect", default=None,
                    help="comma-separated work dirs: only gather what finished there")
+    p.add_argument("--replot", action="store_true",
+                   help="only rewrite --out's .csv / .png from --out (needs matplotlib only)")
     opts = p.parse_args()
+    if opts.replot:
+        with open(opts.out, encoding="utf-8") as f:
+            write_outputs(json.load(f), opts.out)
+        return
     if opts.collect:
         collect(opts.collect.split(","), opts.out,
                 {k: v for k, v in vars(opts).items() if k not in ("out", "collect")})
@@ -238,7 +275,9 @@ def main():
     model = _model_files()
     results = {"machine": machine(), "model": "all-MiniLM-L6-v2 (embedded default)",
                "settings": {k: v for k, v in vars(opts).items() if k not in ("out",)},
-               "max_seq_length": 128, "train_batch_size": 32, "num_train_epochs": 1.0,
+               "max_seq_length": 128, "train_batch_size": opts.batch_size,
+               "num_train_epochs": opts.epochs, "warmup_proportion": opts.warmup,
+               "group_by_length": opts.group_by_length,
                "std": "sample standard deviation (n - 1) over the restarts", "runs": []}
     if os.path.exists(opts.out):
         with open(opts.out, encoding="utf-8") as f:
