@@ -26,6 +26,10 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
 * ``ours_group``: with ``--peers`` naming it, ``train`` also runs ours with ``--group_by_length``.
 * ``ours_before``: with ``--before_tree`` and ``--peers`` naming it, that checkout's scripts (the
   tree before a lever), the same flags.
+* ``original_onednn``: with ``--peers`` naming it, the original with ``TF_ENABLE_ONEDNN_OPTS=1``
+  (bert_tf's default since issue 25; TensorFlow's own default is off on CPUs without AVX-512
+  VNNI / AMX). Every child gets the environment this script was started with (not what
+  importing bert_tf adds to it).
 
 Per peer and round: wall seconds and the child's CPU seconds (``getrusage(RUSAGE_CHILDREN)``
 user + sys); ratios original / ours per round, median (min-max). Writes
@@ -171,6 +175,10 @@ def main(argv=None):
                         "scripts, to measure a lever")
     p.add_argument("--out", default=os.path.join(HERE, "results", "whole_commands.json"))
     args = p.parse_args(argv)
+    # the children's environment as the user gave it: importing bert_tf sets defaults in
+    # os.environ (TF_ENABLE_ONEDNN_OPTS, TF_CPP_MIN_LOG_LEVEL) that the original must not
+    # inherit (issue 25: oneDNN is bert_tf's default, not the original's)
+    user_env = dict(os.environ)
     sys.path.insert(0, REPO)
     from bert_tf import defaults
     model = defaults.default_model()  # convert once, outside the timings
@@ -179,10 +187,10 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix="bench_wc_")
     pred_dir, extract_input, squad_file, questions = write_inputs(work, args.pairs)
     paths = (pred_dir, extract_input, squad_file)
-    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(user_env, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="2")
     original_python = os.environ.get("ORIGINAL_PYTHON", "/tmp/bert_tf_tf215/bin/python")
     original_dir = os.environ.get("BERT_ORIGINAL_DIR", "/tmp/orig_bert")
-    orig_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    orig_env = dict(user_env, TF_CPP_MIN_LOG_LEVEL="2")
     orig_env.pop("PYTHONPATH", None)
     shim = os.path.join(HERE, "original_tf1_shim.py")
     peers = args.peers.split(",")
@@ -190,8 +198,10 @@ def main(argv=None):
         raise SystemExit("--peers names ours_before: give --before_tree")
 
     def command(peer, script, flags):
-        if peer == "original":
-            return [original_python, shim, os.path.join(original_dir, script)] + flags, orig_env
+        if peer in ("original", "original_onednn"):
+            peer_env = (dict(orig_env, TF_ENABLE_ONEDNN_OPTS="1") if peer == "original_onednn"
+                        else orig_env)
+            return [original_python, shim, os.path.join(original_dir, script)] + flags, peer_env
         if peer == "ours_before":
             before = os.path.abspath(args.before_tree)
             return ([sys.executable, os.path.join(before, script)] + flags,
@@ -199,7 +209,8 @@ def main(argv=None):
         extra = ["--group_by_length=true"] if peer == "ours_group" else []
         return [sys.executable, script] + flags + extra, env
 
-    info = {"machine": machine(), "peers": peers, "pairs": args.pairs,
+    info = {"machine": machine(), "peers": peers,
+            "TF_ENABLE_ONEDNN_OPTS_given": user_env.get("TF_ENABLE_ONEDNN_OPTS"), "pairs": args.pairs,
             "squad_questions": questions, "model": "all-MiniLM-L6-v2 (embedded default)",
             "original_python": original_python, "rows": {}}
     for row in args.rows.split(","):
