@@ -71,6 +71,7 @@ def main(argv=None):
     from bert_tf import defaults
     from bert_tf.bert.tasks import feature_extraction as fe
     from bert_tf.bert import model as bert_model
+    from bert_tf.run import feature_lines
     from bert_tf.tokenization import wordpiece
     phases.add("import bert_tf", time.process_time() - c, time.perf_counter() - w)
     model = defaults.default_model()
@@ -86,7 +87,7 @@ def main(argv=None):
     phases.wrap(bert_model.BertModel, "build_with_dummy_input", "model build (dummy input)")
     phases.wrap(fe, "load_bert_checkpoint", "checkpoint restore")
     phases.wrap(fe.FeatureExtractor, "predict", forward_name)
-    phases.wrap(fe, "feature_json_line", "writer (feature_json_line)")
+    phases.wrap(feature_lines, "feature_json_line", "writer (feature_json_line)")
     phases.wrap(wordpiece.FullTokenizer, "tokenize", "tokenize")
     phases.wrap(fe, "load_tokenizer", "load tokenizer (vocab)")
     work = tempfile.mkdtemp(prefix="profile_ef_")
