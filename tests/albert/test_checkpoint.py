@@ -98,6 +98,22 @@ def test_config_that_does_not_fit_names_variable_and_both_shapes(albert_ckpt, al
     np.testing.assert_array_equal(model.embeddings.word_embeddings.numpy(), before)
 
 
+def test_integer_weights_are_refused_naming_the_variable(albert_ckpt, albert_config, tmp_path):
+    """Fresh round 3 (r3_cls_k_int_dtype, r3_xcls_k_int_dtype; ALBERT's loader too): a kernel
+    stored as int32 was cast and loaded, exit 0, no word."""
+    from bert_tf import checkpoint_io
+    arrays = checkpoint_io.read_checkpoint(albert_ckpt)
+    name = "bert/encoder/transformer/group_0/inner_group_0/attention_1/self/query/kernel"
+    arrays[name] = arrays[name].astype(np.int32)
+    prefix = checkpoint_io.write_checkpoint(str(tmp_path / "model.ckpt"), arrays)
+    _, _, table = model_with_heads(albert_config)
+    with pytest.raises(CheckpointError) as e:
+        load_albert_checkpoint(table, prefix)
+    assert str(e.value) == (f"{prefix}: variable {name} is stored as int32 in the checkpoint "
+                            "but the model's is float32: not a checkpoint of floating-point "
+                            "weights (the original's restore refuses it too)")
+
+
 def test_more_groups_than_the_checkpoint_is_an_error(albert_ckpt, albert_config):
     cfg = AlbertConfig.from_dict(dict(albert_config.to_dict(), num_hidden_groups=3))
     _, _, table = model_with_heads(cfg)

@@ -102,6 +102,22 @@ def test_shape_mismatch_names_variable_and_shapes(golden_xlnet):
     assert "[8000, 64]" in msg and "[7999, 64]" in msg
 
 
+def test_integer_weights_are_refused_naming_the_variable(golden_xlnet, tmp_path):
+    """Fresh round 3 (r3_xcls_k_int_dtype): a kernel stored as int32 (values truncated to 0)
+    was cast and loaded, exit 0, no word."""
+    arrays = checkpoint_io.read_checkpoint(golden_xlnet.ckpt)
+    name = "model/transformer/layer_0/ff/layer_1/kernel"
+    arrays[name] = arrays[name].astype(np.int32)
+    prefix = checkpoint_io.write_checkpoint(str(tmp_path / "model.ckpt"), arrays)
+    xlnet = XLNetModel(golden_xlnet.config, with_mask_emb=True)
+    for check in (checkpoint_map.check_checkpoint_fits, checkpoint_map.load_xlnet_checkpoint):
+        with pytest.raises(CheckpointError) as e:
+            check(checkpoint_map.xlnet_variable_map(xlnet), prefix)
+        assert str(e.value) == (f"{prefix}: variable {name} is stored as int32 in the checkpoint "
+                                "but the model's is float32: not a checkpoint of floating-point "
+                                "weights (the original's restore refuses it too)")
+
+
 def test_bert_checkpoint_is_recognised(golden_xlnet, shared_data_dir):
     xlnet = XLNetModel(golden_xlnet.config)
     bert_ckpt = os.path.join(shared_data_dir, "checkpoints", "bert_toy_pretraining", "bert_model.ckpt")

@@ -183,11 +183,13 @@ def check_args(args: AlbertClassifierArgs):
                         "required")
     tokenizer = FullTokenizer(args.vocab_file, do_lower_case=args.do_lower_case,
                               spm_model_file=args.spm_model_file)
+    vocab = (f"--spm_model_file={args.spm_model_file}" if args.spm_model_file
+             else f"--vocab_file={args.vocab_file}")
     if len(tokenizer.vocab) > config.vocab_size:
-        raise ConfigError(f"the vocabulary has {len(tokenizer.vocab)} tokens but "
+        raise ConfigError(f"{vocab} has {len(tokenizer.vocab)} tokens but "
                           f"{args.albert_config_file} says vocab_size={config.vocab_size}")
-    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), args.spm_model_file or args.vocab_file,
-                                     config.vocab_size, args.albert_config_file)
+    run_checks.warn_if_vocab_smaller(len(tokenizer.vocab), vocab, config.vocab_size,
+                                     args.albert_config_file)
     return config, processor, tokenizer
 
 

@@ -363,3 +363,21 @@ def test_an_output_name_of_the_other_kind_is_refused_before_any_work(
     assert str(e.value) == (f"--output_dir={out}: {out / name} is a {kind}, but the run writes "
                             f"the {written} {name} there; remove or rename that {kind}")
     assert os.listdir(out) == [name]
+
+
+def test_a_vocabulary_larger_than_the_config_names_its_flag_and_file(tmp_path, golden_dir,
+                                                                   golden_classifier,
+                                                                   uncased_vocab_file):
+    """Fresh round 3 (r3_acls_spm_xlnet): "the vocabulary has 32000 tokens but ..." named
+    neither the flag nor the file (run_squad_v1 names --spm_model_file=<path>)."""
+    import json
+    from bert_tf.errors import ConfigError
+    config = json.load(open(os.path.join(golden_dir, "albert", "model", "albert_config.json")))
+    small = tmp_path / "albert_config.json"
+    small.write_text(json.dumps(dict(config, vocab_size=1000)))
+    args = dataclasses.replace(_args(golden_dir, golden_classifier, str(tmp_path / "out"),
+                                     uncased_vocab_file), albert_config_file=str(small))
+    with pytest.raises(ConfigError) as e:
+        albert_classifier.check_args(args)
+    assert str(e.value) == (f"--vocab_file={uncased_vocab_file} has 30522 tokens but {small} "
+                            "says vocab_size=1000")

@@ -364,3 +364,19 @@ def test_checkpoint_name_case_check_as_run_classifier(tmp_path):
         extract_features(_args(str(cased), str(tmp_path / "in.txt"), str(tmp_path / "out.jsonl"),
                                do_lower_case=True))
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_vocab_far_smaller_than_the_config_is_warned(golden_dir, shared_data_dir, tmp_path,
+                                                       caplog):
+    """Fresh round 3 (r3_ef_vocab_toy15): the toy checkpoint's 15-token vocab against a
+    30,522-token config made every word [UNK], exit 0, no word."""
+    import logging
+    tiny = os.path.join(golden_dir, "bert", "tiny_random")
+    vocab = os.path.join(shared_data_dir, "checkpoints", "bert_toy_pretraining", "vocab.txt")
+    text = tmp_path / "in.txt"
+    text.write_text("hello world\n")
+    with caplog.at_level(logging.WARNING):
+        extract_features(_args(tiny, str(text), str(tmp_path / "out.jsonl"), vocab_file=vocab,
+                               layers="-1"))
+    assert (f"{vocab} has 15 tokens but {os.path.join(tiny, 'bert_config.json')} says "
+            "vocab_size=30522: a vocabulary of another model?") in caplog.text

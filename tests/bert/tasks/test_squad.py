@@ -625,3 +625,15 @@ def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(
     assert str(e.value) == (f"--output_dir={out}: {out / name} is a folder, but the run writes "
                             f"the file {name} there; remove or rename that folder")
     assert os.listdir(out) == [name]
+
+
+def test_a_vocab_far_smaller_than_the_config_is_warned(golden_dir, shared_data_dir, tmp_path,
+                                                       caplog):
+    """Fresh round 3 (r3_sq_vocab_toy15): questions and contexts all [UNK], predictions
+    written, exit 0, no word (the original is silent too: a warning)."""
+    import logging
+    vocab = os.path.join(shared_data_dir, "checkpoints", "bert_toy_pretraining", "vocab.txt")
+    with caplog.at_level(logging.WARNING):
+        task.check_args(_golden_args(golden_dir, vocab, tmp_path / "out", "v1.1"))
+    assert (f"{vocab} has 15 tokens but {_tiny(golden_dir, 'bert_config.json')} says "
+            "vocab_size=30522: a vocabulary of another model?") in caplog.text
