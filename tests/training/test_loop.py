@@ -521,7 +521,10 @@ def test_non_finite_last_update_is_not_saved_and_the_last_good_checkpoint_stays(
 def oom_on_call(n):
     """A loss function whose n-th run inside the training step asks for a 4 TiB tensor: a
     real allocation failure of TensorFlow's CPU allocator (``ResourceExhaustedError``; the
-    kernel refuses an allocation beyond RAM + swap, overcommit heuristic mode 0)."""
+    kernel refuses an allocation beyond RAM + swap, overcommit heuristic mode 0). The loss's
+    gradient reads the tensor, as a real model's backward pass reads its activations, so the
+    update waits for it (with ``stop_gradient`` TensorFlow could apply the update before the
+    allocation failed: the test then saw the weights of the failed step)."""
     counter = tf.Variable(0, dtype=tf.int64, trainable=False)
 
     def loss(m, f, l):
@@ -529,7 +532,7 @@ def oom_on_call(n):
         counter.assign_add(1)
         size = tf.where(counter >= n, tf.constant(2 ** 40, tf.int64), tf.constant(1, tf.int64))
         huge = tf.fill(tf.reshape(size, [1]), 1.0)
-        return value + 0.0 * tf.stop_gradient(tf.reduce_max(huge))
+        return value * (1.0 + 0.0 * tf.reduce_max(huge))
 
     return loss
 
