@@ -16,8 +16,6 @@ files are renamed into place, data file first and index last, so a reader never 
 index without its data, and a kill leaves the previous checkpoint intact.
 """
 
-import ctypes
-import ctypes.util
 import fnmatch
 import glob
 import os
@@ -32,6 +30,7 @@ from absl import logging
 
 from bert_tf.atomic_files import atomic_write_text
 from bert_tf.errors import CheckpointError
+from bert_tf.glibc_malloc import release_freed_memory
 from bert_tf.pending_variables import fill
 
 # Checkpoint entries that are optimizer or bookkeeping state, never model weights: the
@@ -41,32 +40,6 @@ OPTIMIZER_SLOT_SUFFIXES = ("/adam_m", "/adam_v", "/Adam", "/Adam_1")
 OPTIMIZER_ENTRIES = ("global_step", "beta1_power", "beta2_power")
 GLOBAL_STEP = "global_step"
 _STATE_FILE = "checkpoint"
-
-
-def _malloc_trim():
-    """glibc's ``malloc_trim`` (None elsewhere)."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim()
-# A tensor this large read from a checkpoint is followed by a malloc_trim (below).
-_TRIM_BYTES = 1 << 20
-
-
-def release_freed_memory(nbytes: int) -> None:
-    """After a buffer of ``nbytes`` was freed: hands the C heap's free pages back to the
-    system (glibc ``malloc_trim``; nothing elsewhere or for small buffers).
-
-    Filling variables from a checkpoint frees tensor-sized buffers (an allocated variable's
-    old value, the float32 read of a bfloat16 variable); glibc keeps such frees (below its adaptive mmap threshold, up to
-    32 MiB) in its heaps, which grew BERT-Large's restore peak by ~270 MiB over the weights
-    themselves (issue 24).
-    """
-    if _MALLOC_TRIM is not None and nbytes >= _TRIM_BYTES:
-        _MALLOC_TRIM(0)
 
 
 def files_in(folder: str, name_pattern: str) -> List[str]:

@@ -18,6 +18,7 @@ from absl import app, flags
 
 from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
+from bert_tf.glibc_malloc import MALLOC_ENV, tune_malloc  # noqa: F401 (MALLOC_ENV: re-export)
 from bert_tf.flags.arguments import flag_is_set
 from bert_tf.output_locks import output_locks
 
@@ -106,45 +107,6 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
         if skip_teardown and e.code in (None, 0):
             exit_without_teardown(0)
         raise
-
-
-# glibc mallopt parameters (malloc.h) and the values tune_malloc sets
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-MMAP_THRESHOLD_BYTES = 16 << 20  # blocks from 16 MiB are mmapped, and unmapped when freed
-TRIM_THRESHOLD_BYTES = 256 << 20
-MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
-              "MALLOC_MMAP_MAX_")
-
-
-def tune_malloc() -> bool:
-    """Lets glibc's ``malloc`` keep freed memory for the next batch (bert_tf, issue 25).
-
-    Each batch allocates and frees the same large buffers (TensorFlow's tensors, the JSON
-    lines of extract_features); with glibc's defaults, blocks from 128 KB are mmap'ed and
-    unmapped on free and the top of the heap is returned above a small threshold, so every
-    batch faults its pages in again: 1.2 million minor page faults and 4.0 s of system CPU
-    time of an 18 s ``extract_features.py`` run of 400 lines (MiniLM, AMD EPYC 2 vCPUs), 0.16
-    million and 1.1 s with these settings, peak RSS unchanged. Sets ``M_MMAP_THRESHOLD`` to
-    16 MiB and ``M_TRIM_THRESHOLD`` to 256 MB with ``mallopt``. Blocks from 16 MiB stay
-    mmapped (unmapped when freed): at 32 MiB (glibc's largest rising threshold) ALBERT-xxlarge's
-    [2, 512, 4096] hidden states came from the heaps and its first batch peaked at 1.62 GB
-    anonymous, 1.33 GB at 16 MiB (the original: 1.47-1.61), for no more page faults in MiniLM's
-    [32, 128] forward (issue 24).
-
-    Returns:
-      True when set; False (nothing changed) off glibc, or when the user set one of
-      :data:`MALLOC_ENV` (theirs wins).
-    """
-    if any(name in os.environ for name in MALLOC_ENV):
-        return False
-    try:
-        import ctypes
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # no C library symbol: not glibc
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
-                and mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES))
 
 
 # The config flags of the families, and the size keys an out-of-memory line quotes from them.
