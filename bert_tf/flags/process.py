@@ -19,6 +19,7 @@ from absl import app, flags
 from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
 from bert_tf.glibc_malloc import MALLOC_ENV, tune_malloc  # noqa: F401 (MALLOC_ENV: re-export)
+from bert_tf.library_pages import release_startup_pages
 from bert_tf.flags.arguments import flag_is_set
 from bert_tf.output_locks import output_locks
 
@@ -56,12 +57,16 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
       (absl itself exits 1 after printing it, which made ``script --help && ...`` fail);
-    * glibc's allocator keeps freed memory of up to 256 MB for reuse (:func:`tune_malloc`).
+    * glibc's allocator keeps freed memory of up to 256 MB for reuse (:func:`tune_malloc`);
+    * the shared-library pages only TensorFlow's start-up touched are handed back
+      (:func:`bert_tf.library_pages.release_startup_pages`; ``BERT_TF_KEEP_LIBRARY_PAGES=1``
+      keeps them).
 
     Use at the bottom of every root script: ``if __name__ == "__main__": run_main(main)``.
     """
 
     tune_malloc()
+    release_startup_pages()
 
     def _on_sigterm(signum, frame):
         raise SystemExit(128 + signum)

@@ -22,6 +22,7 @@ from absl import logging
 from bert_tf.errors import CheckpointError
 from bert_tf import checkpoint_io, pending_variables
 from bert_tf.checkpoint_checks import check_finite_values, check_warm_start
+from bert_tf.library_pages import release_startup_pages
 
 # (name -> variable, path, require_all) -> LoadReport: checkpoint_io.assign_from_checkpoint
 # (BERT) or bert_tf.xlnet.checkpoint_map.load_xlnet_checkpoint with its untie_r bound.
@@ -162,7 +163,8 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Optional[Callable[[
     and the weights it did not fill (a new task head, the dropout seed states) then get their
     own initial values, the numbers a plain build gives them. No random value is drawn for a
     restored weight and no model-sized copy is made (issue 24). bert_tf, beyond the original's
-    Keras rebuild, same values.
+    Keras rebuild, same values. First the library pages only TensorFlow's start-up used are
+    handed back (:func:`bert_tf.library_pages.release_startup_pages`).
 
     Args:
       build: ``() -> model``: constructs the model and creates every weight (e.g.
@@ -181,6 +183,7 @@ def build_from_checkpoint(build: Callable[[], Any], restore: Optional[Callable[[
       what ``restore`` raises (the weights it did not fill are then left unallocated:
       :func:`bert_tf.pending_variables.discard_pending`).
     """
+    release_startup_pages()  # before the weights: TF's start-up-only library pages (issue 24)
     if restore is None:
         return build(), None
     strategy = strategy or tf.distribute.get_strategy()
