@@ -23,7 +23,8 @@ the other helper's measure), :func:`bert_tf.training.optimizer.create_optimizer`
 batch ``[B, S]`` fed by a ``tf.data`` iterator, ``--steps`` updates. The encoder's
 ``recompute_grad`` is set as ``--recompute_grad`` sets it (``set_recompute_grad``);
 ``--dtype=bfloat16`` builds the model under Keras' ``mixed_bfloat16`` policy, as the tasks do.
-The child sets glibc's malloc thresholds as the entry points do (``tune_malloc``).
+The child sets glibc's malloc thresholds and hands back TensorFlow's start-up-only library
+pages as the entry points do (``tune_malloc``, ``release_startup_pages``).
 
 Per cell: ``peak_rss_gb`` (the child's ``ru_maxrss``: the whole process, TF included),
 ``rss_after_build_gb`` (model + optimizer slots, before the first step), ``step_s`` (wall
@@ -173,12 +174,13 @@ def run_child(family, size, seq, batch, recompute, accumulation, dtype, steps, l
     watchdog(limit_gb)
     import tensorflow as tf
 
-    from bert_tf.flags.process import tune_malloc
+    from bert_tf.flags.process import release_startup_pages, tune_malloc
     from bert_tf.recompute import set_recompute_grad
     from bert_tf.training.optimizer import create_optimizer
     from bert_tf.training.train_step import TrainStep, distributed_iterator
     import numpy as np
     tune_malloc()  # as run_squad.py / run_classifier.py do (run_main)
+    release_startup_pages()
     rss_start = rss_gb()
     model, rng, vocab = build(family, size, seq, dtype)
     features, labels = batch_of(family, rng, vocab, batch, seq)
