@@ -113,11 +113,6 @@ class BatchPredictor:
         one-device step is traced once for every batch shape these allow, instead of once
         for the first shape and again for a relaxed one (bert_tf, issue 16: a trace of a
         6-layer encoder is ~1.5 s CPU). The batches must then hold exactly these keys' dtypes.
-      copy_outputs: ``False`` returns read-only numpy views of the step's output tensors
-        (``np.asarray``: the array keeps the tensor's buffer alive) instead of
-        ``Tensor.numpy()``'s writable copies; for callers that only read large outputs
-        (bert_tf, issue 25: extract_features' ``[B, layers, S, H]`` copies were ~0.5 s CPU of
-        a 400-line MiniLM run, most of it first-touch page faults of the fresh copies).
 
     Raises:
       ValueError: ``trim_padding`` is a string other than "right" / "left".
@@ -130,10 +125,8 @@ class BatchPredictor:
                  trim_padding: Union[bool, str] = False,
                  length_multiple: int = 8, fixed_batch_size: Optional[int] = None,
                  per_example_loss_fn: Optional[Callable] = None, label_key: str = "label_ids",
-                 input_signature: Optional[Mapping[str, tf.TensorSpec]] = None,
-                 copy_outputs: bool = True):
+                 input_signature: Optional[Mapping[str, tf.TensorSpec]] = None):
         self.model = model
-        self.copy_outputs = copy_outputs
         self.output_keys = list(output_keys)
         self.strategy = strategy or tf.distribute.get_strategy()
         self.input_keys = list(input_keys)
@@ -207,8 +200,6 @@ class BatchPredictor:
                       for k, v in inputs.items()}
         if not self.distributed:
             out = self._local_step({k: tf.constant(v) for k, v in inputs.items()})
-            if not self.copy_outputs:
-                return {k: np.asarray(v)[:batch] for k, v in out.items()}
             return {k: v.numpy()[:batch] for k, v in out.items()}
         return {k: v[:batch] for k, v in self._predict_distributed(inputs, rows).items()}
 

@@ -116,8 +116,7 @@ class FeatureExtractor:
         self._predictor = BatchPredictor(
             self.layer_outputs, ["layers", "sequence_output"], strategy,
             input_signature={k: tf.TensorSpec([None, None], tf.int32)
-                             for k in ("input_ids", "input_mask", "segment_ids")},
-            copy_outputs=False)  # the writer only reads them: no copy of [B, L, S, H]
+                             for k in ("input_ids", "input_mask", "segment_ids")})
 
     @staticmethod
     def _restore(model: BertModel, init_checkpoint: str):

@@ -181,8 +181,7 @@ class XLNetFeatureExtractor:
             lambda model: self._restore(model, init_checkpoint, config.untie_r))
         logging.info("%s", report.summary())
         # left-padded inputs: run as they are (no trimming)
-        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"],
-                                         copy_outputs=False)  # the writer only reads them
+        self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
 
     @staticmethod
     def _restore(model: XLNetModel, init_checkpoint: str, untie_r: bool):
