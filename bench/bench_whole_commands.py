@@ -4,7 +4,8 @@ ORIGINAL google-research/bert scripts (unchanged, under the TF 2.15 venv through
 order.
 
     BERT_ORIGINAL_DIR=/tmp/orig_bert python bench/bench_whole_commands.py
-        [--rows predict,extract,squad,train] [--rounds 3] [--train_rounds 3] [--peers ours,original]
+        [--rows predict,extract,squad,train] [--rounds 3] [--train_rounds 3]
+        [--peers ours,original,hf] [--torch_python VENV/bin/python]
 
 Model: the embedded MiniLM default (all-MiniLM-L6-v2 in the original layout, converted into the
 bert_tf cache first, outside the timings); both peers get the same ``--vocab_file``,
@@ -26,6 +27,16 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
 * ``ours_group``: with ``--peers`` naming it, ``train`` also runs ours with ``--group_by_length``.
 * ``ours_before``: with ``--before_tree`` and ``--peers`` naming it, that checkout's scripts (the
   tree before a lever), the same flags.
+* ``hf`` (rows ``extract`` and ``predict``): HF transformers' PyTorch model doing the same
+  work in a process of ``--torch_python`` (torch and transformers, no TensorFlow):
+  ``bench/hf_torch_whole.py`` on a HF folder that ``bert_tf.convert.original_to_hf`` writes
+  once from the same MiniLM checkpoint (outside the timings); fp32, torch's default threads,
+  batches of 8 padded to their longest row, pairs truncated to 128 tokens. ``extract``: the
+  same JSON lines (the same TensorFlow-free formatter), max abs difference to ours.
+  ``hf_1thread``: the same with ``OMP_NUM_THREADS=1`` (on a shared 2-vCPU machine torch's
+  spinning OpenMP threads lose most when the other core is busy). ``hf_bf16``: under
+  ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` (else
+  left out, said in the JSON).
 * ``original_onednn``: with ``--peers`` naming it, the original with ``TF_ENABLE_ONEDNN_OPTS=1``
   (bert_tf's default since issue 25; TensorFlow's own default is off on CPUs without AVX-512
   VNNI / AMX). Every child gets the environment this script was started with (not what
@@ -151,15 +162,33 @@ def row_outputs(row, out_dir):
 
 
 def extract_diff(a, b):
-    """Max abs difference of every value of two extract_features JSONL files."""
-    diff = 0.0
+    """(max abs difference of every value, lines whose tokens differ) of two extract_features
+    JSONL files; a line whose token lists differ is counted and not compared."""
+    diff, other_tokens = 0.0, 0
     with open(a, encoding="utf-8") as fa, open(b, encoding="utf-8") as fb:
         for la, lb in zip(fa, fb):
-            for x, y in zip(json.loads(la)["features"], json.loads(lb)["features"]):
+            fa_, fb_ = json.loads(la)["features"], json.loads(lb)["features"]
+            if [x["token"] for x in fa_] != [y["token"] for y in fb_]:
+                other_tokens += 1
+                continue
+            for x, y in zip(fa_, fb_):
                 va = np.array([l["values"] for l in x["layers"]])
                 vb = np.array([l["values"] for l in y["layers"]])
                 diff = max(diff, float(np.abs(va - vb).max()))
-    return diff
+    return diff, other_tokens
+
+
+HF_PEERS = ("hf", "hf_1thread", "hf_bf16")
+HF_ROWS = ("extract", "predict")
+
+
+def has_amx_bf16():
+    """True where ``lscpu`` lists ``amx_bf16`` (bf16 speed figures mean something there)."""
+    try:
+        out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout
+    except OSError:
+        return False
+    return "amx_bf16" in out.split()
 
 
 def main(argv=None):
@@ -173,6 +202,10 @@ def main(argv=None):
     p.add_argument("--before_tree", default=None,
                    help="another checkout (e.g. this branch's base): peer ours_before, its "
                         "scripts, to measure a lever")
+    p.add_argument("--torch_python", default=os.environ.get("TORCH_PYTHON"),
+                   help="python with torch and transformers (peers hf, hf_1thread, hf_bf16; "
+                        "e.g. python3 -m venv V && V/bin/pip install torch==2.13.0 "
+                        "transformers numpy); default $TORCH_PYTHON")
     p.add_argument("--out", default=os.path.join(HERE, "results", "whole_commands.json"))
     args = p.parse_args(argv)
     # the children's environment as the user gave it: importing bert_tf sets defaults in
@@ -196,8 +229,30 @@ def main(argv=None):
     peers = args.peers.split(",")
     if "ours_before" in peers and not args.before_tree:
         raise SystemExit("--peers names ours_before: give --before_tree")
+    if any(n in HF_PEERS for n in peers) and not args.torch_python:
+        raise SystemExit("--peers names an HF peer: give --torch_python (or $TORCH_PYTHON)")
+    left_out = {}
+    if "hf_bf16" in peers and not has_amx_bf16():
+        peers.remove("hf_bf16")
+        left_out["hf_bf16"] = "lscpu lists no amx_bf16: bf16 speed not measured here"
+    hf_dir = None
+    if any(n in HF_PEERS for n in peers):
+        from bert_tf.convert import original_to_hf
+        hf_dir = os.path.join(work, "hf_minilm")  # the same weights, once, outside the timings
+        original_to_hf(model.folder, hf_dir, do_lower_case=True)
+        hf_env = {k: v for k, v in user_env.items() if k != "PYTHONPATH"}
 
-    def command(peer, script, flags):
+    def command(peer, script, flags, row=None, out_dir=None):
+        if peer in HF_PEERS:
+            io = ([f"--input={extract_input}", f"--output={out_dir}/features.jsonl"]
+                  if row == "extract" else
+                  [f"--input={os.path.join(pred_dir, 'test.tsv')}",
+                   f"--output={out_dir}/test_results.tsv"])
+            peer_env = dict(hf_env, OMP_NUM_THREADS="1") if peer == "hf_1thread" else hf_env
+            return ([args.torch_python, os.path.join(HERE, "hf_torch_whole.py"), row,
+                     f"--hf_dir={hf_dir}", "--max_seq_length=128", "--batch_size=8",
+                     "--layers=-1,-2,-3,-4"] + io + (["--bf16"] if peer == "hf_bf16" else []),
+                    peer_env)
         if peer in ("original", "original_onednn"):
             peer_env = (dict(orig_env, TF_ENABLE_ONEDNN_OPTS="1") if peer == "original_onednn"
                         else orig_env)
@@ -212,10 +267,12 @@ def main(argv=None):
     info = {"machine": machine(), "peers": peers,
             "TF_ENABLE_ONEDNN_OPTS_given": user_env.get("TF_ENABLE_ONEDNN_OPTS"), "pairs": args.pairs,
             "squad_questions": questions, "model": "all-MiniLM-L6-v2 (embedded default)",
-            "original_python": original_python, "rows": {}}
+            "original_python": original_python, "torch_python": args.torch_python if hf_dir else None,
+            "peers_left_out": left_out, "rows": {}}
     for row in args.rows.split(","):
         rounds = args.train_rounds or args.rounds if row == "train" else args.rounds
-        row_peers = [n for n in peers if row == "train" or n != "ours_group"]
+        row_peers = [n for n in peers if (row == "train" or n != "ours_group")
+                     and (row in HF_ROWS or n not in HF_PEERS)]
         wall = {n: [] for n in row_peers}
         cpu = {n: [] for n in row_peers}
         outputs, dirs = {}, {}
@@ -225,7 +282,7 @@ def main(argv=None):
                 shutil.rmtree(out_dir, ignore_errors=True)
                 os.makedirs(out_dir)
                 script, flags = row_commands(row, model_flags, paths, out_dir, args.epochs)
-                cmd, cmd_env = command(n, script, flags)
+                cmd, cmd_env = command(n, script, flags, row, out_dir)
                 w, c, _ = run_child(cmd, cmd_env)
                 wall[n].append(w)
                 cpu[n].append(c)
@@ -235,10 +292,13 @@ def main(argv=None):
                       flush=True)
             # written after every round: a run cut short keeps the rounds it finished
             info["rows"][row] = row_entry(wall, cpu, outputs)
-            if row == "extract" and "original" in dirs:
-                info["rows"][row]["max_abs_diff_ours_vs_original"] = extract_diff(
-                    os.path.join(dirs["ours"], "features.jsonl"),
-                    os.path.join(dirs["original"], "features.jsonl"))
+            for other in ("original",) + HF_PEERS if row == "extract" else ():
+                if other in dirs:
+                    diff, other_tokens = extract_diff(
+                        os.path.join(dirs["ours"], "features.jsonl"),
+                        os.path.join(dirs[other], "features.jsonl"))
+                    info["rows"][row][f"max_abs_diff_ours_vs_{other}"] = diff
+                    info["rows"][row][f"lines_with_other_tokens_ours_vs_{other}"] = other_tokens
             info["load_average_at_end"] = os.getloadavg()[0]
             os.makedirs(os.path.dirname(args.out), exist_ok=True)
             with open(args.out, "w") as f:

@@ -523,6 +523,22 @@ def test_unwritable_stdout_is_one_error_line(skip_teardown):
                            "(No space left on device)\n")
 
 
+@pytest.mark.parametrize("skip, teardown", [("lambda: True", False), ("lambda: False", True),
+                                            ("lambda: 1 / 0", True), ("True", False)])
+def test_skip_teardown_may_be_decided_after_main(skip, teardown):
+    # issue 25: run_classifier.py / run_squad.py skip the teardown only for runs that do not
+    # train (skip_teardown=lambda: not FLAGS.do_train, asked once the flags are parsed); a
+    # callable that fails keeps the normal teardown. The atexit handler runs only with it.
+    code = ("import atexit, sys; sys.argv = ['x.py']; from bert_tf import flags; "
+            "atexit.register(lambda: print('teardown', file=sys.stderr)); "
+            f"flags.run_main(lambda argv: print('done'), skip_teardown={skip})")
+    proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": REPO})
+    assert proc.returncode == 0 and proc.stdout == "done\n"
+    assert ("teardown" in proc.stderr) == teardown
+
+
 @pytest.mark.parametrize("arg", ["--learning_rate=nan", "--learning_rate=inf",
                                  "--warmup_proportion=nan", "--num_train_epochs=-inf",
                                  "--weight_decay=nan", "--adam_epsilon=inf"])

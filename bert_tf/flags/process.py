@@ -12,7 +12,7 @@ import os
 import posixpath
 import signal
 import sys
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from absl import app, flags
 
@@ -26,14 +26,17 @@ from bert_tf.output_locks import output_locks
 FLAGS = flags.FLAGS
 
 
-def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
+def run_main(main: Callable[[Any], Any],
+             skip_teardown: Union[bool, Callable[[], bool]] = False) -> None:
     """Runs ``main`` under absl, with one-line endings for errors and interruptions.
 
     ``skip_teardown``: after a successful ``main`` (exit status 0), end the process with
     :func:`exit_without_teardown` instead of the interpreter's teardown (bert_tf, issue 16:
     with TensorFlow loaded, finalizing its modules and objects was ~1 s CPU of every run).
     Only for scripts whose outputs are all closed (renamed into place) when ``main`` returns;
-    error and interrupt exits keep the normal teardown.
+    error and interrupt exits keep the normal teardown. A callable is asked after ``main``
+    returned (the flags parsed), e.g. ``lambda: not FLAGS.do_train`` for the runs that only
+    predict or evaluate.
 
     * a positional argument (the scripts take flags only) is a :class:`FlagError`
       (:func:`check_no_positional_arguments`);
@@ -109,9 +112,20 @@ def run_main(main: Callable[[Any], Any], skip_teardown: bool = False) -> None:
     except SystemExit as e:
         if e.code == 1 and asks_for_help(sys.argv):
             sys.exit(0)
-        if skip_teardown and e.code in (None, 0):
+        if e.code in (None, 0) and _wants_skip(skip_teardown):
             exit_without_teardown(0)
         raise
+
+
+def _wants_skip(skip_teardown: Union[bool, Callable[[], bool]]) -> bool:
+    """``run_main``'s ``skip_teardown`` answered; a callable that fails (flags not parsed)
+    answers False: the normal teardown."""
+    if not callable(skip_teardown):
+        return bool(skip_teardown)
+    try:
+        return bool(skip_teardown())
+    except Exception:  # e.g. absl's UnparsedFlagAccessError
+        return False
 
 
 # The config flags of the families, and the size keys an out-of-memory line quotes from them.
