@@ -9,6 +9,7 @@ the network and nothing is committed to the repository.
 
 import copy
 import dataclasses
+import fcntl
 import json
 import os
 import shutil
@@ -114,16 +115,36 @@ def default_model() -> DefaultModel:
     """Returns the converted default model, converting it on first use (atomically).
 
     A damaged cache (see :func:`cache_problem`: a truncated or missing file) is rebuilt,
-    with one warning line saying why, instead of failing on every run.
+    with one warning line saying why, instead of failing on every run. Processes that start
+    together on an empty cache convert one after the other under a lock on the cache folder,
+    and each looks again once it holds it: only the first converts, the others use its folder
+    (a second conversion replacing the folder failed a run that was reading it).
 
     Raises:
       ConfigError: the package is missing or the cache folder is not writable.
     """
     folder = os.path.join(cache_dir(), MODEL_NAME)
     model = DefaultModel(folder)
-    problem = cache_problem(folder)
-    if not problem:
+    if not cache_problem(folder):
         return model
+    try:
+        os.makedirs(cache_dir(), exist_ok=True)
+        lock = os.open(cache_dir(), os.O_RDONLY)  # flock on the folder itself: no lock file
+    except OSError as e:
+        raise ConfigError(f"{cache_dir()}: cannot create the model cache ({e}); set BERT_TF_CACHE") from e
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        problem = cache_problem(folder)  # another process may have converted it meanwhile
+        if problem:
+            _convert_into(folder, problem)
+    finally:
+        os.close(lock)  # releases the lock
+    return model
+
+
+def _convert_into(folder: str, problem: str) -> None:
+    """Converts the package's HF weights into ``folder`` (atomically: a temporary folder
+    renamed into place, :data:`MANIFEST` written last); ``problem``: why (for the log)."""
     from bert_tf.convert import convert_hf_folder
 
     hf_dir = minilm_hf_dir()
@@ -134,7 +155,6 @@ def default_model() -> DefaultModel:
         logging.warning("the default model cache %s is damaged (%s): converting %s again",
                         folder, problem, MODEL_NAME)
     try:
-        os.makedirs(cache_dir(), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_dir())
     except OSError as e:
         raise ConfigError(f"{cache_dir()}: cannot create the model cache ({e}); set BERT_TF_CACHE") from e
@@ -152,7 +172,6 @@ def default_model() -> DefaultModel:
     finally:
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
-    return model
 
 
 def resolve_model_files(args, require_init_checkpoint: bool = False):

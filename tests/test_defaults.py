@@ -110,3 +110,43 @@ def test_small_xlnet_config_is_shipped_and_fits_the_real_spiece_model(shared_dat
     spiece = os.path.join(shared_data_dir, "xlnet", "spiece.model")
     check_spiece_matches_config(load_sp_model(spiece), config, spiece,
                                 defaults.XLNET_SMALL_CONFIG)  # raises on a mismatch
+
+
+def test_runs_starting_together_on_an_empty_cache_convert_once(tmp_path, monkeypatch):
+    # A second conversion replaced the folder while a first run was reading it (one of three
+    # runs started together failed on a missing vocab.txt): now one converts, the others wait
+    # for it and use its folder.
+    import threading
+    import time
+    from bert_tf import convert
+
+    calls = []
+
+    def slow_convert(hf_dir, out_dir):
+        calls.append(out_dir)
+        time.sleep(0.3)
+        for name, text in (("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n"),
+                           ("bert_model.ckpt.index", "index")):
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write(text)
+
+    monkeypatch.setenv("BERT_TF_CACHE", str(tmp_path))
+    monkeypatch.setattr(defaults, "minilm_hf_dir", lambda: "/hf")
+    monkeypatch.setattr(convert, "convert_hf_folder", slow_convert)
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append(defaults.default_model())
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(calls) == 1
+    assert len(results) == 3 and len(set(results)) == 1
+    assert defaults.cache_problem(results[0].folder) == ""
+    assert sorted(os.listdir(tmp_path)) == ["all-MiniLM-L6-v2"]
