@@ -122,6 +122,15 @@ class TrainStep:
                 replica_loss = self.optimizer.scale_loss(replica_loss)
         return loss, tape.gradient(replica_loss, self.trainable)
 
+    def _apply(self, grads):
+        """Applies one update; the variables without a gradient (BERT's pooler under the SQuAD
+        loss) are left out, as the original's ``AdamWeightDecayOptimizer.apply_gradients``
+        skips them (``if grad is None: continue``), without Keras' "Gradients do not exist"
+        warning on every run. Their slots exist (the optimizer is built on every trainable
+        variable) and keep their zeros, as before."""
+        pairs = [(g, v) for g, v in zip(grads, self.trainable) if g is not None]
+        self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
+
     def _micro_step(self, features, labels, after, apply):
         """One batch's forward/backward; accumulates its gradients, or applies the mean.
         ``after``: a tensor the forward waits for (the previous batch's ``done``). Returns
@@ -132,7 +141,7 @@ class TrainStep:
         loss, grads = self._forward_backward(features, labels)
         done = loss
         if self.accumulation == 1:
-            self.optimizer.apply(grads, self.trainable)
+            self._apply(grads)
         elif not apply:
             added = [acc.assign_add(tf.convert_to_tensor(g))
                      for acc, g in zip(self.accumulators, grads) if g is not None]
@@ -141,7 +150,7 @@ class TrainStep:
         else:
             grads = [None if g is None else (acc + tf.convert_to_tensor(g)) / self.accumulation
                      for acc, g in zip(self.accumulators, grads)]
-            self.optimizer.apply(grads, self.trainable)
+            self._apply(grads)
             for acc in self.accumulators:
                 acc.assign(tf.zeros_like(acc))
         batch = tf.shape(tf.nest.flatten(features)[0])[0]

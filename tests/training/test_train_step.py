@@ -119,3 +119,30 @@ def test_accumulation_below_one_is_an_error():
     model, _ = linear()
     with pytest.raises(ValueError, match="gradient_accumulation_steps must be >= 1, got 0"):
         TrainStep(model, mse, sgd(model), tf.distribute.get_strategy(), accumulation=0)
+
+
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_a_variable_the_loss_does_not_use_is_skipped_without_a_warning(accumulation):
+    # BERT's pooler under the SQuAD loss: the original's optimizer skips a None gradient
+    # silently; Keras warned "Gradients do not exist for variables" on every run.
+    inputs = keras.Input((2,))
+    dense = keras.layers.Dense(1, use_bias=False)
+    unused = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    model = keras.Model(inputs, [dense(inputs), unused(inputs)])
+    dense.kernel.assign([[1.0], [2.0]])
+
+    def first_output_mse(model, features, labels):
+        return tf.reduce_mean(tf.square(model(features, training=True)[0] - labels))
+
+    step = TrainStep(model, first_output_mse, sgd(model), tf.distribute.get_strategy(),
+                     accumulation=accumulation)
+    iterator = distributed_iterator(tf.distribute.get_strategy(), pairs())
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        step(iterator, 1)
+    assert not [w for w in caught if "Gradients do not exist" in str(w.message)]
+    # one batch: [1, 2] - [2, 0]; two accumulated: [1, 2] - mean([2, 0], [0, 2])
+    expected = [[-1.0], [2.0]] if accumulation == 1 else [[0.0], [1.0]]
+    np.testing.assert_allclose(dense.kernel.numpy(), expected)
+    np.testing.assert_allclose(unused.kernel.numpy(), [[1.0], [1.0]])
