@@ -76,15 +76,23 @@ def read_only_file_mappings(smaps_text: str, under: str):
             if m["ok"] and m["anon"] == 0 and m["rss"] > 0]
 
 
+def keep_requested() -> bool:
+    """True when ``$BERT_TF_KEEP_LIBRARY_PAGES`` is ``1``, ``true``, ``yes`` or ``on`` (any
+    case); unset, empty, ``0``, ``false``, ``no``, ``off`` or anything else: the pages are
+    dropped."""
+    return os.environ.get(KEEP_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def release_startup_pages() -> int:
     """Drops this process's clean pages of the Python packages' shared libraries (see the
     module docstring); call it after TensorFlow is imported, before the model is built.
 
     Returns:
-      KiB dropped (0: turned off by ``BERT_TF_KEEP_LIBRARY_PAGES=1``, TensorFlow not imported,
+      KiB dropped (0: turned off by ``BERT_TF_KEEP_LIBRARY_PAGES=1`` (:func:`keep_requested`),
+      TensorFlow not imported,
       or not Linux). Never raises: a mapping that ``madvise`` refuses is left as it is.
     """
-    if os.environ.get(KEEP_ENV, "") not in ("", "0") or "tensorflow" not in sys.modules:
+    if keep_requested() or "tensorflow" not in sys.modules:
         return 0
     madvise = _madvise()
     package = getattr(sys.modules["tensorflow"], "__file__", None)

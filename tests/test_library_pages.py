@@ -97,3 +97,14 @@ def test_the_environment_variable_keeps_them():
     assert dropped == 0
     assert after >= before - 1000
     assert err < 1e-6
+
+
+def test_which_values_keep_the_pages(monkeypatch):
+    from bert_tf.library_pages import KEEP_ENV, keep_requested
+    for value, keep in (("1", True), ("true", True), ("YES", True), (" on ", True),
+                        ("", False), ("0", False), ("false", False), ("no", False),
+                        ("off", False), ("2", False)):
+        monkeypatch.setenv(KEEP_ENV, value)
+        assert keep_requested() is keep, value
+    monkeypatch.delenv(KEEP_ENV)
+    assert keep_requested() is False
