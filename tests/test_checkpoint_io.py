@@ -195,3 +195,13 @@ def test_a_checkpoint_on_an_unreachable_file_system_is_one_line(path, reason):
         checkpoint_io.resolve_prefix(path)
     assert str(e.value).startswith(f"{path}: cannot read the checkpoint there ({reason}")
     assert "\n" not in str(e.value)
+
+
+def test_a_folder_of_several_checkpoints_names_the_highest_step(tmp_path):
+    # no 'checkpoint' state file: the error's example was the last name alphabetically
+    # (model.ckpt-200 before model.ckpt-1000)
+    for name in ("model.ckpt-1000", "model.ckpt-200", "model.ckpt-99"):
+        (tmp_path / (name + ".index")).write_bytes(b"x")
+    with pytest.raises(CheckpointError, match=r"holds 3 checkpoints and no 'checkpoint' state "
+                                              r"file; pass one prefix, e\.g\. .*model\.ckpt-1000$"):
+        checkpoint_io.resolve_prefix(str(tmp_path))
