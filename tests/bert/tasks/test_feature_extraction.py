@@ -242,7 +242,12 @@ def test_script_with_no_flags_runs_the_embedded_default(tmp_path, minilm_dir):
     out = tmp_path / "extract_features_output.jsonl"
     assert f"to {out}" in r.stdout
     lines = _read_jsonl(str(out))
-    assert len(lines) == 7 and lines[5]["features"][0]["token"] == "[CLS]"
+    # one output line per line of the package's example input (6 lines, none blank)
+    from bert_tf.defaults import EXAMPLE_INPUT
+    with open(EXAMPLE_INPUT, encoding="utf-8") as f:
+        inputs = f.read().splitlines()
+    assert len(inputs) == 6 and all(inputs) and len(lines) == 6
+    assert all(line["features"][0]["token"] == "[CLS]" for line in lines)
     assert (tmp_path / "cache" / "all-MiniLM-L6-v2" / "bert_model.ckpt.index").exists()
 
 
