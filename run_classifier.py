@@ -24,16 +24,12 @@ evaluates and predicts with an ALBERT model, ALBERT's defaults for the flags not
 see bert_tf/albert/tasks/classifier.py (also `python -m bert_tf.albert.run_classifier`).
 """
 
-import gc
+from absl import logging
 
-# Importing TensorFlow and building the Keras model allocate millions of objects and few
-# cycles: collecting the youngest generation every 100,000 allocations instead of 700 saves
-# CPU of start-up, as in extract_features.py (issue 16); nothing else changes.
-gc.set_threshold(100_000, 50, 100)
+from bert_tf import flags as bert_flags
 
-from absl import logging  # noqa: E402
+bert_flags.relax_startup_gc()  # before TensorFlow is imported
 
-from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.albert.tasks.args import AlbertClassifierArgs, read_args as read_albert_args  # noqa: E402
 from bert_tf.bert.tasks.args import ClassifierArgs  # noqa: E402
 from bert_tf.defaults import resolve_model_files  # noqa: E402

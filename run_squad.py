@@ -23,16 +23,12 @@ defaults for the flags not given: see bert_tf/albert/tasks/squad.py (also
 `python -m bert_tf.albert.run_squad_v1` / `run_squad_v2`).
 """
 
-import gc
+from absl import logging
 
-# Importing TensorFlow and building the Keras model allocate millions of objects and few
-# cycles: collecting the youngest generation every 100,000 allocations instead of 700 saves
-# CPU of start-up, as in extract_features.py (issue 16); nothing else changes.
-gc.set_threshold(100_000, 50, 100)
+from bert_tf import flags as bert_flags
 
-from absl import logging  # noqa: E402
+bert_flags.relax_startup_gc()  # before TensorFlow is imported
 
-from bert_tf import flags as bert_flags  # noqa: E402
 from bert_tf.albert.tasks.args import AlbertSquadArgs, read_args as read_albert_args  # noqa: E402
 from bert_tf.bert.tasks.args import SquadArgs  # noqa: E402
 from bert_tf.xlnet.tasks.args import XLNetSquadArgs, read_args as read_xlnet_args  # noqa: E402

@@ -89,12 +89,6 @@ def resolve_prefix(path: str) -> str:
         raise CheckpointError(f"{path}: cannot read the checkpoint there ({reason})") from e
 
 
-def _step_of_prefix(prefix: str):
-    """Sort key of a checkpoint prefix: its ``-N`` step (-1 without one), then the name."""
-    match = re.search(r"-(\d+)$", prefix)
-    return (int(match.group(1)) if match else -1, prefix)
-
-
 def _resolve_prefix(path: str) -> str:
     """Returns the checkpoint prefix for ``path``.
 
@@ -127,7 +121,8 @@ def _resolve_prefix(path: str) -> str:
         if len(indexes) > 1:
             # the example: the highest step (model.ckpt-1000 before model.ckpt-200), not the
             # last name in alphabetical order
-            newest = max((i[: -len(".index")] for i in indexes), key=_step_of_prefix)
+            newest = max((i[: -len(".index")] for i in indexes),
+                         key=lambda p: (checkpoint_step(p) or 0, p))
             raise CheckpointError(
                 f"{path}: holds {len(indexes)} checkpoints and no 'checkpoint' state file; "
                 f"pass one prefix, e.g. {newest}")

@@ -20,15 +20,16 @@ MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PA
 _TRIM_BYTES = 1 << 20
 
 
-def _libc_function(name):
-    """The C library's function ``name`` (None where there is none: not glibc)."""
+def libc_function(name):
+    """The C library's function ``name`` (None where there is none: not glibc), for the
+    process settings of this module and :mod:`bert_tf.library_pages`."""
     try:
         return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
 
-_MALLOC_TRIM = _libc_function("malloc_trim")
+_MALLOC_TRIM = libc_function("malloc_trim")
 
 
 def tune_malloc() -> bool:
@@ -52,7 +53,7 @@ def tune_malloc() -> bool:
     """
     if any(name in os.environ for name in MALLOC_ENV):
         return False
-    mallopt = _libc_function("mallopt")
+    mallopt = libc_function("mallopt")
     if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -37,6 +37,20 @@ def test_given_flags_are_kept_and_partial_ones_named(monkeypatch):
         defaults.resolve_model_files(_args(init_checkpoint="m.ckpt"))
 
 
+def _fake_converter(calls, files, seconds=0.0):
+    """A stand-in for ``convert.convert_hf_folder``: records its output folder in ``calls``,
+    waits ``seconds``, writes ``files`` ((name, text) pairs) there."""
+    import time
+
+    def fake_convert(hf_dir, out_dir):
+        calls.append(out_dir)
+        time.sleep(seconds)
+        for name, text in files:
+            with open(os.path.join(out_dir, name), "w") as f:
+                f.write(text)
+    return fake_convert
+
+
 def test_damaged_cache_is_rebuilt_not_failed_on(tmp_path, monkeypatch, caplog):
     # issue 15 item 3: a truncated file in the cache failed every later run with a traceback.
     import logging
@@ -44,18 +58,12 @@ def test_damaged_cache_is_rebuilt_not_failed_on(tmp_path, monkeypatch, caplog):
     from bert_tf import convert
 
     calls = []
-
-    def fake_convert(hf_dir, out_dir):
-        calls.append(out_dir)
-        for name, text in (("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n[UNK]\n"),
-                           ("bert_model.ckpt.index", "index"),
-                           ("bert_model.ckpt.data-00000-of-00001", "0123456789")):
-            with open(os.path.join(out_dir, name), "w") as f:
-                f.write(text)
-
     monkeypatch.setenv("BERT_TF_CACHE", str(tmp_path))
     monkeypatch.setattr(defaults, "minilm_hf_dir", lambda: "/hf")
-    monkeypatch.setattr(convert, "convert_hf_folder", fake_convert)
+    monkeypatch.setattr(convert, "convert_hf_folder", _fake_converter(calls, (
+        ("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n[UNK]\n"),
+        ("bert_model.ckpt.index", "index"),
+        ("bert_model.ckpt.data-00000-of-00001", "0123456789"))))
     model = defaults.default_model()
     assert len(calls) == 1 and defaults.cache_problem(model.folder) == ""
     assert defaults.default_model() == model and len(calls) == 1  # reused as it is
@@ -117,22 +125,14 @@ def test_runs_starting_together_on_an_empty_cache_convert_once(tmp_path, monkeyp
     # runs started together failed on a missing vocab.txt): now one converts, the others wait
     # for it and use its folder.
     import threading
-    import time
     from bert_tf import convert
 
     calls = []
-
-    def slow_convert(hf_dir, out_dir):
-        calls.append(out_dir)
-        time.sleep(0.3)
-        for name, text in (("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n"),
-                           ("bert_model.ckpt.index", "index")):
-            with open(os.path.join(out_dir, name), "w") as f:
-                f.write(text)
-
     monkeypatch.setenv("BERT_TF_CACHE", str(tmp_path))
     monkeypatch.setattr(defaults, "minilm_hf_dir", lambda: "/hf")
-    monkeypatch.setattr(convert, "convert_hf_folder", slow_convert)
+    monkeypatch.setattr(convert, "convert_hf_folder", _fake_converter(calls, (
+        ("bert_config.json", "{}"), ("vocab.txt", "[PAD]\n"),
+        ("bert_model.ckpt.index", "index")), seconds=0.3))
     results, errors = [], []
 
     def run():

@@ -46,7 +46,7 @@ from bert_tf.flags.process import (HELP_FLAGS, LOCKED_OUTPUT_FLAGS, OUTPUT_FOLDE
                                    absent_output_folders, asks_for_help,
                                    check_no_positional_arguments, exit_without_teardown,
                                    locked_outputs, output_folders, parse_flags,
-                                   remove_empty_new_folders, run_main)
+                                   relax_startup_gc, remove_empty_new_folders, run_main)
 from bert_tf.flags.profiles import (ALBERT, ALBERT_CREATE_PRETRAINING_DATA,
                                     ALBERT_CREATE_SELECTED_BY, ALBERT_RUN_CLASSIFIER,
                                     ALBERT_RUN_PRETRAINING, ALBERT_RUN_SQUAD_V1,
@@ -72,7 +72,7 @@ __all__ = [
     "flag_is_set", "args_from_flags", "flag_given", "is_xlnet_invocation",
     "check_flags_not_given", "check_no_bert_only_flags",
     # the process
-    "run_main", "exit_without_teardown", "parse_flags", "HELP_FLAGS", "OUTPUT_FOLDER_FLAGS",
+    "run_main", "relax_startup_gc", "exit_without_teardown", "parse_flags", "HELP_FLAGS", "OUTPUT_FOLDER_FLAGS",
     "LOCKED_OUTPUT_FLAGS", "locked_outputs", "output_folders", "absent_output_folders",
     "remove_empty_new_folders", "check_no_positional_arguments", "asks_for_help",
 ]
