@@ -37,6 +37,9 @@ Peers (each a forward of the same shape, same random weights, same inputs):
   matrices, the machine's fp32 matmul limit measured in the same rounds. Every peer's
   GFLOP/s (the encoder's matmul FLOPs: 2 M K N per projection, 4 B S^2 H for the attention)
   and its share of the limit are recorded.
+* ``matmul_ffn`` (with ``matmul``): one plain ``tf.matmul`` in the run's ``--dtype`` at the
+  encoder's FFN shape ``[B*S, H] x [H, I]``: the limit of that dtype on this machine
+  (``cpu_share_of_ffn_matmul_limit``; for bfloat16 the limit the encoder is held to).
 
 Each round times every peer (``--iters`` calls, the median), peers in a rotating order;
 the result is per peer the median (min-max) over rounds of seq/s, and the ratios ours / peer per
@@ -336,6 +339,10 @@ def main(argv=None):
         real = mask.astype(bool)
         info["max_abs_diff_ours_vs_before"] = float(
             np.abs(peers["before"]().astype(np.float32) - reference)[real].max())
+        if float32_model is not None:  # the before's own distance from float32
+            diff = np.abs(peers["before"]().astype(np.float32) - f32)[real]
+            info["max_abs_diff_before_vs_float32"] = float(diff.max())
+            info["mean_abs_diff_before_vs_float32"] = float(diff.mean())
     weights = {name: var.numpy() for name, var in bert_model_map(ours).items()}
     real = mask.astype(bool)
     if not args.no_keras_hub and args.dtype == "float32":
@@ -348,6 +355,12 @@ def main(argv=None):
         b = tf.constant(rng.rand(MATMUL_N, MATMUL_N).astype(np.float32))
         mm = tf.function(lambda a, b: tf.matmul(a, b))
         peers["matmul"] = lambda: mm(a, b).numpy()
+        # the limit in the run's dtype at the encoder's own FFN shape [B*S, H] x [H, I]
+        ffn_dtype = tf.bfloat16 if args.dtype == "bfloat16" else tf.float32
+        fa = tf.cast(tf.constant(rng.rand(B * S, config.hidden_size).astype(np.float32)), ffn_dtype)
+        fb = tf.cast(tf.constant(rng.rand(config.hidden_size, config.intermediate_size)
+                                 .astype(np.float32)), ffn_dtype)
+        peers["matmul_ffn"] = lambda: mm(fa, fb).numpy()
     torch_worker = None
     if args.torch_python and args.dtype == "float32":
         torch_worker = TorchWorker(args.torch_python, config, weights, ids, mask, segs)
@@ -377,6 +390,8 @@ def main(argv=None):
     if "matmul" in names:
         flops["matmul"] = 2 * MATMUL_N ** 3
         info["matmul_n"] = MATMUL_N
+        flops["matmul_ffn"] = 2 * B * S * config.hidden_size * config.intermediate_size
+        info["matmul_ffn_shape"] = [B * S, config.hidden_size, config.intermediate_size]
     info["encoder_gflop_per_batch"] = encoder_flops(config, B, S) / 1e9
     info["gflop_per_s"] = {n: summarize([flops[n] / t / 1e9 for t in seconds[n]]) for n in names}
     info["cpu_gflop_per_cpu_s"] = {n: summarize([flops[n] / t / 1e9 for t in cpu_seconds[n]])
@@ -389,9 +404,16 @@ def main(argv=None):
             n: summarize([mm_t / t * flops[n] / flops["matmul"]
                           for t, mm_t in zip(cpu_seconds[n], cpu_seconds["matmul"])])
             for n in names}
-    names_enc = [n for n in names if n != "matmul"]
-    seconds.pop("matmul", None)
-    cpu_seconds.pop("matmul", None)
+        # the same against a plain matmul in the run's dtype at [B*S, H] x [H, I]
+        info["cpu_share_of_ffn_matmul_limit"] = {
+            n: summarize([mm_t / t * flops[n] / flops["matmul_ffn"]
+                          for t, mm_t in zip(cpu_seconds[n], cpu_seconds["matmul_ffn"])])
+            for n in names}
+        info["cpu_s_per_call"] = {n: summarize(cpu_seconds[n]) for n in names}
+    names_enc = [n for n in names if n not in ("matmul", "matmul_ffn")]
+    for n in ("matmul", "matmul_ffn"):
+        seconds.pop(n, None)
+        cpu_seconds.pop(n, None)
     names = names_enc
     info["seq_per_s"] = {n: summarize([B / t for t in seconds[n]]) for n in names}
     info["ratio_ours_over"] = {n: summarize([t / o for t, o in zip(seconds[n], seconds["ours"])])

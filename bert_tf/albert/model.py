@@ -139,8 +139,10 @@ class AlbertModel(keras.Model):
             segment_ids = tf.zeros_like(input_ids)
         segment_ids = tf.cast(segment_ids, tf.int32)
         # [B, S, E]: the raw lookup, exposed as the original's get_word_embedding_output.
-        word_embedding_output = tf.gather(
-            tf.convert_to_tensor(self.embeddings.word_embeddings), input_ids)
+        # (the table is float32 in every policy; the output in the compute dtype, as before)
+        word_embedding_output = tf.cast(tf.gather(
+            tf.convert_to_tensor(self.embeddings.word_embeddings), input_ids),
+            self.embeddings.compute_dtype)
         # [B, S, E]: word + token type + position, LayerNorm, dropout.
         embedding_output = self.embeddings(input_ids, segment_ids, training=training)
         mask_adder = attention_mask_adder(input_mask, embedding_output.dtype)  # [B, 1, 1, S]

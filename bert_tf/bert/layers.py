@@ -18,6 +18,7 @@ import math
 import keras
 import tensorflow as tf
 
+from bert_tf.bert import fused_layer_norm
 from bert_tf.bert.config import GELU_EXACT
 
 LAYER_NORM_EPSILON = 1e-12
@@ -71,6 +72,36 @@ def create_initializer(initializer_range=0.02):
 def layer_norm(name):
     """LayerNorm over the last axis, epsilon 1e-12 (TF1 `contrib.layers.layer_norm`)."""
     return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
+
+
+def normalize(layer, x, training=False):
+    """Applies the LayerNorm ``layer`` (from :func:`layer_norm`) to ``x``.
+
+    float32 layers (the original's arithmetic, pinned by the goldens), float16 layers and
+    training calls run ``layer(x)``: Keras' ops, in float32 also under a mixed policy. A
+    ``mixed_bfloat16`` layer in an inference call runs the same math (Keras' too: float32,
+    gamma and beta float32) as one fused op when this TensorFlow and machine can
+    (:mod:`bert_tf.bert.fused_layer_norm`; bert_tf, beyond the original): a cast of ``x`` to
+    float32 (none for the embeddings' float32 sum), the op, a cast of the output; three ops
+    instead of about ten.
+
+    Args:
+      layer: a built ``keras.layers.LayerNormalization`` over the last axis.
+      x: float ``[M, H]`` or ``[B, S, H]``.
+      training: bool.
+
+    Returns:
+      ``layer.compute_dtype``, ``x``'s shape.
+    """
+    if (training or layer.compute_dtype != "bfloat16" or x.dtype not in (tf.bfloat16, tf.float32)
+            or not fused_layer_norm.available()):
+        return layer(x)
+    # in float32 as Keras' mixed policy does (gamma and beta unrounded): a bfloat16 op would
+    # round them to 8 bits and, on the real MiniLM, lose ~10% in mean error vs float32 for
+    # ~3% of the forward (bench/results/bf16_layer_norm_variants.json)
+    y = fused_layer_norm.fused_layer_norm(tf.cast(x, tf.float32), layer.gamma, layer.beta,
+                                          layer.epsilon)
+    return tf.cast(y, layer.compute_dtype)
 
 
 def dropout(rate):
@@ -139,13 +170,18 @@ class BertEmbeddings(keras.layers.Layer):
         self.hidden_dropout_prob = hidden_dropout_prob
         self.use_one_hot_embeddings = use_one_hot_embeddings
         init = create_initializer(initializer_range)
+        # autocast=False: under mixed_bfloat16 a call reads the float32 tables and gathers
+        # B*S rows, instead of casting the whole [V, H] table to bfloat16 on every call; the
+        # sum and LayerNorm run in float32 and only the result is cast (see `call`)
         self.word_embeddings = self.add_weight(
-            name="word_embeddings", shape=(vocab_size, hidden_size), initializer=init)
+            name="word_embeddings", shape=(vocab_size, hidden_size), initializer=init,
+            autocast=False)
         self.token_type_embeddings = self.add_weight(
-            name="token_type_embeddings", shape=(type_vocab_size, hidden_size), initializer=init)
+            name="token_type_embeddings", shape=(type_vocab_size, hidden_size), initializer=init,
+            autocast=False)
         self.position_embeddings = self.add_weight(
             name="position_embeddings", shape=(max_position_embeddings, hidden_size),
-            initializer=init)
+            initializer=init, autocast=False)
         self.layer_norm = layer_norm("LayerNorm")
         self.layer_norm.build((None, None, hidden_size))
         self.dropout = dropout(hidden_dropout_prob)
@@ -157,9 +193,12 @@ class BertEmbeddings(keras.layers.Layer):
             raise ValueError(
                 f"seq_length {seq_length} is longer than max_position_embeddings "
                 f"{self.max_position_embeddings}")
-        table = tf.convert_to_tensor(self.word_embeddings)
-        if self.use_one_hot_embeddings:
-            word = tf.einsum("bsv,vh->bsh", tf.one_hot(input_ids, self.vocab_size, dtype=table.dtype), table)
+        table = tf.convert_to_tensor(self.word_embeddings)  # float32 [V, H]
+        if self.use_one_hot_embeddings:  # a [B*S, V] x [V, H] matmul: in the compute dtype
+            dtype = self.compute_dtype
+            word = tf.einsum("bsv,vh->bsh", tf.one_hot(input_ids, self.vocab_size, dtype=dtype),
+                             tf.cast(table, dtype))
+            word = tf.cast(word, table.dtype)
         else:
             word = tf.gather(table, input_ids)
         # The original always looks up token types with a one-hot matmul: the same numbers as
@@ -169,8 +208,8 @@ class BertEmbeddings(keras.layers.Layer):
         token_type = tf.einsum("bst,th->bsh", tf.one_hot(segment_ids, self.type_vocab_size,
                                                          dtype=type_table.dtype), type_table)
         position = tf.convert_to_tensor(self.position_embeddings)[: tf.shape(input_ids)[1]]
-        x = word + token_type + position[tf.newaxis]
-        x = self.layer_norm(x)
+        x = word + token_type + position[tf.newaxis]  # float32 [B, S, H]
+        x = normalize(self.layer_norm, x, training=training)  # compute dtype
         return self.dropout(x, training=training)
 
     def get_config(self):
@@ -318,10 +357,10 @@ class TransformerBlock(keras.layers.Layer):
         x = tf.reshape(hidden_states, [-1, hidden_size])  # [B*S, H]
         attention = self.attention.attend_2d(x, shape[0], shape[1], mask_adder, training=training)
         attention = self.dropout(dense_2d(self.attention_output, attention), training=training)
-        attention = self.attention_layer_norm(attention + x)  # [B*S, H]
+        attention = normalize(self.attention_layer_norm, attention + x, training)  # [B*S, H]
         intermediate = dense_2d(self.intermediate, attention)  # [B*S, I]
         output = self.dropout(dense_2d(self.output_dense, intermediate), training=training)
-        output = self.output_layer_norm(output + attention)  # [B*S, H]
+        output = normalize(self.output_layer_norm, output + attention, training)  # [B*S, H]
         return tf.reshape(output, [shape[0], shape[1], hidden_size])
 
     def get_config(self):

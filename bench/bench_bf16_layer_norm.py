@@ -1,0 +1,162 @@
+"""bfloat16 encoder forward: the LayerNorm variants of `bert_tf.bert.layers.normalize`, rounds
+interleaved in one process, with each variant's distance from the float32 model.
+
+    python bench/bench_bf16_layer_norm.py [--shape minilm|base] [--batch_size 32]
+        [--seq_length 128] [--rounds 5] [--iters 3] [--checkpoint_dir DIR]
+
+Variants (each the same ``BertModel`` under ``mixed_bfloat16``, inference, its own trace):
+
+* ``keras``: ``layer(x)``, Keras' LayerNormalization (cast to float32, moments, scale and
+  shift, cast back: about ten ops) in every block: bert_tf before the fused LayerNorm;
+* ``fused_float32`` (kept): the block's bf16 sum cast to float32, one ``_MklLayerNorm`` in
+  float32, the output cast to bf16;
+* ``fused_bfloat16``: one ``_MklLayerNorm`` on the bf16 sum (gamma and beta rounded to bf16).
+
+The embeddings are today's in every variant (float32 lookup and sum). ``matmul_ffn`` is a
+plain bf16 ``tf.matmul`` at ``[B*S, H] x [H, I]``, the bf16 limit in the same rounds. The
+weights: ``--checkpoint_dir`` (original layout; default for ``--shape minilm``: the embedded
+all-MiniLM-L6-v2 of ``python -m bert_tf.defaults``), else random with gamma in [0.5, 1.5) and
+beta ~ N(0, 0.1) (random init has gamma 1, beta 0, which bf16 holds exactly). Each variant's
+max / mean abs difference of ``sequence_output`` from the float32 model (same weights, real
+tokens) is recorded. Writes ``bench/results/bf16_layer_norm_variants_<shape>.json``.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from bert_tf.bert import fused_layer_norm, layers  # noqa: E402
+from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint  # noqa: E402
+from bert_tf.bert.config import BertConfig  # noqa: E402
+from bert_tf.bert.model import BertModel  # noqa: E402
+from bert_tf.training.precision import dtype_policy  # noqa: E402
+from bench_encoder_peers import SHAPES, encoder_flops, summarize  # noqa: E402
+from machine_info import machine  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def keras_normalize(layer, x, training=False):
+    return layer(x)
+
+
+def fused_bfloat16_normalize(layer, x, training=False):
+    y = fused_layer_norm.fused_layer_norm(x, layer.gamma, layer.beta, layer.epsilon)
+    return tf.cast(y, layer.compute_dtype)
+
+
+VARIANTS = {"keras": keras_normalize, "fused_float32": layers.normalize,
+            "fused_bfloat16": fused_bfloat16_normalize}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", default="minilm", choices=sorted(SHAPES))
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--seq_length", type=int, default=128)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iters", type=int, default=3)
+    p.add_argument("--checkpoint_dir", default=None)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    if not fused_layer_norm.available():
+        raise SystemExit("no _MklLayerNorm kernel here (oneDNN build, CPU only): nothing to compare")
+    ckpt_dir = args.checkpoint_dir
+    if ckpt_dir is None and args.shape == "minilm":
+        ckpt_dir = subprocess.run([sys.executable, "-m", "bert_tf.defaults"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+    if ckpt_dir:
+        config = BertConfig.from_json_file(os.path.join(ckpt_dir, "bert_config.json"))
+    else:
+        config = BertConfig(type_vocab_size=2, **SHAPES[args.shape])
+    B, S = args.batch_size, args.seq_length
+    f32 = BertModel(config).build_with_dummy_input()
+    with dtype_policy("bfloat16"):
+        bf16 = BertModel(config).build_with_dummy_input()
+    rng = np.random.RandomState(0)
+    if ckpt_dir:
+        load_bert_checkpoint(bert_model_map(f32), os.path.join(ckpt_dir, "bert_model.ckpt"),
+                             require_all=True)
+    else:
+        for v in f32.weights:
+            if v.path.endswith("gamma"):
+                v.assign(rng.uniform(0.5, 1.5, v.shape).astype(np.float32))
+            elif v.path.endswith("beta"):
+                v.assign(rng.normal(0, 0.1, v.shape).astype(np.float32))
+    for a, b in zip(f32.weights, bf16.weights):
+        b.assign(a)
+    ids = rng.randint(100, config.vocab_size - 1, (B, S)).astype(np.int32)
+    mask = np.ones((B, S), np.int32)
+    mask[B // 2:, S * 3 // 4:] = 0
+    segs = np.zeros((B, S), np.int32)
+    segs[:, S // 2:] = 1
+    real = mask.astype(bool)
+
+    def traced(model):
+        fn = tf.function(lambda i, m, s: model({"input_ids": i, "input_mask": m,
+                                                "segment_ids": s})["sequence_output"])
+        fn.get_concrete_function(ids, mask, segs)
+        return fn
+
+    want = traced(f32)(ids, mask, segs).numpy()
+    peers, info = {}, {"machine": machine(), "shape": args.shape, "batch": B, "seq": S,
+                       "rounds": args.rounds, "iters_per_round": args.iters,
+                       "weights": ckpt_dir or "random, gamma U[0.5, 1.5), beta N(0, 0.1)",
+                       "max_abs_diff_vs_float32": {}, "mean_abs_diff_vs_float32": {},
+                       "mean_abs_float32_value": float(np.abs(want[real]).mean())}
+    saved = layers.normalize
+    try:
+        for name, fn in VARIANTS.items():
+            layers.normalize = fn
+            f = traced(bf16)  # traced with this variant
+            peers[name] = (lambda f=f: f(ids, mask, segs).numpy())
+            diff = np.abs(peers[name]().astype(np.float32) - want)[real]
+            info["max_abs_diff_vs_float32"][name] = float(diff.max())
+            info["mean_abs_diff_vs_float32"][name] = float(diff.mean())
+    finally:
+        layers.normalize = saved
+    a = tf.cast(tf.constant(rng.rand(B * S, config.hidden_size).astype(np.float32)), tf.bfloat16)
+    b = tf.cast(tf.constant(rng.rand(config.hidden_size, config.intermediate_size)
+                            .astype(np.float32)), tf.bfloat16)
+    mm = tf.function(lambda a, b: tf.matmul(a, b))
+    peers["matmul_ffn"] = lambda: mm(a, b).numpy()
+    peers["matmul_ffn"]()
+    names = list(peers)
+    cpu = {n: [] for n in names}
+    for r in range(args.rounds):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            times = []
+            for _ in range(args.iters):
+                c = time.process_time()
+                peers[n]()
+                times.append(time.process_time() - c)
+            cpu[n].append(float(np.median(times)))
+    flops = encoder_flops(config, B, S)
+    mm_flops = 2 * B * S * config.hidden_size * config.intermediate_size
+    info["cpu_s_per_forward"] = {n: summarize(cpu[n]) for n in names}
+    info["cpu_share_of_bf16_ffn_matmul_limit"] = {
+        n: summarize([m / t * flops / mm_flops for t, m in zip(cpu[n], cpu["matmul_ffn"])])
+        for n in VARIANTS}
+    info["cpu_ratio_keras_over"] = {
+        n: summarize([k / t for k, t in zip(cpu["keras"], cpu[n])]) for n in VARIANTS if n != "keras"}
+    info["cpu_ratio_fused_float32_over_fused_bfloat16"] = summarize(
+        [a / b for a, b in zip(cpu["fused_float32"], cpu["fused_bfloat16"])])
+    info["load_average_at_end"] = os.getloadavg()[0]
+    print(json.dumps(info, indent=2))
+    out = args.out or os.path.join(HERE, "results", f"bf16_layer_norm_variants_{args.shape}.json")
+    with open(out, "w") as f:
+        json.dump(info, f, indent=2)
+    return info
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,114 @@
+"""One-op LayerNorm for reduced-precision inference on CPU (bert_tf, beyond the original).
+
+Keras' ``LayerNormalization`` under the ``mixed_bfloat16`` policy runs about ten ops per call
+(cast to float32, two means, a squared difference, the scale and shift, a cast back), each a
+full pass over the ``[B*S, H]`` activations; the grappler's LayerNorm fusion does not match
+that form. TensorFlow's oneDNN build registers ``_MklLayerNorm`` (the op the grappler itself
+emits when it does fuse a LayerNorm): one pass, statistics in float32 also for a bfloat16
+input, one rounding of the output. This module builds that op directly, when this TensorFlow
+has it and can run it on this machine, and gives it a gradient.
+
+The float32 model never comes here (its numbers are pinned to the original's); see
+:func:`bert_tf.bert.layers.normalize`.
+"""
+
+import threading
+
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
+
+OP_NAME = "_MklLayerNorm"
+
+_LOCK = threading.Lock()
+_AVAILABLE = []
+
+
+def _build(x, gamma, beta, epsilon):
+    graph = tf.compat.v1.get_default_graph()
+    op = graph.create_op(
+        OP_NAME, [x, gamma, beta], [x.dtype], name="FusedLayerNorm",
+        attrs={"T": attr_value_pb2.AttrValue(type=x.dtype.as_datatype_enum),
+               "epsilon": attr_value_pb2.AttrValue(f=epsilon)})
+    y = op.outputs[0]
+    y.set_shape(x.shape)
+    return y
+
+
+def fused_layer_norm(x, gamma, beta, epsilon):
+    """LayerNorm over the last axis in one ``_MklLayerNorm`` op (call only if :func:`available`).
+
+    Same math as TF1's `contrib.layers.layer_norm` (population variance, ``epsilon`` inside
+    the square root): ``(x - mean) * rsqrt(var + epsilon) * gamma + beta``, statistics in
+    float32 whatever the dtype of ``x``.
+
+    Args:
+      x: float32 or bfloat16 ``[M, H]`` or ``[B, S, H]`` (the op takes rank 2 or 3).
+      gamma, beta: ``[H]``, cast to ``x.dtype`` here.
+      epsilon: python float.
+
+    Returns:
+      ``x.dtype``, ``x``'s shape.
+    """
+    gamma = tf.cast(tf.convert_to_tensor(gamma), x.dtype)
+    beta = tf.cast(tf.convert_to_tensor(beta), x.dtype)
+    if tf.executing_eagerly():
+        return tf.function(_build, autograph=False)(x, gamma, beta, epsilon)
+    return _build(x, gamma, beta, epsilon)
+
+
+def available():
+    """Whether this process can run ``_MklLayerNorm`` here: the op is registered (oneDNN
+    build), it runs on a small bfloat16 and float32 input (a kernel exists: not so with
+    ``TF_ENABLE_ONEDNN_OPTS=0``) and no GPU is visible (it has a CPU kernel only).
+    Probed once per process, eagerly (also when first asked while tracing)."""
+    with _LOCK:
+        if not _AVAILABLE:
+            _AVAILABLE.append(_probe())
+        return _AVAILABLE[0]
+
+
+def _probe():
+    from tensorflow.python.framework import op_def_registry
+
+    if op_def_registry.get(OP_NAME) is None:
+        return False
+    with tf.init_scope():
+        if tf.config.list_physical_devices("GPU"):
+            return False
+        try:
+            for dtype in (tf.float32, tf.bfloat16):
+                x = tf.constant([[1.0, 2.0, 3.0, 6.0]], dtype)
+                y = fused_layer_norm(x, tf.ones([4]), tf.zeros([4]), 1e-12)
+                # (x - 3) / sqrt(3.5): -1.069, -0.535, 0, 1.604 (by hand)
+                if abs(float(tf.cast(y, tf.float32)[0, 3]) - 1.6036) > 0.02:
+                    return False
+        except (tf.errors.OpError, ValueError, TypeError):
+            return False
+    return True
+
+
+def _layer_norm_grad(op, dy):
+    """Gradient of ``_MklLayerNorm`` (TensorFlow registers none): the LayerNorm backward in
+    float32, ``dx = inv * (g*dy - mean(g*dy) - xhat * mean(g*dy * xhat))``."""
+    x, gamma, _ = op.inputs
+    epsilon = op.get_attr("epsilon")
+    xf = tf.cast(x, tf.float32)
+    dyf = tf.cast(dy, tf.float32)
+    mean = tf.reduce_mean(xf, axis=-1, keepdims=True)
+    centered = xf - mean
+    inv = tf.math.rsqrt(tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon)
+    xhat = centered * inv
+    g = dyf * tf.cast(gamma, tf.float32)
+    dx = inv * (g - tf.reduce_mean(g, axis=-1, keepdims=True)
+                - xhat * tf.reduce_mean(g * xhat, axis=-1, keepdims=True))
+    width = tf.shape(dyf)[-1]
+    dgamma = tf.reduce_sum(tf.reshape(dyf * xhat, [-1, width]), axis=0)
+    dbeta = tf.reduce_sum(tf.reshape(dyf, [-1, width]), axis=0)
+    return (tf.cast(dx, x.dtype), tf.cast(dgamma, gamma.dtype),
+            tf.cast(dbeta, op.inputs[2].dtype))
+
+
+try:
+    tf.RegisterGradient(OP_NAME)(_layer_norm_grad)
+except KeyError:  # a TensorFlow that registers its own
+    pass
