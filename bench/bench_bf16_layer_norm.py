@@ -3,6 +3,7 @@ interleaved in one process, with each variant's distance from the float32 model.
 
     python bench/bench_bf16_layer_norm.py [--shape minilm|base] [--batch_size 32]
         [--seq_length 128] [--rounds 5] [--iters 3] [--checkpoint_dir DIR]
+    python bench/bench_bf16_layer_norm.py --model xlnet [--shape small|base] [--batch_size 8]
 
 Variants (each the same ``BertModel`` under ``mixed_bfloat16``, inference, its own trace):
 
@@ -19,6 +20,11 @@ all-MiniLM-L6-v2 of ``python -m bert_tf.defaults``), else random with gamma in [
 beta ~ N(0, 0.1) (random init has gamma 1, beta 0, which bf16 holds exactly). Each variant's
 max / mean abs difference of ``sequence_output`` from the float32 model (same weights, real
 tokens) is recorded. Writes ``bench/results/bf16_layer_norm_variants_<shape>.json``.
+
+``--model xlnet``: :class:`bert_tf.xlnet.model.XLNetModel` instead (shapes and classifier-style
+inputs of bench/bench_xlnet_peers.py, random weights, gamma and beta as above), the variants
+applied to its blocks' LayerNorms; no share of the limit (the FLOP count above is BERT's).
+Writes ``bench/results/bf16_layer_norm_variants_xlnet_<shape>.json``.
 """
 
 import argparse
@@ -31,10 +37,10 @@ import time
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from bert_tf.bert import fused_layer_norm, layers  # noqa: E402
+from bert_tf import fused_layer_norm  # noqa: E402
+from bert_tf.bert import layers  # noqa: E402
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint  # noqa: E402
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.bert.model import BertModel  # noqa: E402
@@ -58,18 +64,22 @@ VARIANTS = {"keras": keras_normalize, "fused_float32": layers.normalize,
             "fused_bfloat16": fused_bfloat16_normalize}
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser()
-    p.add_argument("--shape", default="minilm", choices=sorted(SHAPES))
-    p.add_argument("--batch_size", type=int, default=32)
-    p.add_argument("--seq_length", type=int, default=128)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--iters", type=int, default=3)
-    p.add_argument("--checkpoint_dir", default=None)
-    p.add_argument("--out", default=None)
-    args = p.parse_args(argv)
-    if not fused_layer_norm.available():
-        raise SystemExit("no _MklLayerNorm kernel here (oneDNN build, CPU only): nothing to compare")
+RANDOM_WEIGHTS = "random, LayerNorm gamma U[0.5, 1.5), beta N(0, 0.1)"
+
+
+def perturb_layer_norms(model, rng):
+    """gamma U[0.5, 1.5), beta N(0, 0.1): random init's 1 and 0 are exact in bfloat16."""
+    for v in model.weights:
+        if "layer_norm" in v.path.lower() or "layernorm" in v.path.lower():
+            if v.path.endswith("gamma"):
+                v.assign(rng.uniform(0.5, 1.5, v.shape).astype(np.float32))
+            elif v.path.endswith("beta"):
+                v.assign(rng.normal(0, 0.1, v.shape).astype(np.float32))
+
+
+def build_bert(args, rng):
+    """(float32 model, bf16 model with the same weights, feeds, real-token mask [B, S],
+    {"config", "ffn": (H, I), "weights": where they come from})."""
     ckpt_dir = args.checkpoint_dir
     if ckpt_dir is None and args.shape == "minilm":
         ckpt_dir = subprocess.run([sys.executable, "-m", "bert_tf.defaults"], capture_output=True,
@@ -82,16 +92,11 @@ def main(argv=None):
     f32 = BertModel(config).build_with_dummy_input()
     with dtype_policy("bfloat16"):
         bf16 = BertModel(config).build_with_dummy_input()
-    rng = np.random.RandomState(0)
     if ckpt_dir:
         load_bert_checkpoint(bert_model_map(f32), os.path.join(ckpt_dir, "bert_model.ckpt"),
                              require_all=True)
     else:
-        for v in f32.weights:
-            if v.path.endswith("gamma"):
-                v.assign(rng.uniform(0.5, 1.5, v.shape).astype(np.float32))
-            elif v.path.endswith("beta"):
-                v.assign(rng.normal(0, 0.1, v.shape).astype(np.float32))
+        perturb_layer_norms(f32, rng)
     for a, b in zip(f32.weights, bf16.weights):
         b.assign(a)
     ids = rng.randint(100, config.vocab_size - 1, (B, S)).astype(np.int32)
@@ -99,34 +104,88 @@ def main(argv=None):
     mask[B // 2:, S * 3 // 4:] = 0
     segs = np.zeros((B, S), np.int32)
     segs[:, S // 2:] = 1
-    real = mask.astype(bool)
+    feeds = {"input_ids": tf.constant(ids), "input_mask": tf.constant(mask),
+             "segment_ids": tf.constant(segs)}
+    return f32, bf16, feeds, mask.astype(bool), {
+        "config": config, "ffn": (config.hidden_size, config.intermediate_size),
+        "weights": ckpt_dir or RANDOM_WEIGHTS}
+
+
+def xlnet_layers():
+    from bert_tf.xlnet import layers as xl_layers
+    return xl_layers
+
+
+def build_xlnet(args, rng):
+    """As :func:`build_bert`, for XLNetModel (bench/bench_xlnet_peers.py's shapes, inputs)."""
+    from bench_xlnet_peers import SHAPES as XLNET_SHAPES, make_inputs
+    from bert_tf.xlnet.config import RunConfig, XLNetConfig
+    from bert_tf.xlnet.model import XLNetModel
+
+    config = XLNetConfig(ff_activation="gelu", untie_r=True, **XLNET_SHAPES[args.shape])
+    ids, segs, mask, _ = make_inputs(args.batch_size, args.seq_length, config.n_token)
+    feeds = {"input_ids": tf.constant(ids), "segment_ids": tf.constant(segs),
+             "input_mask": tf.constant(mask)}
+    small = {k: v[:1] for k, v in feeds.items()}
+    f32 = XLNetModel(config, RunConfig())
+    f32(small, training=False)
+    with dtype_policy("bfloat16"):
+        bf16 = XLNetModel(config, RunConfig())
+        bf16(small, training=False)
+    perturb_layer_norms(f32, rng)
+    for a, b in zip(f32.weights, bf16.weights):
+        b.assign(a)
+    return f32, bf16, feeds, mask == 0, {"config": config, "ffn": (config.d_model, config.d_inner),
+                                         "weights": RANDOM_WEIGHTS}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default="bert", choices=["bert", "xlnet"])
+    p.add_argument("--shape", default="minilm")
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--seq_length", type=int, default=128)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--iters", type=int, default=3)
+    p.add_argument("--checkpoint_dir", default=None)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    if not fused_layer_norm.available():
+        raise SystemExit("no _MklLayerNorm kernel here (oneDNN build, CPU only): nothing to compare")
+    B, S = args.batch_size, args.seq_length
+    rng = np.random.RandomState(0)
+    if args.model == "xlnet":
+        f32, bf16, feeds, real, built = build_xlnet(args, rng)
+    else:
+        f32, bf16, feeds, real, built = build_bert(args, rng)
 
     def traced(model):
-        fn = tf.function(lambda i, m, s: model({"input_ids": i, "input_mask": m,
-                                                "segment_ids": s})["sequence_output"])
-        fn.get_concrete_function(ids, mask, segs)
+        fn = tf.function(lambda f: model(f, training=False)["sequence_output"])
+        fn.get_concrete_function(feeds)
         return fn
 
-    want = traced(f32)(ids, mask, segs).numpy()
-    peers, info = {}, {"machine": machine(), "shape": args.shape, "batch": B, "seq": S,
+    want = traced(f32)(feeds).numpy()
+    peers, info = {}, {"machine": machine(), "model": args.model, "shape": args.shape,
+                       "batch": B, "seq": S,
                        "rounds": args.rounds, "iters_per_round": args.iters,
-                       "weights": ckpt_dir or "random, gamma U[0.5, 1.5), beta N(0, 0.1)",
+                       "weights": built["weights"],
                        "max_abs_diff_vs_float32": {}, "mean_abs_diff_vs_float32": {},
                        "mean_abs_float32_value": float(np.abs(want[real]).mean())}
-    saved = layers.normalize
+    module = xlnet_layers() if args.model == "xlnet" else layers
+    saved = module.normalize
     try:
         for name, fn in VARIANTS.items():
-            layers.normalize = fn
+            module.normalize = fn
             f = traced(bf16)  # traced with this variant
-            peers[name] = (lambda f=f: f(ids, mask, segs).numpy())
+            peers[name] = (lambda f=f: f(feeds).numpy())
             diff = np.abs(peers[name]().astype(np.float32) - want)[real]
             info["max_abs_diff_vs_float32"][name] = float(diff.max())
             info["mean_abs_diff_vs_float32"][name] = float(diff.mean())
     finally:
-        layers.normalize = saved
-    a = tf.cast(tf.constant(rng.rand(B * S, config.hidden_size).astype(np.float32)), tf.bfloat16)
-    b = tf.cast(tf.constant(rng.rand(config.hidden_size, config.intermediate_size)
-                            .astype(np.float32)), tf.bfloat16)
+        module.normalize = saved
+    hidden, inner = built["ffn"]
+    a = tf.cast(tf.constant(rng.rand(B * S, hidden).astype(np.float32)), tf.bfloat16)
+    b = tf.cast(tf.constant(rng.rand(hidden, inner).astype(np.float32)), tf.bfloat16)
     mm = tf.function(lambda a, b: tf.matmul(a, b))
     peers["matmul_ffn"] = lambda: mm(a, b).numpy()
     peers["matmul_ffn"]()
@@ -140,19 +199,21 @@ def main(argv=None):
                 peers[n]()
                 times.append(time.process_time() - c)
             cpu[n].append(float(np.median(times)))
-    flops = encoder_flops(config, B, S)
-    mm_flops = 2 * B * S * config.hidden_size * config.intermediate_size
     info["cpu_s_per_forward"] = {n: summarize(cpu[n]) for n in names}
-    info["cpu_share_of_bf16_ffn_matmul_limit"] = {
-        n: summarize([m / t * flops / mm_flops for t, m in zip(cpu[n], cpu["matmul_ffn"])])
-        for n in VARIANTS}
+    if args.model == "bert":
+        flops = encoder_flops(built["config"], B, S)
+        mm_flops = 2 * B * S * hidden * inner
+        info["cpu_share_of_bf16_ffn_matmul_limit"] = {
+            n: summarize([m / t * flops / mm_flops for t, m in zip(cpu[n], cpu["matmul_ffn"])])
+            for n in VARIANTS}
     info["cpu_ratio_keras_over"] = {
         n: summarize([k / t for k, t in zip(cpu["keras"], cpu[n])]) for n in VARIANTS if n != "keras"}
     info["cpu_ratio_fused_float32_over_fused_bfloat16"] = summarize(
         [a / b for a, b in zip(cpu["fused_float32"], cpu["fused_bfloat16"])])
     info["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(info, indent=2))
-    out = args.out or os.path.join(HERE, "results", f"bf16_layer_norm_variants_{args.shape}.json")
+    tag = args.shape if args.model == "bert" else f"xlnet_{args.shape}"
+    out = args.out or os.path.join(HERE, "results", f"bf16_layer_norm_variants_{tag}.json")
     with open(out, "w") as f:
         json.dump(info, f, indent=2)
     return info

@@ -18,8 +18,8 @@ import math
 import keras
 import tensorflow as tf
 
-from bert_tf.bert import fused_layer_norm
 from bert_tf.bert.config import GELU_EXACT
+from bert_tf.fused_layer_norm import normalize
 
 LAYER_NORM_EPSILON = 1e-12
 MASK_ADDER = -10000.0
@@ -72,36 +72,6 @@ def create_initializer(initializer_range=0.02):
 def layer_norm(name):
     """LayerNorm over the last axis, epsilon 1e-12 (TF1 `contrib.layers.layer_norm`)."""
     return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
-
-
-def normalize(layer, x, training=False):
-    """Applies the LayerNorm ``layer`` (from :func:`layer_norm`) to ``x``.
-
-    float32 layers (the original's arithmetic, pinned by the goldens), float16 layers and
-    training calls run ``layer(x)``: Keras' ops, in float32 also under a mixed policy. A
-    ``mixed_bfloat16`` layer in an inference call runs the same math (Keras' too: float32,
-    gamma and beta float32) as one fused op when this TensorFlow and machine can
-    (:mod:`bert_tf.bert.fused_layer_norm`; bert_tf, beyond the original): a cast of ``x`` to
-    float32 (none for the embeddings' float32 sum), the op, a cast of the output; three ops
-    instead of about ten.
-
-    Args:
-      layer: a built ``keras.layers.LayerNormalization`` over the last axis.
-      x: float ``[M, H]`` or ``[B, S, H]``.
-      training: bool.
-
-    Returns:
-      ``layer.compute_dtype``, ``x``'s shape.
-    """
-    if (training or layer.compute_dtype != "bfloat16" or x.dtype not in (tf.bfloat16, tf.float32)
-            or not fused_layer_norm.available()):
-        return layer(x)
-    # in float32 as Keras' mixed policy does (gamma and beta unrounded): a bfloat16 op would
-    # round them to 8 bits and, on the real MiniLM, lose ~10% in mean error vs float32 for
-    # ~3% of the forward (bench/results/bf16_layer_norm_variants.json)
-    y = fused_layer_norm.fused_layer_norm(tf.cast(x, tf.float32), layer.gamma, layer.beta,
-                                          layer.epsilon)
-    return tf.cast(y, layer.compute_dtype)
 
 
 def dropout(rate):

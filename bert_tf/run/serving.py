@@ -31,6 +31,7 @@ from absl import logging
 
 from bert_tf.atomic_files import move_folder
 from bert_tf.errors import FlagError
+from bert_tf.fused_layer_norm import portable_graphs
 
 DEFAULT_SIGNATURE = "serving_default"
 SINGLE_SIGNATURE = "serving_single"
@@ -161,10 +162,12 @@ def write_saved_model(export_dir: str, tracked: Sequence, endpoints: Sequence,
         if isinstance(item, keras.layers.Layer) and not item.built:
             item.build(None)  # a preprocessor: tables, no weights to create
         archive.track(item)
-    for name, fn, signature in endpoints:
-        archive.add_endpoint(name, fn, input_signature=signature)
+    with portable_graphs():  # traced with standard ops only (no oneDNN-private LayerNorm)
+        for name, fn, signature in endpoints:
+            archive.add_endpoint(name, fn, input_signature=signature)
     try:
-        archive.write_out(tmp, verbose=False)
+        with portable_graphs():
+            archive.write_out(tmp, verbose=False)
         move_folder(tmp, final, last_file="saved_model.pb")
     except (OSError, tf.errors.OpError) as e:
         if tf.io.gfile.exists(tmp):

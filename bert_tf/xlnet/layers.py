@@ -29,6 +29,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
+from bert_tf.fused_layer_norm import normalize
 from bert_tf.xlnet.attention import mask_value, rel_attn_core_batch_major
 
 LAYER_NORM_EPSILON = 1e-12
@@ -140,7 +141,7 @@ class HeadProjections(keras.layers.Layer):
         attn_out = self.dropout(attn_out, training=training)
         if residual:
             attn_out = attn_out + h
-        return self.layer_norm(attn_out)
+        return normalize(self.layer_norm, attn_out, training)
 
     def batch_major_heads(self, x, names):
         """``[len, B, D]`` -> a list of ``[B, N, len, Dh]``, one per kernel of ``names``.
@@ -168,7 +169,7 @@ class HeadProjections(keras.layers.Layer):
         vec = tf.reshape(tf.transpose(attn_vec, [2, 0, 1, 3]), [-1, n * dh])  # [len * B, N * Dh]
         attn_out = tf.reshape(tf.matmul(vec, kernel, transpose_b=True), tf.shape(h))
         attn_out = self.dropout(attn_out, training=training)
-        return self.layer_norm(attn_out + h)
+        return normalize(self.layer_norm, attn_out + h, training)
 
 
 class RelativeAttention(HeadProjections):
@@ -293,7 +294,7 @@ class PositionwiseFFN(keras.layers.Layer):
         y = tf.nn.bias_add(tf.matmul(y, tf.cast(self.layer_2.kernel, dtype)),
                            tf.cast(self.layer_2.bias, dtype))  # [tokens, D]
         y = self.drop_2(y, training=training)
-        return self.layer_norm(tf.reshape(y, tf.shape(x)) + x)
+        return normalize(self.layer_norm, tf.reshape(y, tf.shape(x)) + x, training)
 
     def get_config(self):
         config = super().get_config()

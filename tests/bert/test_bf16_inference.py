@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.bert import fused_layer_norm, layers
+from bert_tf import fused_layer_norm
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.model import BertModel
@@ -180,3 +180,65 @@ def test_minilm_bfloat16_within_bound_of_the_original_float32(golden_dir,
     real = g["input_mask"].astype(bool)
     diff = np.abs(tf.cast(out, tf.float32).numpy() - g["sequence_output"])[real]
     assert diff.max() < 0.15 and diff.mean() < 0.0045
+
+
+def test_without_the_fused_op_bfloat16_inference_runs_keras_layer_norm(monkeypatch):
+    """Where the op is not available (no oneDNN, a GPU, TF_ENABLE_ONEDNN_OPTS=0) the blocks
+    run Keras' LayerNorm; both paths compute LayerNorm in float32, so they agree to bf16
+    rounding of the blocks' outputs."""
+    model = _tiny_model("bfloat16")
+    feats = {k: tf.constant(TINY_FEATURES[k]) for k in ("input_ids", "input_mask", "segment_ids")}
+    fused = tf.function(lambda f: model(f, training=False)["sequence_output"])
+    got_fused = tf.cast(fused(feats), tf.float32).numpy()
+    monkeypatch.setattr(fused_layer_norm, "available", lambda: False)
+    plain = tf.function(lambda f: model(f, training=False)["sequence_output"])
+    assert fused_layer_norm.OP_NAME not in op_types(plain, feats)
+    got_plain = tf.cast(plain(feats), tf.float32).numpy()
+    assert np.all(np.abs(got_fused - got_plain) <= 2.0 ** -6 * np.abs(got_plain) + 2.0 ** -6)
+
+
+def test_onednn_opts_off_means_no_fused_op(monkeypatch):
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    monkeypatch.setattr(fused_layer_norm, "_AVAILABLE", [])
+    assert not fused_layer_norm.available()
+
+
+def test_xla_compiled_bfloat16_inference_runs_keras_layer_norm():
+    """``_MklLayerNorm`` has no XLA kernel: a ``jit_compile`` trace keeps Keras' LayerNorm
+    (it compiles) and agrees with the plain trace to bf16 rounding."""
+    model = _tiny_model("bfloat16")
+    feats = {k: tf.constant(TINY_FEATURES[k]) for k in ("input_ids", "input_mask", "segment_ids")}
+    xla = tf.function(lambda f: model(f, training=False)["sequence_output"], jit_compile=True)
+    plain = tf.function(lambda f: model(f, training=False)["sequence_output"])
+    got = tf.cast(xla(feats), tf.float32).numpy()
+    want = tf.cast(plain(feats), tf.float32).numpy()
+    assert np.all(np.abs(got - want) <= 2.0 ** -6 * np.abs(want) + 2.0 ** -6)
+
+
+def test_a_bfloat16_saved_model_holds_standard_ops_only(tmp_path):
+    """write_saved_model traces in portable_graphs(): the SavedModel of a bf16 model has no
+    _MklLayerNorm (it must load where oneDNN's private ops do not exist) and serves the
+    bf16 model's outputs (to bf16 rounding)."""
+    from bert_tf.run.serving import write_saved_model
+
+    model = _tiny_model("bfloat16")
+    names = ("input_ids", "input_mask", "segment_ids")
+    feats = {k: tf.constant(TINY_FEATURES[k]) for k in names}
+    fn = lambda *t: {"sequence_output": tf.cast(  # noqa: E731
+        model(dict(zip(names, t)), training=False)["sequence_output"], tf.float32)}
+    spec = [tf.TensorSpec([None, None], tf.int32, name=k) for k in names]
+    folder = write_saved_model(str(tmp_path), [model], [("serving_ids", fn, spec)])
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(folder, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    ops = {n.op for g in proto.meta_graphs for fdef in g.graph_def.library.function
+           for n in fdef.node_def}
+    assert "MatMul" in ops or "BatchMatMulV2" in ops
+    assert fused_layer_norm.OP_NAME not in ops
+    loaded = tf.saved_model.load(folder)
+    got = loaded.signatures["serving_ids"](**feats)["sequence_output"].numpy()
+    want = tf.cast(tf.function(lambda f: model(f, training=False)["sequence_output"])(feats),
+                   tf.float32).numpy()
+    assert np.all(np.abs(got - want) <= 2.0 ** -6 * np.abs(want) + 2.0 ** -6)
