@@ -13,7 +13,10 @@ Variants (each the same ``BertModel`` under ``mixed_bfloat16``, inference, its o
   float32, the output cast to bf16;
 * ``fused_bfloat16``: one ``_MklLayerNorm`` on the bf16 sum (gamma and beta rounded to bf16).
 
-The embeddings are today's in every variant (float32 lookup and sum). ``matmul_ffn`` is a
+The embeddings are today's in every variant (float32 lookup and sum). With ``--before_ref``
+(BERT only) a ``before`` peer runs ``bert_tf/bert/layers.py`` as of that commit (its
+embeddings: the [V, H] table cast to bf16 per call, sum in bf16), same weights: ``before`` vs
+``keras`` is the embeddings' change alone, ``keras`` vs ``fused_float32`` the LayerNorm's. ``matmul_ffn`` is a
 plain bf16 ``tf.matmul`` at ``[B*S, H] x [H, I]``, the bf16 limit in the same rounds. The
 weights: ``--checkpoint_dir`` (original layout; default for ``--shape minilm``: the embedded
 all-MiniLM-L6-v2 of ``python -m bert_tf.defaults``), else random with gamma in [0.5, 1.5) and
@@ -45,7 +48,8 @@ from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint  # 
 from bert_tf.bert.config import BertConfig  # noqa: E402
 from bert_tf.bert.model import BertModel  # noqa: E402
 from bert_tf.training.precision import dtype_policy  # noqa: E402
-from bench_encoder_peers import SHAPES, encoder_flops, summarize  # noqa: E402
+from bench_encoder_peers import (SHAPES, Encoder, copy_weights, encoder_flops,  # noqa: E402
+                                 load_layers_at, summarize)
 from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -148,6 +152,8 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--iters", type=int, default=3)
     p.add_argument("--checkpoint_dir", default=None)
+    p.add_argument("--before_ref", default=None,
+                   help="git commit of a 'before' bert_tf/bert/layers.py (BERT only)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     if not fused_layer_norm.available():
@@ -183,6 +189,21 @@ def main(argv=None):
             info["mean_abs_diff_vs_float32"][name] = float(diff.mean())
     finally:
         module.normalize = saved
+    if args.before_ref and args.model == "bert":
+        with dtype_policy("bfloat16"):
+            before = Encoder(load_layers_at(args.before_ref), built["config"])
+            before(feeds["input_ids"][:1, :2], feeds["input_mask"][:1, :2],
+                   feeds["segment_ids"][:1, :2])
+        copy_weights(bf16.embeddings, before.embeddings)
+        for a, b in zip(bf16.encoder_layers, before.blocks):
+            copy_weights(a, b)
+        before_fn = tf.function(lambda f: before(f["input_ids"], f["input_mask"],
+                                                 f["segment_ids"]))
+        peers["before"] = lambda: before_fn(feeds).numpy()
+        diff = np.abs(peers["before"]().astype(np.float32) - want)[real]
+        info["max_abs_diff_vs_float32"]["before"] = float(diff.max())
+        info["mean_abs_diff_vs_float32"]["before"] = float(diff.mean())
+        info["before_ref"] = args.before_ref
     hidden, inner = built["ffn"]
     a = tf.cast(tf.constant(rng.rand(B * S, hidden).astype(np.float32)), tf.bfloat16)
     b = tf.cast(tf.constant(rng.rand(hidden, inner).astype(np.float32)), tf.bfloat16)
@@ -205,9 +226,12 @@ def main(argv=None):
         mm_flops = 2 * B * S * hidden * inner
         info["cpu_share_of_bf16_ffn_matmul_limit"] = {
             n: summarize([m / t * flops / mm_flops for t, m in zip(cpu[n], cpu["matmul_ffn"])])
-            for n in VARIANTS}
+            for n in names if n != "matmul_ffn"}
     info["cpu_ratio_keras_over"] = {
         n: summarize([k / t for k, t in zip(cpu["keras"], cpu[n])]) for n in VARIANTS if n != "keras"}
+    if "before" in cpu:  # > 1: faster than the before
+        info["cpu_ratio_before_over"] = {
+            n: summarize([b / t for b, t in zip(cpu["before"], cpu[n])]) for n in VARIANTS}
     info["cpu_ratio_fused_float32_over_fused_bfloat16"] = summarize(
         [a / b for a, b in zip(cpu["fused_float32"], cpu["fused_bfloat16"])])
     info["load_average_at_end"] = os.getloadavg()[0]
