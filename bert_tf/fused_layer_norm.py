@@ -144,7 +144,7 @@ def normalize(layer, x, training=False):
         return layer(x)
     # in float32 as Keras' mixed policy does (gamma and beta unrounded): the op on the bf16
     # sum would round them to 8 bits; on the real MiniLM its mean error vs float32 was 19%
-    # larger, for 2-3% of the forward (bench/results/bf16_layer_norm_variants_*.json)
+    # larger, for 0-4% of the forward (bench/results/bf16_layer_norm_variants_*.json)
     y = fused_layer_norm(tf.cast(x, tf.float32), layer.gamma, layer.beta, layer.epsilon)
     return tf.cast(y, layer.compute_dtype)
 
