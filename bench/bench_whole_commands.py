@@ -35,8 +35,12 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
   same JSON lines (the same TensorFlow-free formatter), max abs difference to ours.
   ``hf_1thread``: the same with ``OMP_NUM_THREADS=1`` (on a shared 2-vCPU machine torch's
   spinning OpenMP threads lose most when the other core is busy). ``hf_bf16``: under
-  ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` (else
-  left out, said in the JSON).
+  ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` or
+  ``avx512_bf16`` (as ``ours_bf16``; else left out, said in the JSON).
+* ``ours_bf16``: with ``--peers`` naming it, ours with ``--dtype=bfloat16`` (rows ``predict``,
+  ``squad``, ``train``; extract_features has no such flag), run only where ``lscpu`` lists
+  ``amx_bf16`` or ``avx512_bf16`` (native bf16 dot products; elsewhere bf16 is emulated and its
+  speed means nothing: left out, said in the JSON). The JSON's ``bf16_hardware`` says which.
 * ``original_onednn``: with ``--peers`` naming it, the original with ``TF_ENABLE_ONEDNN_OPTS=1``
   (bert_tf's default since issue 25; TensorFlow's own default is off on CPUs without AVX-512
   VNNI / AMX). Every child gets the environment this script was started with (not what
@@ -182,9 +186,13 @@ HF_PEERS = ("hf", "hf_1thread", "hf_bf16")
 HF_ROWS = ("extract", "predict")
 
 
-def has_amx_bf16():
-    """True where ``lscpu`` lists ``amx_bf16`` (bf16 speed figures mean something there)."""
-    return "amx_bf16" in machine().get("simd", [])
+def bf16_hardware():
+    """``"amx_bf16"``, ``"avx512_bf16 (no AMX)"`` or None: the native bf16 matmul units
+    ``lscpu`` lists (peer ``ours_bf16`` runs only where there is one)."""
+    simd = machine().get("simd", [])
+    if "amx_bf16" in simd:
+        return "amx_bf16"
+    return "avx512_bf16 (no AMX)" if "avx512_bf16" in simd else None
 
 
 def main(argv=None):
@@ -228,9 +236,10 @@ def main(argv=None):
     if any(n in HF_PEERS for n in peers) and not args.torch_python:
         raise SystemExit("--peers names an HF peer: give --torch_python (or $TORCH_PYTHON)")
     left_out = {}
-    if "hf_bf16" in peers and not has_amx_bf16():
-        peers.remove("hf_bf16")
-        left_out["hf_bf16"] = "lscpu lists no amx_bf16: bf16 speed not measured here"
+    for peer in ("hf_bf16", "ours_bf16"):
+        if peer in peers and not bf16_hardware():
+            peers.remove(peer)
+            left_out[peer] = "lscpu lists neither amx_bf16 nor avx512_bf16: bf16 is emulated"
     hf_dir = None
     if any(n in HF_PEERS for n in peers):
         from bert_tf.convert import original_to_hf
@@ -257,18 +266,20 @@ def main(argv=None):
             before = os.path.abspath(args.before_tree)
             return ([sys.executable, os.path.join(before, script)] + flags,
                     dict(env, PYTHONPATH=before))
-        extra = ["--group_by_length=true"] if peer == "ours_group" else []
+        extra = {"ours_group": ["--group_by_length=true"],
+                 "ours_bf16": ["--dtype=bfloat16"]}.get(peer, [])
         return [sys.executable, script] + flags + extra, env
 
     info = {"machine": machine(), "peers": peers,
             "TF_ENABLE_ONEDNN_OPTS_given": user_env.get("TF_ENABLE_ONEDNN_OPTS"), "pairs": args.pairs,
             "squad_questions": questions, "model": "all-MiniLM-L6-v2 (embedded default)",
             "original_python": original_python, "torch_python": args.torch_python if hf_dir else None,
-            "peers_left_out": left_out, "rows": {}}
+            "peers_left_out": left_out, "bf16_hardware": bf16_hardware(), "rows": {}}
     for row in args.rows.split(","):
         rounds = args.train_rounds or args.rounds if row == "train" else args.rounds
         row_peers = [n for n in peers if (row == "train" or n != "ours_group")
-                     and (row in HF_ROWS or n not in HF_PEERS)]
+                     and (row in HF_ROWS or n not in HF_PEERS)
+                     and (row != "extract" or n != "ours_bf16")]
         wall = {n: [] for n in row_peers}
         cpu = {n: [] for n in row_peers}
         outputs, dirs = {}, {}

@@ -1,10 +1,13 @@
-"""The BERT models are complete once constructed: the dummy call creates no weight and runs each
+"""The BERT models are complete once constructed: ``build_with_dummy_input`` creates no weight;
+the encoder, the classifier and the SQuAD model run no block at all (issue 25: their weights all
+exist, a dummy trace only cost start-up time), the pre-trainer's dummy call runs each
 transformer block once (Keras builds no layer by a throw-away symbolic run of its ``call``)."""
 import pytest
 
 from bert_tf.bert import layers
 from bert_tf.bert.classifier import BertClassifier
 from bert_tf.bert.config import BertConfig
+from bert_tf.bert.model import BertModel
 from bert_tf.bert.pretrainer import BertPretrainer
 from bert_tf.bert.squad import BertSquad
 from tests.bert.conftest import TINY_CONFIG
@@ -20,9 +23,12 @@ def _variables(model):
     return [(v.path, tuple(v.shape)) for v in model.variables]
 
 
-@pytest.mark.parametrize("make", [lambda c: BertClassifier(c, 3), BertSquad, BertPretrainer],
-                         ids=["classifier", "squad", "pretrainer"])
-def test_dummy_call_runs_each_block_once_and_creates_no_weight(make, monkeypatch):
+@pytest.mark.parametrize("make,runs_blocks", [(BertModel, False),
+                                               (lambda c: BertClassifier(c, 3), False),
+                                               (BertSquad, False), (BertPretrainer, True)],
+                         ids=["encoder", "classifier", "squad", "pretrainer"])
+def test_dummy_build_runs_blocks_at_most_once_and_creates_no_weight(make, runs_blocks,
+                                                                    monkeypatch):
     config = BertConfig(**TINY_CONFIG)
     model = make(config)
     # every layer below the model (the model itself may build on its first call, trivially)
@@ -37,6 +43,8 @@ def test_dummy_call_runs_each_block_once_and_creates_no_weight(make, monkeypatch
 
     monkeypatch.setattr(layers.TransformerBlock, "call", counting_call)
     model.build_with_dummy_input()
-    # main before this change: each block 3 times (two symbolic builds + the eager call)
-    assert calls == [f"layer_{i}" for i in range(config.num_hidden_layers)]
+    # before issue 16: each block 3 times (two symbolic builds + the eager call); before
+    # issue 25 once for every model
+    expected = [f"layer_{i}" for i in range(config.num_hidden_layers)] if runs_blocks else []
+    assert calls == expected
     assert _variables(model) == before
