@@ -3,8 +3,9 @@
 Keras' ``LayerNormalization`` under the ``mixed_bfloat16`` policy runs about ten ops per call
 (cast to float32, two means, a squared difference, the scale and shift, a cast back), each a
 full pass over the ``[B*S, H]`` activations; the grappler's LayerNorm fusion (remapper) fused
-none of the forms tried (Keras', its own "custom layer-norm" pattern, a FusedBatchNorm form). TensorFlow's oneDNN build registers ``_MklLayerNorm`` (the op the grappler itself
-emits when it does fuse a LayerNorm): one pass, statistics in float32 also for a bfloat16
+none of the forms tried (Keras', its own "custom layer-norm" pattern, a FusedBatchNorm
+form). TensorFlow's oneDNN build registers ``_MklLayerNorm`` (the op the grappler itself emits
+when it does fuse a LayerNorm): one pass, statistics in float32 also for a bfloat16
 input, one rounding of the output. This module builds that op directly, when this TensorFlow
 has it and can run it on this machine, and gives it a gradient.
 
