@@ -47,7 +47,8 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
   importing bert_tf adds to it).
 
 Per peer and round: wall seconds and the child's CPU seconds (``getrusage(RUSAGE_CHILDREN)``
-user + sys); ratios original / ours per round, median (min-max). Writes
+user + sys); ratios original / ours per round, median (min-max) (and peer / ``ours_bf16``
+where that peer ran). Writes
 ``bench/results/whole_commands.json`` (after every row) with the machine and load.
 """
 
@@ -314,16 +315,26 @@ def main(argv=None):
 
 
 def row_entry(wall, cpu, outputs):
-    """Wall / CPU seconds per peer and the ratios peer / ours, median (min-max) over rounds."""
+    """Wall / CPU seconds per peer (and per round) and the ratios peer / ours, median (min-max)
+    over rounds; with ``ours_bf16`` also the ratios peer / ours_bf16."""
     done = {n: len(v) for n, v in wall.items()}
     k = min(done.values())
-    return {"wall_seconds": {n: summarize(v) for n, v in wall.items()},
-            "cpu_seconds": {n: summarize(v) for n, v in cpu.items()},
-            "ratio_peer_over_ours_wall": {n: summarize(np.array(v[:k]) / np.array(wall["ours"][:k]))
-                                          for n, v in wall.items() if n != "ours"},
-            "ratio_peer_over_ours_cpu": {n: summarize(np.array(v[:k]) / np.array(cpu["ours"][:k]))
-                                         for n, v in cpu.items() if n != "ours"},
-            "outputs_last_round": dict(outputs)}
+    entry = {"wall_seconds": {n: summarize(v) for n, v in wall.items()},
+             "cpu_seconds": {n: summarize(v) for n, v in cpu.items()},
+             "cpu_seconds_per_round": {n: list(v) for n, v in cpu.items()},
+             "wall_seconds_per_round": {n: list(v) for n, v in wall.items()}}
+    for base in ("ours", "ours_bf16"):  # ratios to ours, and to ours in bf16 where it ran
+        if base not in cpu:
+            continue
+        suffix = "" if base == "ours" else "_bf16"
+        entry[f"ratio_peer_over_ours{suffix}_wall"] = {
+            n: summarize(np.array(v[:k]) / np.array(wall[base][:k]))
+            for n, v in wall.items() if n != base}
+        entry[f"ratio_peer_over_ours{suffix}_cpu"] = {
+            n: summarize(np.array(v[:k]) / np.array(cpu[base][:k]))
+            for n, v in cpu.items() if n != base}
+    entry["outputs_last_round"] = dict(outputs)
+    return entry
 
 if __name__ == "__main__":
     main()
