@@ -16,7 +16,7 @@ import tensorflow as tf
 from bert_tf.bert.checkpoint_map import bert_model_map, output_head_map
 from bert_tf.bert.config import BertConfig
 from bert_tf.bert.layers import TransposedOutput
-from bert_tf.bert.model import BertModel, encoder_inputs
+from bert_tf.bert.model import BertModel, build_task_model, encoder_inputs
 
 SQUAD_SCOPE = "cls/squad"
 SQUAD_INIT_STDDEV = 0.02  # hard-coded in the original run_squad.create_model
@@ -67,17 +67,8 @@ class BertSquad(keras.Model):
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
     def build_with_dummy_input(self, seq_length: int = 2) -> "BertSquad":
-        """Creates every weight; returns self. The head's weights exist from ``__init__``; the
-        encoder builds itself (:class:`BertModel`: nothing to run; ALBERT's runs a tiny batch),
-        so the whole model is not traced on a dummy batch (issue 25: ~0.2-0.4 CPU s of start-up).
-        Another encoder without ``build_with_dummy_input`` gets the dummy batch."""
-        build = getattr(self.bert, "build_with_dummy_input", None)
-        if build is not None:
-            build(seq_length)
-            return self
-        ids = tf.zeros([1, seq_length], tf.int32)
-        self({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids})
-        return self
+        """Creates every weight (:func:`bert_tf.bert.model.build_task_model`); returns self."""
+        return build_task_model(self, seq_length)
 
     def encoder_name_map(self):
         """Original names of the encoder's variables (`bert/*`)."""
