@@ -37,8 +37,8 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
   spinning OpenMP threads lose most when the other core is busy). ``hf_bf16``: under
   ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` or
   ``avx512_bf16`` (as ``ours_bf16``; else left out, said in the JSON).
-* ``ours_bf16``: with ``--peers`` naming it, ours with ``--dtype=bfloat16`` (rows ``predict``,
-  ``squad``, ``train``; extract_features has no such flag), run only where ``lscpu`` lists
+* ``ours_bf16``: with ``--peers`` naming it, ours with ``--dtype=bfloat16`` (every row), run
+  only where ``lscpu`` lists
   ``amx_bf16`` or ``avx512_bf16`` (native bf16 dot products; elsewhere bf16 is emulated and its
   speed means nothing: left out, said in the JSON). The JSON's ``bf16_hardware`` says which.
 * ``original_onednn``: with ``--peers`` naming it, the original with ``TF_ENABLE_ONEDNN_OPTS=1``
@@ -279,8 +279,7 @@ def main(argv=None):
     for row in args.rows.split(","):
         rounds = args.train_rounds or args.rounds if row == "train" else args.rounds
         row_peers = [n for n in peers if (row == "train" or n != "ours_group")
-                     and (row in HF_ROWS or n not in HF_PEERS)
-                     and (row != "extract" or n != "ours_bf16")]
+                     and (row in HF_ROWS or n not in HF_PEERS)]
         wall = {n: [] for n in row_peers}
         cpu = {n: [] for n in row_peers}
         outputs, dirs = {}, {}
@@ -300,7 +299,7 @@ def main(argv=None):
                       flush=True)
             # written after every round: a run cut short keeps the rounds it finished
             info["rows"][row] = row_entry(wall, cpu, outputs)
-            for other in ("original",) + HF_PEERS if row == "extract" else ():
+            for other in ("original", "ours_bf16") + HF_PEERS if row == "extract" else ():
                 if other in dirs:
                     diff, other_tokens = extract_diff(
                         os.path.join(dirs["ours"], "features.jsonl"),

@@ -246,10 +246,14 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
     with pytest.raises(FlagError, match=r"--num_train_epochs \(use --train_steps\), "
                                         r"--tpu_name \(use --tpu\)$"):
         bert_flags.check_no_bert_only_flags(fv, bert_flags.XLNET_RUN_CLASSIFIER)
-    # extract_features refuses the three model flags only (as before)
+    # extract_features refuses the three model flags and --dtype (BERT's bfloat16 mode)
     bert_flags.check_no_bert_only_flags(fv, bert_flags.XLNET_EXTRACT_FEATURES)
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(vocab_file="v.txt"),
+                                            bert_flags.XLNET_EXTRACT_FEATURES)
+    with pytest.raises(FlagError, match=r"--dtype \(use nothing: XLNet's extract_features "
+                                        r"runs in float32\)$"):
+        bert_flags.check_no_bert_only_flags(types.SimpleNamespace(dtype="bfloat16"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
 
 

@@ -136,6 +136,7 @@ class ExtractFeaturesArgs:
     doc_stride: Optional[int]
     export_dir: Optional[str]
     normalize: bool
+    dtype: str
 
 
 @bert_flags.args_class(bert_flags.CREATE_PRETRAINING_DATA)
