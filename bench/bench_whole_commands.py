@@ -38,9 +38,9 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
   ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` or
   ``avx512_bf16`` (as ``ours_bf16``; else left out, said in the JSON).
 * ``ours_bf16``: with ``--peers`` naming it, ours with ``--dtype=bfloat16`` (every row), run
-  only where ``lscpu`` lists
-  ``amx_bf16`` or ``avx512_bf16`` (native bf16 dot products; elsewhere bf16 is emulated and its
-  speed means nothing: left out, said in the JSON). The JSON's ``bf16_hardware`` says which.
+  only where ``lscpu`` lists ``amx_bf16`` or ``avx512_bf16`` (native bf16 dot products;
+  elsewhere bf16 is emulated and its speed means nothing: left out, said in the JSON). The
+  JSON's ``bf16_hardware`` says which.
 * ``original_onednn``: with ``--peers`` naming it, the original with ``TF_ENABLE_ONEDNN_OPTS=1``
   (bert_tf's default since issue 25; TensorFlow's own default is off on CPUs without AVX-512
   VNNI / AMX). Every child gets the environment this script was started with (not what
