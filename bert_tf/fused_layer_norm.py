@@ -38,6 +38,17 @@ def _build(x, gamma, beta, epsilon):
     return y
 
 
+_EAGER = []
+
+
+def _eager_build():
+    """One ``tf.function`` of :func:`_build` for eager calls (one per call retraced every time:
+    TensorFlow warned of retracing in XLNet's bf16 runs)."""
+    if not _EAGER:
+        _EAGER.append(tf.function(_build, autograph=False, reduce_retracing=True))
+    return _EAGER[0]
+
+
 def fused_layer_norm(x, gamma, beta, epsilon):
     """LayerNorm over the last axis in one ``_MklLayerNorm`` op (call only if :func:`available`).
 
@@ -56,7 +67,7 @@ def fused_layer_norm(x, gamma, beta, epsilon):
     gamma = tf.cast(tf.convert_to_tensor(gamma), x.dtype)
     beta = tf.cast(tf.convert_to_tensor(beta), x.dtype)
     if tf.executing_eagerly():
-        return tf.function(_build, autograph=False)(x, gamma, beta, epsilon)
+        return _eager_build()(x, gamma, beta, epsilon)
     return _build(x, gamma, beta, epsilon)
 
 

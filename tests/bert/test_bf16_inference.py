@@ -54,6 +54,21 @@ def test_fused_layer_norm_by_hand_and_against_float64():
 
 
 @needs_fused
+def test_eager_calls_share_one_traced_function():
+    # eager calls of several shapes (XLNet's bf16 runs made them): one tf.function, traced at
+    # most twice (reduce_retracing: the second trace takes any shape), not once per call
+    # (TensorFlow's "triggered tf.function retracing" warning)
+    before = fused_layer_norm._eager_build().experimental_get_tracing_count()
+    for rows in (1, 2, 3, 5, 8, 13):
+        y = fused_layer_norm.fused_layer_norm(tf.ones([rows, 4]) * tf.range(4.0), tf.ones([4]),
+                                              tf.zeros([4]), 1e-12)
+        # [0, 1, 2, 3]: mean 1.5, variance 1.25 -> (x - 1.5) / sqrt(1.25)
+        np.testing.assert_allclose(y.numpy()[-1], [-1.3416408, -0.4472136, 0.4472136, 1.3416408],
+                                   atol=1e-6)
+    assert fused_layer_norm._eager_build().experimental_get_tracing_count() - before <= 2
+
+
+@needs_fused
 def test_fused_layer_norm_gradient_equals_keras_layer_norm_gradient():
     rng = np.random.RandomState(1)
     x = tf.constant(rng.randn(6, 16).astype(np.float32) * 3)
