@@ -255,6 +255,16 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
                                         r"runs in float32\)$"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(dtype="bfloat16"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
+    # the precision flags of the other family are refused, not ignored (fresh-user test,
+    # 2026-12-02: --dtype=bfloat16 with XLNet's flags and --use_bfloat16 with BERT's ran float32)
+    for profile in (bert_flags.XLNET_RUN_CLASSIFIER, bert_flags.XLNET_RUN_SQUAD):
+        with pytest.raises(FlagError, match=r"--dtype \(use --use_bfloat16\)$"):
+            bert_flags.check_no_bert_only_flags(types.SimpleNamespace(dtype="bfloat16"), profile)
+    with pytest.raises(FlagError, match=r"^BERT \(--bert_config_file\) does not read "
+                                        r"--use_bfloat16 \(use --dtype=bfloat16\)$"):
+        bert_flags.check_no_xlnet_only_flags(types.SimpleNamespace(use_bfloat16=True),
+                                             "BERT (--bert_config_file)")
+    bert_flags.check_no_xlnet_only_flags(types.SimpleNamespace(dtype="bfloat16"), "BERT")
 
 
 # Each entry point and the argument classes it defines its flags from (the first class gives a

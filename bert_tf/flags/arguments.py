@@ -245,6 +245,21 @@ def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> N
             f"--{n} (use {hints[n]})" for n in given))
 
 
+# XLNet flags with a BERT / ALBERT counterpart: given without XLNet's model flags they would be
+# ignored silently (the fresh-user test of 2026-12-02: --use_bfloat16 ran float32 in BERT mode)
+XLNET_ONLY_HINTS = {"use_bfloat16": "--dtype=bfloat16"}
+
+
+def check_no_xlnet_only_flags(flag_values, mode: str) -> None:
+    """Refuses :data:`XLNET_ONLY_HINTS` flags in a BERT or ALBERT invocation of a script that
+    serves XLNet too (``mode`` names it for the message, e.g. ``"BERT (--bert_config_file)"``).
+
+    Raises:
+      FlagError: one is given (:func:`check_flags_not_given`).
+    """
+    check_flags_not_given(flag_values, XLNET_ONLY_HINTS, mode)
+
+
 def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
     """Refuses BERT flags given in an XLNet invocation (``profile.refused``: each with the
     XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``).

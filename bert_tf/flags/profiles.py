@@ -72,7 +72,7 @@ XLNET = Profile(
              "do_lower_case": "--uncased", "num_train_epochs": "--train_steps",
              "warmup_proportion": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
              "iterations_per_loop": "--iterations", "tpu_name": "--tpu",
-             "num_tpu_cores": "--num_core_per_host"},
+             "num_tpu_cores": "--num_core_per_host", "dtype": "--use_bfloat16"},
 )
 
 # Giving one of these selects the XLNet path of a script that serves both families.
@@ -137,7 +137,7 @@ XLNET_RUN_PRETRAINING = dataclasses.replace(
              "num_warmup_steps": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
              "iterations_per_loop": "--iterations", "max_seq_length": "--seq_len",
              "max_predictions_per_seq": "--num_predict", "tpu_name": "--tpu",
-             "num_tpu_cores": "--num_core_per_host"})
+             "num_tpu_cores": "--num_core_per_host", "dtype": "--use_bfloat16"})
 
 # XLNet's run_squad.py (spec 9.1), run as run_squad.py with XLNet's flags. The machine flags
 # are also a flag group of the XLNet argument classes (bert_tf.flags.arguments).
@@ -175,7 +175,7 @@ XLNET_RUN_SQUAD = dataclasses.replace(
              "do_lower_case": "--uncased", "num_train_epochs": "--train_steps",
              "warmup_proportion": "--warmup_steps", "save_checkpoints_steps": "--save_steps",
              "iterations_per_loop": "--iterations", "tpu_name": "--tpu",
-             "num_tpu_cores": "--num_core_per_host"})
+             "num_tpu_cores": "--num_core_per_host", "dtype": "--use_bfloat16"})
 
 # XLNet's run_race.py (spec 10), the root script run_race.py.
 XLNET_RUN_RACE = dataclasses.replace(
