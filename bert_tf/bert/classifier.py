@@ -69,8 +69,10 @@ class BertClassifier(keras.Model):
         width = config.hidden_size
         if self.feature_layers and feature_combine == "concat":
             width *= len(self.feature_layers)
+        # float32 under --dtype=bfloat16 too: logits and probabilities not rounded to bf16's
+        # 8 significant bits (a [B, H] x [H, labels] product: no time to save)
         self.head = TransposedOutput(num_labels, width, CLASSIFIER_INIT_STDDEV,
-                                     name="classifier")
+                                     name="classifier", dtype="float32")
         # every weight of ours exists; another encoder builds itself on its first call
         self.built = True
 

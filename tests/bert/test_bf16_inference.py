@@ -257,3 +257,31 @@ def test_a_bfloat16_saved_model_holds_standard_ops_only(tmp_path):
     want = tf.cast(tf.function(lambda f: model(f, training=False)["sequence_output"])(feats),
                    tf.float32).numpy()
     assert np.all(np.abs(got - want) <= 2.0 ** -6 * np.abs(want) + 2.0 ** -6)
+
+
+def test_bfloat16_classifier_and_squad_heads_run_in_float32(tiny_random_dir):
+    # --dtype=bfloat16: the encoder in bf16, the task heads in float32, so the logits are the
+    # float32 product of the (bf16) encoder output, not rounded to bf16's 8 significant bits
+    from bert_tf.bert.classifier import BertClassifier
+    from bert_tf.bert.squad import BertSquad
+
+    config = BertConfig.from_json_file(os.path.join(tiny_random_dir, "bert_config.json"))
+    ids = tf.constant(np.random.RandomState(0).randint(1, config.vocab_size, (3, 9)), tf.int32)
+    features = {"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": tf.zeros_like(ids)}
+    with dtype_policy("bfloat16"):
+        classifier = BertClassifier(config, 3)
+        squad = BertSquad(config)
+    for model in (classifier, squad):
+        assert model.bert.compute_dtype == "bfloat16" and model.head.compute_dtype == "float32"
+    encoder = classifier.bert(features)
+    w = classifier.head.output_weights.numpy().astype(np.float64)
+    b = classifier.head.output_bias.numpy().astype(np.float64)
+    pooled = tf.cast(encoder["pooled_output"], tf.float64).numpy()
+    got = classifier(features)["logits"].numpy()
+    np.testing.assert_allclose(got, pooled @ w.T + b, rtol=1e-5, atol=1e-6)
+    sequence = tf.cast(squad.bert(features)["sequence_output"], tf.float64).numpy()
+    logits = sequence @ squad.head.output_weights.numpy().astype(np.float64).T \
+        + squad.head.output_bias.numpy()
+    out = squad(features)
+    np.testing.assert_allclose(out["start_logits"].numpy(), logits[..., 0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out["end_logits"].numpy(), logits[..., 1], rtol=1e-5, atol=1e-6)
