@@ -56,7 +56,6 @@ def main(_):
         args = read_xlnet_args(XLNetClassifierArgs, FLAGS)
         from bert_tf.xlnet.tasks import classifier as task
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "ALBERT (--albert_config_file)")
         args = read_albert_args(AlbertClassifierArgs, FLAGS)
         from bert_tf.albert.tasks import classifier as task
     else:

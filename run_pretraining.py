@@ -43,7 +43,6 @@ def main(_):
         xlnet_pretraining.make_model_dir(args)
         result = xlnet_pretraining.run(args)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "ALBERT (--albert_config_file)")
         args = read_albert_args(AlbertPretrainingArgs, FLAGS)
         from bert_tf.albert.tasks import pretraining as albert_pretraining
         result = albert_pretraining.run(args)

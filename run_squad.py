@@ -49,7 +49,6 @@ def main(_):
         from bert_tf.xlnet.tasks import squad as xlnet_squad
         result = xlnet_squad.run(args)
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "ALBERT (--albert_config_file)")
         result = albert_main(FLAGS)
     else:
         bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)")

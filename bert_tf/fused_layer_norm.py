@@ -14,6 +14,7 @@ are pinned to the original's), nor does training.
 """
 
 import contextlib
+import functools
 import os
 import threading
 
@@ -38,15 +39,11 @@ def _build(x, gamma, beta, epsilon):
     return y
 
 
-_EAGER = []
-
-
+@functools.cache
 def _eager_build():
     """One ``tf.function`` of :func:`_build` for eager calls (one per call retraced every time:
     TensorFlow warned of retracing in XLNet's bf16 runs)."""
-    if not _EAGER:
-        _EAGER.append(tf.function(_build, autograph=False, reduce_retracing=True))
-    return _EAGER[0]
+    return tf.function(_build, autograph=False, reduce_retracing=True)
 
 
 def fused_layer_norm(x, gamma, beta, epsilon):

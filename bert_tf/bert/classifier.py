@@ -73,7 +73,7 @@ class BertClassifier(keras.Model):
         # 8 significant bits (a [B, H] x [H, labels] product: no time to save)
         self.head = TransposedOutput(num_labels, width, CLASSIFIER_INIT_STDDEV,
                                      name="classifier", dtype="float32")
-        # every weight of ours exists; another encoder builds itself on its first call
+        # every weight of ours exists; the encoder builds its own (build_task_model)
         self.built = True
 
     def call(self, features, training=False):

@@ -154,15 +154,9 @@ def build_task_model(model, seq_length: int = 2):
 
     The encoder builds itself (:class:`BertModel`: nothing to run; ALBERT's runs a tiny
     batch), so the whole model is not traced on a dummy batch (issue 25: ~0.2-0.4 CPU s of
-    every command's start). An encoder without ``build_with_dummy_input`` gets a ``[1,
-    seq_length]`` dummy batch through the whole model.
+    every command's start).
     """
-    build = getattr(model.bert, "build_with_dummy_input", None)
-    if build is not None:
-        build(seq_length)
-        return model
-    ids = tf.zeros([1, seq_length], tf.int32)
-    model({"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": ids})
+    model.bert.build_with_dummy_input(seq_length)
     return model
 
 

@@ -40,7 +40,7 @@ from bert_tf.flags.arguments import (BERT_TF_RECIPE_FLAGS, BERT_TF_SQUAD_RECIPE_
                                      BERT_TF_TRAINING_FLAGS, BERT_TPU_FLAGS, XLNET_MODEL_FLAGS,
                                      XLNET_OPTIMIZER_FLAGS, args_class, args_from_flags,
                                      check_flags_not_given, check_no_bert_only_flags,
-                                     check_no_xlnet_only_flags,
+                                     check_no_xlnet_only_flags, XLNET_ONLY_HINTS,
                                      define_args, field_names, flag_given, flag_is_set,
                                      flag_type, is_xlnet_invocation)
 from bert_tf.flags.process import (HELP_FLAGS, LOCKED_OUTPUT_FLAGS, OUTPUT_FOLDER_FLAGS,
@@ -72,6 +72,7 @@ __all__ = [
     "BERT_TF_TRAINING_FLAGS", "BERT_TF_RECIPE_FLAGS", "BERT_TF_SQUAD_RECIPE_FLAGS", "flag_type", "args_class", "field_names", "define_args",
     "flag_is_set", "args_from_flags", "flag_given", "is_xlnet_invocation",
     "check_flags_not_given", "check_no_bert_only_flags", "check_no_xlnet_only_flags",
+    "XLNET_ONLY_HINTS",
     # the process
     "run_main", "relax_startup_gc", "exit_without_teardown", "parse_flags", "HELP_FLAGS", "OUTPUT_FOLDER_FLAGS",
     "LOCKED_OUTPUT_FLAGS", "locked_outputs", "output_folders", "absent_output_folders",

@@ -251,8 +251,9 @@ XLNET_ONLY_HINTS = {"use_bfloat16": "--dtype=bfloat16"}
 
 
 def check_no_xlnet_only_flags(flag_values, mode: str) -> None:
-    """Refuses :data:`XLNET_ONLY_HINTS` flags in a BERT or ALBERT invocation of a script that
-    serves XLNet too (``mode`` names it for the message, e.g. ``"BERT (--bert_config_file)"``).
+    """Refuses :data:`XLNET_ONLY_HINTS` flags in a BERT invocation of a script that serves
+    XLNet too (``mode`` names it for the message, e.g. ``"BERT (--bert_config_file)"``; ALBERT's
+    ``read_args`` refuses them with its own BERT-only flags).
 
     Raises:
       FlagError: one is given (:func:`check_flags_not_given`).

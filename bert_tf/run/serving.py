@@ -165,14 +165,13 @@ def write_saved_model(export_dir: str, tracked: Sequence, endpoints: Sequence,
     with portable_graphs():  # traced with standard ops only (no oneDNN-private LayerNorm)
         for name, fn, signature in endpoints:
             archive.add_endpoint(name, fn, input_signature=signature)
-    try:
-        with portable_graphs():
+        try:
             archive.write_out(tmp, verbose=False)
-        move_folder(tmp, final, last_file="saved_model.pb")
-    except (OSError, tf.errors.OpError) as e:
-        if tf.io.gfile.exists(tmp):
-            tf.io.gfile.rmtree(tmp)
-        raise FlagError(f"{flag}={export_dir}: cannot write the SavedModel ({e})") from e
+            move_folder(tmp, final, last_file="saved_model.pb")
+        except (OSError, tf.errors.OpError) as e:
+            if tf.io.gfile.exists(tmp):
+                tf.io.gfile.rmtree(tmp)
+            raise FlagError(f"{flag}={export_dir}: cannot write the SavedModel ({e})") from e
     logging.info("Exported the SavedModel to %s (signatures: %s)", final,
                  ", ".join(name for name, _, _ in endpoints))
     return final

@@ -202,8 +202,8 @@ def read_args(args_class, flag_values):
 
     Raises:
       FlagError: a BERT flag the ALBERT script does not read (:data:`REFUSED_BERT_FLAGS`:
-        ``--bert_config_file``, ``--num_train_epochs``...) given to the root script in ALBERT
-        mode; ``--num_workers`` with ALBERT's create_pretraining_data flags (BERT's pipeline
+        ``--bert_config_file``, ``--num_train_epochs``...) or XLNet's ``--use_bfloat16``
+        (:data:`bert_tf.flags.XLNET_ONLY_HINTS`) given to the root script in ALBERT mode; ``--num_workers`` with ALBERT's create_pretraining_data flags (BERT's pipeline
         only).
     """
     if args_class is AlbertDataArgs:
@@ -211,5 +211,7 @@ def read_args(args_class, flag_values):
             raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
                             "create_pretraining_data runs in one process)")
     else:
-        bert_flags.check_flags_not_given(flag_values, *REFUSED_BERT_FLAGS[args_class])
+        hints, mode = REFUSED_BERT_FLAGS[args_class]
+        bert_flags.check_flags_not_given(flag_values, {**hints, **bert_flags.XLNET_ONLY_HINTS},
+                                         mode)
     return bert_flags.args_from_flags(args_class, flag_values)
