@@ -19,6 +19,9 @@ per round, so two never run at once):
 * ``ours_before``: ``ours`` with bert_tf imported from another checkout named by the
   environment variable ``BERT_TF_BEFORE_DIR`` (e.g. ``/work/main``: before vs after a change,
   in the same run), e.g. ``--sides ours,ours_before,original``;
+* ``ours_bf16`` / ``ours_before_bf16``: ``ours`` / ``ours_before`` built under ``--dtype=bfloat16``
+  (Keras' ``mixed_bfloat16``: float32 variables and optimizer, bf16 matmuls), e.g.
+  ``--sides ours,ours_bf16`` for the issue-25 row "training step bf16 vs fp32";
 * ``original``: google-research/bert's ``run_classifier.create_model`` (is_training=True) and
   ``optimization.create_optimizer`` from ``$BERT_ORIGINAL_DIR`` (outside this repository,
   nothing of it copied here), built under TF 2.21 ``tf.compat.v1`` with
@@ -58,7 +61,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SIDES = ("ours", "ours_xla", "ours_before", "original")
+SIDES = ("ours", "ours_xla", "ours_before", "original", "ours_bf16", "ours_before_bf16")
 LEARNING_RATE = 2e-5
 
 
@@ -110,7 +113,7 @@ def child(args):
 
     sys.path.insert(0, HERE)
     sys.path.insert(0, REPO)
-    if args.side == "ours_before":
+    if args.side.startswith("ours_before"):
         sys.path.insert(0, os.environ["BERT_TF_BEFORE_DIR"])
     import bench_encoder_peers as peers
 
@@ -149,12 +152,14 @@ def child(args):
         from bert_tf.bert.classifier import BertClassifier, classifier_loss
         from bert_tf.bert.config import BertConfig
         from bert_tf.training.optimizer import create_optimizer
+        from bert_tf.training.precision import dtype_policy
         from bert_tf.training.train_step import TrainStep, distributed_iterator
 
         strategy = tf.distribute.get_strategy()
         start, cpu_start = time.perf_counter(), time.process_time()
         config = BertConfig(**config_dict)
-        model = BertClassifier(config, 2).build_with_dummy_input()
+        with dtype_policy("bfloat16" if args.side.endswith("_bf16") else "float32"):
+            model = BertClassifier(config, 2).build_with_dummy_input()
         optimizer, _ = create_optimizer(LEARNING_RATE, num_train_steps, warmup,
                                         variable_names=model.name_map())
         optimizer.build(model.trainable_variables)  # as loop.train's TrainState.build does
@@ -219,7 +224,7 @@ def main(argv=None):
     unknown = [s for s in sides if s not in SIDES]
     if unknown:
         raise SystemExit(f"--sides: unknown {unknown} (known: {', '.join(SIDES)})")
-    if "ours_before" in sides and not os.environ.get("BERT_TF_BEFORE_DIR"):
+    if any(s.startswith("ours_before") for s in sides) and not os.environ.get("BERT_TF_BEFORE_DIR"):
         raise SystemExit("--sides ours_before: BERT_TF_BEFORE_DIR is not set (another checkout)")
     if "original" in sides and not os.environ.get("BERT_ORIGINAL_DIR"):
         raise SystemExit("BERT_ORIGINAL_DIR is not set (a checkout of google-research/bert)")
@@ -236,7 +241,7 @@ def main(argv=None):
             cmd = [sys.executable, os.path.abspath(__file__), "--side", side,
                    "--shape", args.shape, "--batch_size", str(args.batch_size),
                    "--seq_length", str(args.seq_length), "--steps", str(args.steps)]
-            first = os.environ["BERT_TF_BEFORE_DIR"] if side == "ours_before" else REPO
+            first = os.environ["BERT_TF_BEFORE_DIR"] if side.startswith("ours_before") else REPO
             env = dict(os.environ, PYTHONPATH=first + os.pathsep + os.environ.get("PYTHONPATH", ""))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
@@ -262,7 +267,7 @@ def main(argv=None):
     info["examples_per_s"] = {s: summarize([args.batch_size / x["step_s"] for x in runs[s]])
                               for s in sides}
     if "ours" in sides:
-        for base in ("ours", "ours_xla"):
+        for base in ("ours", "ours_xla", "ours_bf16"):
             if base not in sides:
                 continue
             info[f"ratio_other_over_{base}"] = {
@@ -273,6 +278,7 @@ def main(argv=None):
     info["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps({k: v for k, v in info.items() if k != "runs"}, indent=2))
     out = args.out or os.path.join(HERE, "results", f"train_step_peers_{args.shape}.json")
+    # (--out to keep another run's file, e.g. train_step_peers_minilm_bf16.json)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:

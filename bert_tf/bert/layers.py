@@ -19,6 +19,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.bert.config import GELU_EXACT
+from bert_tf.dropout import built_dropout as dropout
 from bert_tf.fused_layer_norm import normalize
 
 LAYER_NORM_EPSILON = 1e-12
@@ -72,18 +73,6 @@ def create_initializer(initializer_range=0.02):
 def layer_norm(name):
     """LayerNorm over the last axis, epsilon 1e-12 (TF1 `contrib.layers.layer_norm`)."""
     return keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
-
-
-def dropout(rate):
-    """A Keras ``Dropout`` marked built (it has no weights; its seed state exists already).
-
-    Unbuilt, it would make every layer holding it look unbuilt to Keras, which then builds
-    that layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder)
-    before the first real call: seconds of the first step, no weight created.
-    """
-    layer = keras.layers.Dropout(rate)
-    layer.built = True
-    return layer
 
 
 def dense(units, initializer_range, activation=None, name=None):

@@ -29,6 +29,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
+from bert_tf.dropout import built_dropout
 from bert_tf.fused_layer_norm import normalize
 from bert_tf.xlnet.attention import mask_value, rel_attn_core_batch_major
 
@@ -84,18 +85,6 @@ def _layer_norm(d_model: int, name: str = "LayerNorm"):
     ln = keras.layers.LayerNormalization(axis=-1, epsilon=LAYER_NORM_EPSILON, name=name)
     ln.build((None, None, d_model))
     return ln
-
-
-def built_dropout(rate: float):
-    """A Keras ``Dropout`` marked built (no weights; its seed state exists already).
-
-    Unbuilt, it makes every layer holding it look unbuilt to Keras, which then builds that
-    layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder) before
-    the first real call: XLNet-Large's start-up traced the model twice (issue 24).
-    """
-    layer = keras.layers.Dropout(rate)
-    layer.built = True
-    return layer
 
 
 def _dense(units: int, in_dim: int, initializer, name: str, activation=None, use_bias=True):

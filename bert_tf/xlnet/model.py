@@ -39,11 +39,12 @@ from typing import Dict, Optional
 import keras
 import tensorflow as tf
 
+from bert_tf.dropout import built_dropout
 from bert_tf.recompute import call_recomputed
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.attention import (attention_masks, cache_mem, relative_positional_encoding,
                                      relative_segment_matrix)
-from bert_tf.xlnet.layers import (LMHead, LogitHead, SequenceSummary, XLNetLayer, built_dropout,
+from bert_tf.xlnet.layers import (LMHead, LogitHead, SequenceSummary, XLNetLayer,
                                   get_initializer)
 
 

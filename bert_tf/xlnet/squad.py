@@ -18,6 +18,7 @@ from typing import Dict, Optional
 import keras
 import tensorflow as tf
 
+from bert_tf.dropout import Dropout
 from bert_tf.xlnet.config import RunConfig, XLNetConfig
 from bert_tf.xlnet.layers import dense_layer, get_initializer, layer_norm_layer
 from bert_tf.xlnet.model import XLNetModel
@@ -68,7 +69,7 @@ class QAHeads(keras.layers.Layer):
         self.answer_dense_0 = dense_layer(d_model, 2 * d_model, init, "answer_class_dense_0",
                                      activation="tanh")
         self.answer_dense_1 = dense_layer(1, d_model, init, "answer_class_dense_1", use_bias=False)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def _end_logits(self, end_input):
         x = self.end_layer_norm(self.end_dense_0(end_input))

@@ -1,0 +1,103 @@
+"""Dropout that draws 16 random bits per element (bert_tf, beyond the original).
+
+The original `modeling.py` calls ``tf.nn.dropout``: one float uniform per element, compared
+with the rate. Keras' ``Dropout`` does the same through ``tf.nn.experimental.stateless_dropout``,
+in the dtype of the input. Drawing those numbers was 9% of a MiniLM fine-tuning step
+([32, 128]) in float32 and 20% in bfloat16 (a bfloat16 uniform costs more than a float32
+one, and has 7 random bits: its drop probability at rate 0.1 is 13/128 = 0.1016). The
+attention-probability dropout alone draws ``B * N * S * S`` numbers per layer.
+
+:class:`Dropout` draws half as many 32-bit words (Philox, stateless, seeded from the layer's
+Keras ``SeedGenerator`` as Keras' own dropout), reads each as two 16-bit integers ``u`` and
+drops an element where ``u < round(rate * 65536)``: the drop probability is that integer over
+65536, within 7.7e-6 of ``rate`` (0.1 -> 6554 / 65536 = 0.1000061), in every dtype. Kept
+elements are scaled by ``1 / (1 - rate)`` in the input's dtype, as ``tf.nn.dropout``.
+Measured on an AMD EPYC (family 26, 2 vCPUs, AVX-512 with avx512_bf16): a MiniLM [32, 128]
+training step 4-6% faster in float32 and 8-12% in bfloat16.
+
+The masks differ from Keras' for the same seed (a different stream; the original's stateful
+stream could not be matched either); everything else about dropout is the original's: the
+same rate, inverted scaling, active only with ``training=True``. ``noise_shape`` (not used by
+bert_tf's models) falls back to Keras' dropout.
+"""
+
+import keras
+import tensorflow as tf
+
+_BITS = 16
+_SCALE = 1 << _BITS
+
+
+def drop_threshold(rate: float) -> int:
+    """The 16-bit integer below which an element is dropped: ``round(rate * 65536)``.
+
+    Args:
+      rate: the drop probability, ``0 < rate < 1``.
+
+    Returns:
+      int in ``[0, 65536]``; the drop probability is ``drop_threshold(rate) / 65536``.
+    """
+    return min(_SCALE, max(0, int(round(rate * _SCALE))))
+
+
+def random_uint16(shape, seed):
+    """Stateless uniform 16-bit integers of ``shape`` (int32 ``seed [2]``), Philox.
+
+    Draws ``ceil(last / 2)`` 32-bit words per row of the last axis and splits each in two
+    (no copy when the last axis is even, as every BERT/XLNet activation's is).
+
+    Args:
+      shape: int32 ``[rank]`` tensor or list; rank >= 1.
+      seed: int32 ``[2]``.
+
+    Returns:
+      uint16 tensor of ``shape``.
+    """
+    shape = tf.convert_to_tensor(shape, tf.int32)
+    last = shape[-1]
+    words_shape = tf.concat([shape[:-1], [(last + 1) // 2]], axis=0)
+    words = tf.random.stateless_uniform(words_shape, seed, minval=None, maxval=None,
+                                        dtype=tf.uint32)
+    halves = tf.bitcast(words, tf.uint16)  # [..., ceil(last / 2), 2]
+    merged = tf.reshape(halves, tf.concat([shape[:-1], [2 * ((last + 1) // 2)]], axis=0))
+    return tf.slice(merged, tf.zeros_like(shape), shape)  # the identity when last is even
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class Dropout(keras.layers.Dropout):
+    """Keras ``Dropout`` with 16-bit random draws (see the module docstring).
+
+    Call args:
+      inputs: float tensor of any shape and float dtype (float32, bfloat16, float16).
+      training: bool; dropout only when True.
+
+    Returns:
+      ``inputs`` unchanged when not training or ``rate == 0``; otherwise a tensor of the same
+      shape and dtype: ``inputs / (1 - rate)`` where kept, 0 where dropped.
+    """
+
+    def call(self, inputs, training=False):
+        if not training or self.rate <= 0 or self.noise_shape is not None:
+            return super().call(inputs, training=training)
+        threshold = drop_threshold(self.rate)
+        if threshold >= _SCALE:  # rate within 7.7e-6 of 1: every element dropped
+            return tf.zeros_like(inputs)
+        seed = self.seed_generator.next()
+        if seed.dtype != tf.int32:  # as Keras' TF backend does with its int64 seed state
+            seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        keep = random_uint16(tf.shape(inputs), seed) >= tf.constant(threshold, tf.uint16)
+        scaled = inputs * tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
+        return tf.where(keep, scaled, tf.zeros([], inputs.dtype))
+
+
+def built_dropout(rate: float) -> Dropout:
+    """A :class:`Dropout` marked built (no weights; its seed state exists already).
+
+    Unbuilt, it would make every layer holding it look unbuilt to Keras, which then builds
+    that layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder)
+    before the first real call: seconds of the first step, no weight created (XLNet-Large's
+    start-up traced the model twice, issue 24).
+    """
+    layer = Dropout(rate)
+    layer.built = True
+    return layer
