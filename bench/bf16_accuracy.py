@@ -24,6 +24,7 @@ per token-and-layer vector the relative L2 difference and the cosine, and lines 
 differ (then not compared).
 
     python bench/bf16_accuracy.py [--mrpc_seeds 1,2,3] [--stsb_seeds 1,2] [--parts finetune,extract]
+        [--eigen_seeds 1,2]  # these MRPC seeds also run float32 with TF_ENABLE_ONEDNN_OPTS=0
         [--stop_at 16:20]   # UTC: start no new run after this time
 
 Writes ``bench/results/bf16_accuracy.json`` after every run (machine, load, flags, rows,
@@ -79,7 +80,7 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc)
 
 
-def run_child(cmd, log_path, use_lock=False):
+def run_child(cmd, log_path, use_lock=False, env=None):
     """Runs ``cmd`` (stdout + stderr to ``log_path``); returns (exit code, wall s, CPU s user +
     sys, peak RSS bytes) of that child alone (``os.wait4``; ``nice`` and ``flock`` exec it, so
     with flock the figures are flock's process tree's: flock waits for its child)."""
@@ -87,7 +88,7 @@ def run_child(cmd, log_path, use_lock=False):
         cmd = ["flock", BIGMEM] + cmd
     with open(log_path, "w", encoding="utf-8") as log:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -141,15 +142,19 @@ def finetune_run(task, seed, dtype, work, python, use_lock):
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
     base = os.environ["BERT_BASE_DIR"]
+    # float32_eigen: float32 with TF_ENABLE_ONEDNN_OPTS=0 (Eigen kernels, other summation
+    # orders): how far float32 itself moves when only the rounding of its sums changes
+    flag_dtype = "float32" if dtype == "float32_eigen" else dtype
+    env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0") if dtype == "float32_eigen" else None
     flags = [f"--task_name={task}", f"--data_dir={data_dir}", f"--output_dir={out_dir}",
              f"--vocab_file={base}/vocab.txt", f"--bert_config_file={base}/bert_config.json",
              f"--init_checkpoint={base}/bert_model.ckpt"] + RECIPE + [f"--seed={seed}",
-                                                                      f"--dtype={dtype}"]
+                                                                      f"--dtype={flag_dtype}"]
     cmd = ["nice", "-n", "5", python, "run_classifier.py"] + flags
     log = os.path.join(work, f"{task}_s{seed}_{dtype}.log")
     started = utc_now().isoformat(timespec="seconds")
     load = os.getloadavg()[0]
-    rc, wall, cpu, rss = run_child(cmd, log, use_lock)
+    rc, wall, cpu, rss = run_child(cmd, log, use_lock, env)
     row = {"task": task, "seed": seed, "dtype": dtype, "started_utc": started,
            "load_average_at_start": load, "exit_code": rc, "wall_s": round(wall, 1),
            "cpu_s": round(cpu, 1), "peak_rss_bytes": rss, "flocked": use_lock,
@@ -178,7 +183,14 @@ def summarize_task(rows, task):
         per = [{"seed": s, "float32": value(s, "float32"), "bfloat16": value(s, "bfloat16"),
                 "diff_bf16_minus_fp32": value(s, "bfloat16") - value(s, "float32")}
                for s in seeds]
+        eigen = [{"seed": s, "float32_eigen": value(s, "float32_eigen"),
+                  "diff_eigen_minus_fp32": value(s, "float32_eigen") - value(s, "float32")}
+                 for s in seeds if (s, "float32_eigen") in by]
         entry = {"per_seed": per}
+        if eigen:  # the float32 noise floor: the same run with other summation orders only
+            d = np.array([e["diff_eigen_minus_fp32"] for e in eigen])
+            entry["float32_noise_floor"] = {"per_seed": eigen, "mean_abs_diff": float(np.abs(d).mean()),
+                                            "max_abs_diff": float(np.abs(d).max())}
         if per:
             d = np.array([p["diff_bf16_minus_fp32"] for p in per])
             entry["mean_diff"] = float(d.mean())
@@ -314,10 +326,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mrpc_seeds", default="1,2,3")
     p.add_argument("--stsb_seeds", default="1,2")
+    p.add_argument("--eigen_seeds", default="",
+                   help="MRPC seeds that also run float32 with TF_ENABLE_ONEDNN_OPTS=0 (the "
+                        "float32 noise floor)")
     p.add_argument("--parts", default="finetune,extract",
                    help="finetune, extract; neither: re-read the logs and summarize")
     p.add_argument("--pairs", type=int, default=400)
-    p.add_argument("--work", default="/tmp/s7/bf16acc_work")
+    p.add_argument("--work", default="/tmp/bf16acc_work")
     p.add_argument("--stop_at", default=None, help="UTC HH:MM: start no new run after it")
     p.add_argument("--fresh", action="store_true")
     p.add_argument("--out", default=RESULTS)
@@ -352,6 +367,8 @@ def main(argv=None):
             for task, seeds in (("MRPC", mrpc), ("STS-B", stsb)):
                 if i < len(seeds):
                     order += [(task, seeds[i], "float32"), (task, seeds[i], "bfloat16")]
+                    if task == "MRPC" and str(seeds[i]) in a.eigen_seeds.split(","):
+                        order.append((task, seeds[i], "float32_eigen"))
         done = {(r["task"], r["seed"], r["dtype"]) for r in results["runs"] if "eval" in r}
         use_lock = any(r.get("peak_rss_bytes", 0) > BIGMEM_BYTES for r in results["runs"])
         for task, seed, dtype in order:
