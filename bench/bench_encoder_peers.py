@@ -29,7 +29,9 @@ Peers (each a forward of the same shape, same random weights, same inputs):
   (mapped by ``bert_tf/bert/keras_hub_mapping.py``), plain ``tf.function`` (``jit_compile``
   as ``--xla``), in this process.
 * ``hf_torch`` (with ``--torch_python``): HF transformers' PyTorch ``BertModel`` (eager,
-  ``torch.inference_mode``, ``hidden_act="gelu_new"``: the tanh GELU), the same weights
+  ``torch.inference_mode``, ``hidden_act="gelu_new"``: the tanh GELU; with ``--dtype bfloat16``
+  ``hf_torch_bf16``: the same under ``torch.autocast("cpu", dtype=torch.bfloat16)``, the
+  issue-25 peer), the same weights
   (``bert_tf/bert/hf_export.py``), in a worker process of that Python: each round this process
   asks the worker to time its calls while it waits, so the two stacks alternate and never run
   at once. CPU seconds are the worker's own.
@@ -211,7 +213,7 @@ def keras_hub_peer(config, weights, xla):
 class TorchWorker:
     """HF PyTorch ``BertModel`` in a worker process of ``python`` (bench/hf_torch_worker.py)."""
 
-    def __init__(self, python, config, weights, ids, mask, segs):
+    def __init__(self, python, config, weights, ids, mask, segs, autocast=None):
         self.folder = tempfile.mkdtemp(prefix="bench_hf_torch_")
         hf, _, _ = convert_original_weights(weights)
         np.savez(os.path.join(self.folder, "weights.npz"), **hf)
@@ -220,6 +222,8 @@ class TorchWorker:
         with open(os.path.join(self.folder, "config.json"), "w") as f:
             json.dump(hf_config_dict(config), f)
         env = dict(os.environ, PYTHONPATH="")
+        if autocast:  # the worker calls the model under torch.autocast("cpu", dtype=...)
+            env["HF_TORCH_AUTOCAST"] = autocast
         self.proc = subprocess.Popen([python, os.path.join(HERE, "hf_torch_worker.py"), self.folder],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env=env)
@@ -362,11 +366,17 @@ def main(argv=None):
                                  .astype(np.float32)), ffn_dtype)
         peers["matmul_ffn"] = lambda: mm(fa, fb).numpy()
     torch_worker = None
-    if args.torch_python and args.dtype == "float32":
-        torch_worker = TorchWorker(args.torch_python, config, weights, ids, mask, segs)
-        info["max_abs_diff_ours_vs_hf_torch"] = float(
+    if args.torch_python:
+        bf16 = args.dtype == "bfloat16"
+        torch_worker = TorchWorker(args.torch_python, config, weights, ids, mask, segs,
+                                   autocast="bfloat16" if bf16 else None)
+        name = "hf_torch_bf16" if bf16 else "hf_torch"
+        info[f"max_abs_diff_ours_vs_{name}"] = float(
             np.abs(torch_worker.output - reference)[real].max())
-        peers["hf_torch"] = torch_worker  # timed by the worker
+        if bf16 and float32_model is not None:
+            info["max_abs_diff_hf_torch_bf16_vs_float32"] = float(
+                np.abs(torch_worker.output - f32)[real].max())
+        peers[name] = torch_worker  # timed by the worker
     for fn in peers.values():  # warm-up / trace
         if fn is not torch_worker:
             fn()
@@ -377,7 +387,7 @@ def main(argv=None):
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
-            if n == "hf_torch":
+            if n in ("hf_torch", "hf_torch_bf16"):
                 wall, cpu = torch_worker.time_calls(args.iters)
             else:
                 wall, cpu = time_calls(peers[n], args.iters)

@@ -4,7 +4,8 @@ Not run by hand: ``bench_encoder_peers.py`` starts it as
 ``<torch python> bench/hf_torch_worker.py <folder>`` where the folder holds ``config.json``
 (a HF BERT config), ``weights.npz`` (HF names -> float32 arrays) and ``inputs.npz``
 (``input_ids``, ``attention_mask``, ``token_type_ids`` int32 ``[B, S]``). It writes
-``output.npy`` (``last_hidden_state`` float32 ``[B, S, H]``), prints ``ready``, then answers
+``output.npy`` (``last_hidden_state`` as float32 ``[B, S, H]``; with ``HF_TORCH_AUTOCAST=bfloat16``
+in its environment every call runs under ``torch.autocast("cpu", dtype=torch.bfloat16)``), prints ``ready``, then answers
 each stdin line ``time <iters>`` with one JSON line ``{"wall": [...], "cpu": [...]}``: the wall
 and CPU (this process, all threads) seconds of each of ``iters`` forward calls. Imports only
 numpy, torch and transformers (no TensorFlow), so the parent's TF and this process never run
@@ -34,11 +35,16 @@ def main(folder):
     inputs = {k: torch.from_numpy(v.astype(np.int64))
               for k, v in np.load(os.path.join(folder, "inputs.npz")).items()}
 
+    autocast = os.environ.get("HF_TORCH_AUTOCAST")  # "bfloat16": torch.autocast on the CPU
+
     def call():
         with torch.inference_mode():
+            if autocast:
+                with torch.autocast("cpu", dtype=getattr(torch, autocast)):
+                    return model(**inputs).last_hidden_state
             return model(**inputs).last_hidden_state
 
-    np.save(os.path.join(folder, "output.npy"), call().numpy())
+    np.save(os.path.join(folder, "output.npy"), call().float().numpy())
     call()  # warm-up
     print("ready", flush=True)
     for line in sys.stdin:

@@ -91,13 +91,15 @@ class Dropout(keras.layers.Dropout):
 
 
 def built_dropout(rate: float) -> Dropout:
-    """A :class:`Dropout` marked built (no weights; its seed state exists already).
+    """A :class:`Dropout` marked built (no weights; its seed state exists already), that
+    drops in its input's dtype (``autocast=False``: a float32 residual stream under
+    ``mixed_bfloat16`` is not rounded to bfloat16 by its dropout).
 
     Unbuilt, it would make every layer holding it look unbuilt to Keras, which then builds
     that layer by a symbolic run of its ``call`` (a throw-away graph of the whole encoder)
     before the first real call: seconds of the first step, no weight created (XLNet-Large's
     start-up traced the model twice, issue 24).
     """
-    layer = Dropout(rate)
+    layer = Dropout(rate, autocast=False)
     layer.built = True
     return layer

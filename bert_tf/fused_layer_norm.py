@@ -124,38 +124,65 @@ def in_xla_compilation():
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
 
 
-def normalize(layer, x, training=False):
+def normalize(layer, x, training=False, out_dtype=None):
     """Applies the Keras ``LayerNormalization`` ``layer`` (last axis) to ``x``.
 
     A ``mixed_bfloat16`` layer in an inference call runs it as one fused op when this
     TensorFlow and machine can (:func:`fused_layer_norm`; bert_tf, beyond the original): a
-    cast of ``x`` to float32 (none for the embeddings' float32 sum), the op, a cast of the
-    output; three ops instead of Keras' ten, the same math (float32 statistics, float32 gamma
-    and beta). Everything else runs ``layer(x)``, Keras' ops: float32 layers (the original's
-    arithmetic, pinned by the goldens), float16 layers, training calls, ``x`` of rank other
-    than 2 or 3, traces for XLA (``jit_compile``: the op has no XLA kernel) and for a
-    SavedModel (:func:`portable_graphs`).
+    cast of ``x`` to float32 (none for a float32 ``x``), the op, a cast of the output to
+    ``out_dtype``; three ops instead of Keras' ten, the same math (float32 statistics, float32
+    gamma and beta). Float32 layers run ``layer(x)``, Keras' ops (the original's arithmetic,
+    pinned by the goldens), and so do float16 layers. A ``mixed_bfloat16`` layer that cannot
+    take the fused op (training calls, ``x`` of rank other than 2 or 3, traces for XLA
+    (``jit_compile``: the op has no XLA kernel) and for a SavedModel (:func:`portable_graphs`))
+    runs Keras' ops, or with ``out_dtype="float32"`` the same float32 math in standard ops
+    (:func:`layer_norm_float32`), as Keras would round its output to bfloat16.
 
-    Used by BERT's and ALBERT's blocks and embeddings (`bert_tf.bert.layers`) and XLNet's
-    blocks (`bert_tf.xlnet.layers`).
+    Used by BERT's and ALBERT's blocks and embeddings (`bert_tf.bert.layers`, which keep the
+    residual stream in float32 under ``mixed_bfloat16``) and XLNet's blocks
+    (`bert_tf.xlnet.layers`).
 
     Args:
       layer: a built ``keras.layers.LayerNormalization`` over the last axis.
       x: float ``[M, H]`` or ``[B, S, H]``.
       training: bool.
+      out_dtype: the output dtype; default ``layer.compute_dtype``.
 
     Returns:
-      ``layer.compute_dtype``, ``x``'s shape.
+      ``out_dtype``, ``x``'s shape.
     """
-    if (training or layer.compute_dtype != "bfloat16" or x.dtype not in (tf.bfloat16, tf.float32)
-            or x.shape.rank not in (2, 3) or getattr(_PORTABLE, "depth", 0)
+    out_dtype = tf.as_dtype(out_dtype or layer.compute_dtype)
+    if layer.compute_dtype != "bfloat16" or x.dtype not in (tf.bfloat16, tf.float32):
+        return tf.cast(layer(x), out_dtype)
+    if (training or x.shape.rank not in (2, 3) or getattr(_PORTABLE, "depth", 0)
             or in_xla_compilation() or not available()):
+        if out_dtype == tf.float32:
+            return layer_norm_float32(layer, x)
         return layer(x)
     # in float32 as Keras' mixed policy does (gamma and beta unrounded): the op on the bf16
     # sum would round them to 8 bits; on the real MiniLM its mean error vs float32 was 19%
     # larger, for 0-4% of the forward (bench/results/bf16_layer_norm_variants_*.json)
     y = fused_layer_norm(tf.cast(x, tf.float32), layer.gamma, layer.beta, layer.epsilon)
-    return tf.cast(y, layer.compute_dtype)
+    return tf.cast(y, out_dtype)
+
+
+def layer_norm_float32(layer, x):
+    """The LayerNorm of ``layer`` (last axis) on ``x`` in float32 standard ops, float32 out:
+    population variance, ``epsilon`` inside the square root, float32 gamma and beta (the math
+    of TF1's `contrib.layers.layer_norm` and of Keras' mixed-precision LayerNorm, without its
+    final cast to the compute dtype).
+
+    Args:
+      layer: a built ``keras.layers.LayerNormalization`` over the last axis.
+      x: float ``[..., H]``.
+
+    Returns:
+      float32, ``x``'s shape.
+    """
+    x = tf.cast(x, tf.float32)
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    inv = tf.math.rsqrt(variance + layer.epsilon) * tf.convert_to_tensor(layer.gamma)
+    return x * inv + (tf.convert_to_tensor(layer.beta) - mean * inv)
 
 
 def _layer_norm_grad(op, dy):

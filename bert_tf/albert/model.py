@@ -147,7 +147,10 @@ class AlbertModel(keras.Model):
         embedding_output = self.embeddings(input_ids, segment_ids, training=training)
         mask_adder = attention_mask_adder(input_mask, embedding_output.dtype)  # [B, 1, 1, S]
         if self.embedding_hidden_mapping_in is not None:
-            hidden = self.embedding_hidden_mapping_in(embedding_output)  # [B, S, H]
+            # [B, S, H], in embedding_output's dtype: float32 under mixed_bfloat16 too (the
+            # residual stream of bert_tf.bert.layers.TransformerBlock)
+            hidden = tf.cast(self.embedding_hidden_mapping_in(embedding_output),
+                             embedding_output.dtype)
         else:
             hidden = embedding_output
         all_layers = []

@@ -111,7 +111,8 @@ class BertEmbeddings(keras.layers.Layer):
       training: bool, enables dropout.
 
     Returns:
-      float ``[B, S, H]``: ``Dropout(LN(word + type + position))`` (spec 2.3).
+      float32 ``[B, S, H]`` (the variable dtype, also under ``mixed_bfloat16``):
+      ``Dropout(LN(word + type + position))`` (spec 2.3).
 
     Raises:
       ValueError: S > max_position_embeddings (the original asserts S <= P).
@@ -168,7 +169,9 @@ class BertEmbeddings(keras.layers.Layer):
                                                          dtype=type_table.dtype), type_table)
         position = tf.convert_to_tensor(self.position_embeddings)[: tf.shape(input_ids)[1]]
         x = word + token_type + position[tf.newaxis]  # float32 [B, S, H]
-        x = normalize(self.layer_norm, x, training=training)  # compute dtype
+        # float32 out in every policy: under mixed_bfloat16 the residual stream stays float32
+        # (see TransformerBlock); each block casts its matmul inputs to bfloat16
+        x = normalize(self.layer_norm, x, training=training, out_dtype=self.variable_dtype)
         return self.dropout(x, training=training)
 
     def get_config(self):
@@ -276,16 +279,26 @@ class TransformerBlock(keras.layers.Layer):
     ``a = LN(Dropout(Dense_H(SelfAttention(x))) + x)``;
     ``y = LN(Dropout(Dense_H(act(Dense_I(a)))) + a)``.
 
+    Under ``mixed_bfloat16`` (bert_tf, beyond the original) the residual stream stays in
+    ``hidden_states``' dtype, float32 from :class:`BertEmbeddings`: the attention and the FFN
+    run in bfloat16 on a bfloat16 copy of their input, and their outputs are added to the
+    float32 residual and normalized in float32, as ``torch.autocast`` runs HF's BERT. The
+    bfloat16 residual of Keras' policy moved the real MiniLM's outputs about ten times as far
+    from float32.
+
     Call args:
-      hidden_states: float ``[B, S, H]``; mask_adder: ``[B, 1, 1, S]``; training: bool.
+      hidden_states: float ``[B, S, H]`` (float32, or the compute dtype);
+      mask_adder: ``[B, 1, 1, S]``; training: bool.
 
     Returns:
-      float ``[B, S, H]``.
+      ``[B, S, H]`` in ``hidden_states``' dtype.
     """
 
     def __init__(self, hidden_size, num_attention_heads, intermediate_size, hidden_act="gelu",
                  hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
                  initializer_range=0.02, **kwargs):
+        # autocast=False: a float32 residual stream stays float32 under mixed_bfloat16
+        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self._config = dict(hidden_size=hidden_size, num_attention_heads=num_attention_heads,
                             intermediate_size=intermediate_size, hidden_act=hidden_act,
@@ -313,13 +326,17 @@ class TransformerBlock(keras.layers.Layer):
         # matmul + bias (no tensordot)
         shape = tf.shape(hidden_states)
         hidden_size = self._config["hidden_size"]
-        x = tf.reshape(hidden_states, [-1, hidden_size])  # [B*S, H]
-        attention = self.attention.attend_2d(x, shape[0], shape[1], mask_adder, training=training)
+        compute, residual = self.compute_dtype, hidden_states.dtype  # bf16 / f32 under mixed
+        x = tf.reshape(hidden_states, [-1, hidden_size])  # [B*S, H] residual dtype
+        attention = self.attention.attend_2d(tf.cast(x, compute), shape[0], shape[1],
+                                             mask_adder, training=training)  # [B*S, H] compute
         attention = self.dropout(dense_2d(self.attention_output, attention), training=training)
-        attention = normalize(self.attention_layer_norm, attention + x, training)  # [B*S, H]
-        intermediate = dense_2d(self.intermediate, attention)  # [B*S, I]
+        attention = normalize(self.attention_layer_norm, tf.cast(attention, residual) + x,
+                              training, out_dtype=residual)  # [B*S, H] residual dtype
+        intermediate = dense_2d(self.intermediate, tf.cast(attention, compute))  # [B*S, I]
         output = self.dropout(dense_2d(self.output_dense, intermediate), training=training)
-        output = normalize(self.output_layer_norm, output + attention, training)  # [B*S, H]
+        output = normalize(self.output_layer_norm, tf.cast(output, residual) + attention,
+                           training, out_dtype=residual)  # [B*S, H] residual dtype
         return tf.reshape(output, [shape[0], shape[1], hidden_size])
 
     def get_config(self):

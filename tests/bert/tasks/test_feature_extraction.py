@@ -390,9 +390,10 @@ def test_a_vocab_far_smaller_than_the_config_is_warned(golden_dir, shared_data_d
 def test_bfloat16_values_near_the_originals_float32_output(minilm_checkpoint_dir, golden_dir,
                                                           tmp_path):
     # --dtype=bfloat16 (bert_tf, issue 25): the same lines, tokens and layers as the original's
-    # float32 golden; values within what bfloat16 (8 significant bits, about 0.4% per rounding)
-    # allows through 6 blocks: measured max 0.084, mean 0.0028 (mean |value| 0.37; EPYC
-    # family 26, oneDNN on)
+    # float32 golden; values within what bfloat16 matmul inputs (8 significant bits, about
+    # 0.4% per rounding) allow through 6 blocks with the residual stream kept in float32:
+    # measured max 0.0186, mean 0.0019 (mean |value| 0.37; EPYC family 26, oneDNN on); the
+    # bfloat16 residual stream before gave max 0.084, mean 0.0028, beyond these bounds
     out = str(tmp_path / "output.jsonl")
     summary = extract_features(_args(minilm_checkpoint_dir,
                                      os.path.join(golden_dir, "bert", "extract_features", "input.txt"),
@@ -410,5 +411,5 @@ def test_bfloat16_values_near_the_originals_float32_output(minilm_checkpoint_dir
                 diffs.append(np.abs(np.array(lo["values"]) - np.array(lg["values"])))
     diffs = np.concatenate(diffs)
     assert diffs.size == 226 * 4 * 384
-    assert 0 < diffs.max() <= 0.15  # not float32 (> 0) and not far off
-    assert diffs.mean() <= 0.006
+    assert 0 < diffs.max() <= 0.03  # not float32 (> 0) and not far off
+    assert diffs.mean() <= 0.0025
