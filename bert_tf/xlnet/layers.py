@@ -104,6 +104,9 @@ class HeadProjections(keras.layers.Layer):
     def __init__(self, d_model: int, n_head: int, d_head: int, dropout: float = 0.0,
                  dropatt: float = 0.0, initializer=None, names: Sequence[str] = ("q", "k", "v", "o"),
                  **kwargs):
+        # autocast=False: under mixed_bfloat16 the residual streams (h, g) stay float32; the
+        # projections cast their inputs to the compute dtype themselves
+        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.d_model, self.n_head, self.d_head = d_model, n_head, d_head
         self.rate_dropout, self.rate_dropatt = dropout, dropatt
@@ -157,8 +160,10 @@ class HeadProjections(keras.layers.Layer):
         kernel = tf.reshape(tf.cast(self.o_kernel, attn_vec.dtype), [d, n * dh])
         vec = tf.reshape(tf.transpose(attn_vec, [2, 0, 1, 3]), [-1, n * dh])  # [len * B, N * Dh]
         attn_out = tf.reshape(tf.matmul(vec, kernel, transpose_b=True), tf.shape(h))
-        attn_out = self.dropout(attn_out, training=training)
-        return normalize(self.layer_norm, attn_out + h, training)
+        attn_out = self.dropout(attn_out, training=training)  # compute dtype
+        # the sum and the LayerNorm in h's dtype (float32 under mixed_bfloat16)
+        return normalize(self.layer_norm, tf.cast(attn_out, h.dtype) + h, training,
+                         out_dtype=h.dtype)
 
 
 class RelativeAttention(HeadProjections):
@@ -195,10 +200,13 @@ class RelativeAttention(HeadProjections):
              attn_mask_h, attn_mask_g, target_mapping=None, training=False):
         # Letters as in :func:`rel_attn_core_batch_major`; P = num_predict (two-stream targets).
         # Heads are batch-major [B, N, len, Dh] (:func:`rel_attn_core_batch_major`).
-        dtype = h.dtype
-        cat = h if mems is None else tf.concat([tf.cast(mems, dtype), h], 0)  # [K, B, D]
+        # h, g: the residual streams (float32 under mixed_bfloat16); the heads, scores and
+        # attention vectors in the compute dtype.
+        dtype = self.compute_dtype
+        h_c = tf.cast(h, dtype)
+        cat = h_c if mems is None else tf.concat([tf.cast(mems, dtype), h_c], 0)  # [K, B, D]
         k_head_h, v_head_h = self.batch_major_heads(cat, ("k", "v"))  # [B, N, K, Dh]
-        q_head_h, = self.batch_major_heads(h, ("q",))  # [B, N, L, Dh]
+        q_head_h, = self.batch_major_heads(h_c, ("q",))  # [B, N, L, Dh]
         k_head_r, = self.batch_major_heads(tf.cast(r, dtype), ("r",))  # [B or 1, N, R, Dh]
         r_w_bias = tf.cast(r_w_bias, dtype)
         r_r_bias = tf.cast(r_r_bias, dtype)
@@ -224,7 +232,7 @@ class RelativeAttention(HeadProjections):
         if g is None:
             return output_h, None
 
-        q_head_g, = self.batch_major_heads(g, ("q",))  # [B, N, P or L, Dh]
+        q_head_g, = self.batch_major_heads(tf.cast(g, dtype), ("q",))  # [B, N, P or L, Dh]
         mask_g = batch_major_mask(attn_mask_g)
         if target_mapping is not None:
             target_mapping = tf.cast(target_mapping, dtype)  # [P, L, B]
@@ -250,7 +258,8 @@ class PositionwiseFFN(keras.layers.Layer):
     Weights: `layer_1` kernel ``[D, F]`` / bias ``[F]``, `layer_2` kernel ``[F, D]`` / bias
     ``[D]``, `LayerNorm` gamma/beta ``[D]``.
 
-    Call args: x float ``[..., D]``; training. Returns float ``[..., D]``.
+    Call args: x float ``[..., D]`` (the residual stream: float32, or the compute dtype);
+    training. Returns ``[..., D]`` in ``x``'s dtype; the matmuls run in the compute dtype.
 
     Raises:
       ValueError: ``activation`` is not ``"relu"`` or ``"gelu"`` (at construction).
@@ -259,6 +268,7 @@ class PositionwiseFFN(keras.layers.Layer):
     def __init__(self, d_model: int, d_inner: int, activation: str = "relu", dropout: float = 0.0,
                  initializer=None, **kwargs):
         kwargs.setdefault("name", "ff")
+        kwargs.setdefault("autocast", False)  # x: the residual stream, float32 under mixed
         super().__init__(**kwargs)
         self.d_model, self.d_inner, self.activation = d_model, d_inner, activation
         self.rate_dropout = dropout
@@ -275,15 +285,17 @@ class PositionwiseFFN(keras.layers.Layer):
         # Each dense as one matmul + bias_add on [tokens, D] (TF1's tf.layers.dense does the
         # same reshape; Keras' Dense on 3-D input goes through tensordot and an unfused add).
         d = self.d_model
-        x2 = tf.reshape(x, [-1, d])  # [tokens, D]
-        dtype = x.dtype
+        dtype = self.compute_dtype
+        x2 = tf.cast(tf.reshape(x, [-1, d]), dtype)  # [tokens, D] compute dtype
         y = tf.nn.bias_add(tf.matmul(x2, tf.cast(self.layer_1.kernel, dtype)),
                            tf.cast(self.layer_1.bias, dtype))  # [tokens, F]
         y = self.drop_1(self.layer_1.activation(y), training=training)
         y = tf.nn.bias_add(tf.matmul(y, tf.cast(self.layer_2.kernel, dtype)),
                            tf.cast(self.layer_2.bias, dtype))  # [tokens, D]
         y = self.drop_2(y, training=training)
-        return normalize(self.layer_norm, tf.reshape(y, tf.shape(x)) + x, training)
+        # the sum and the LayerNorm in x's dtype (float32 under mixed_bfloat16)
+        return normalize(self.layer_norm, tf.cast(tf.reshape(y, tf.shape(x)), x.dtype) + x,
+                         training, out_dtype=x.dtype)
 
     def get_config(self):
         config = super().get_config()
@@ -302,6 +314,7 @@ class XLNetLayer(keras.layers.Layer):
 
     def __init__(self, d_model, n_head, d_head, d_inner, ff_activation="relu", dropout=0.0,
                  dropatt=0.0, initializer=None, **kwargs):
+        kwargs.setdefault("autocast", False)  # h, g: the residual streams (see XLNetModel)
         super().__init__(**kwargs)
         self._cfg = dict(d_model=d_model, n_head=n_head, d_head=d_head, d_inner=d_inner,
                          ff_activation=ff_activation, dropout=dropout, dropatt=dropatt)

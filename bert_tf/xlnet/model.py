@@ -97,8 +97,9 @@ class XLNetModel(keras.Model):
         self.initializer = initializer
         d, n, dh, nl = config.d_model, config.n_head, config.d_head, config.n_layer
         bias_shape = (nl, n, dh) if config.untie_r else (n, dh)
+        # autocast=False: a call gathers float32 rows instead of casting the [V, D] table
         self.lookup_table = self.add_weight(name="lookup_table", shape=(config.n_token, d),
-                                            initializer=initializer)
+                                            initializer=initializer, autocast=False)
         self.r_w_bias = self.add_weight(name="r_w_bias", shape=bias_shape, initializer=initializer)
         self.r_r_bias = self.add_weight(name="r_r_bias", shape=bias_shape, initializer=initializer)
         self.r_s_bias = self.add_weight(name="r_s_bias", shape=bias_shape, initializer=initializer)
@@ -133,6 +134,11 @@ class XLNetModel(keras.Model):
             inputs = {"input_ids": inputs}
         rc, cfg = self.run_config, self.config
         dtype = self.compute_dtype
+        # The residual streams h and g (and the memory) in the variable dtype: float32 also
+        # under mixed_bfloat16 (bert_tf, beyond the original, whose bfloat16 ran everything in
+        # bfloat16): each layer casts its matmul inputs to the compute dtype, its sums and
+        # LayerNorms stay float32, as for BERT (bert_tf.bert.layers.TransformerBlock).
+        stream = self.variable_dtype
 
         # Batch-major -> time-major (the original layout).
         inp_k = tf.transpose(tf.cast(inputs["input_ids"], tf.int32), [1, 0])
@@ -146,12 +152,12 @@ class XLNetModel(keras.Model):
         target_mapping = (None if target_mapping is None
                           else tf.transpose(tf.cast(target_mapping, dtype), [1, 2, 0]))
         inp_q = inputs.get("input_q")
-        inp_q = None if inp_q is None else tf.transpose(tf.cast(inp_q, dtype), [1, 0])
+        inp_q = None if inp_q is None else tf.transpose(tf.cast(inp_q, stream), [1, 0])
         mems = inputs.get("mems")
         if mems is not None:
             if len(mems) != cfg.n_layer:
                 raise ValueError(f"mems: expected {cfg.n_layer} tensors (one per layer), got {len(mems)}")
-            mems = [tf.transpose(tf.cast(m, dtype), [1, 0, 2]) for m in mems]
+            mems = [tf.transpose(tf.cast(m, stream), [1, 0, 2]) for m in mems]
 
         qlen = _static_or_dynamic(inp_k, 0)
         bsz = _static_or_dynamic(inp_k, 1)
@@ -161,14 +167,14 @@ class XLNetModel(keras.Model):
         attn_mask, non_tgt_mask = attention_masks(qlen, mlen, input_mask, perm_mask,
                                                   rc.attn_type, rc.same_length, dtype)
 
-        word_emb_k = tf.cast(tf.gather(self.lookup_table, inp_k), dtype)
+        word_emb_k = tf.cast(tf.gather(self.lookup_table, inp_k), stream)
         output_h = self.dropout(word_emb_k, training=training)
         output_g = None
         if inp_q is not None:
             if self.mask_emb is None:
                 raise ValueError("two-stream inputs (input_q) need mask_emb: build XLNetModel "
                                  "with with_mask_emb=True")
-            mask_emb = tf.cast(self.mask_emb, dtype)
+            mask_emb = tf.cast(self.mask_emb, stream)
             if target_mapping is not None:
                 word_emb_q = tf.tile(mask_emb, [tf.shape(target_mapping)[0], bsz, 1])
             else:
