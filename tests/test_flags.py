@@ -522,6 +522,35 @@ def test_bad_flag_is_one_error_line(argv, names, capsys):
         assert name in err
 
 
+@pytest.mark.parametrize("script,arg,line", [
+    ("run_classifier.py", "--use_bfloat16=maybe",
+     "--use_bfloat16=maybe: not a boolean: write --use_bfloat16=true or --use_bfloat16=false"),
+    ("run_squad.py", "--do_train=maybe",
+     "--do_train=maybe: not a boolean: write --do_train=true or --do_train=false"),
+    ("run_classifier.py", "--dtype=bf16",
+     "--dtype=bf16: must be one of float32, float16, bfloat16"),
+    ("extract_features.py", "--max_seq_length=abc", "--max_seq_length=abc: not an integer"),
+    ("run_pretraining.py", "--learning_rate=x", "--learning_rate=x: not a number"),
+    ("run_race.py", "--max_seq_length=12.5", "--max_seq_length=12.5: not an integer"),
+    ("create_pretraining_data.py", "--nodo_lower_case=1",
+     "--nodo_lower_case=1: --nodo_lower_case takes no value (write --do_lower_case=false or "
+     "--nodo_lower_case)"),
+])
+def test_bad_flag_value_of_a_root_script_is_one_line_naming_the_flag(script, arg, line,
+                                                                      tmp_path):
+    """Fresh-user round of 2026-12-02: a bad boolean printed absl's tuple (``flag
+    --use_bfloat16=maybe: ('Non-boolean argument to boolean flag', 'maybe')``), a bad int
+    ``int()``'s message, and ``--noflag=1`` a ValueError traceback. Now one line: the flag, the
+    value and what it takes; exit 1, nothing written."""
+    proc = subprocess.run([sys.executable, os.path.join(REPO, script), arg,
+                           f"--output_dir={tmp_path / 'out'}"],
+                          capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: {line} (--helpfull lists the flags)\n"
+    assert proc.stdout == "" and os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("skip_teardown", [False, True])
 def test_unwritable_stdout_is_one_error_line(skip_teardown):
     # Found with `extract_features.py ... > /dev/full`: the final print was a traceback (and

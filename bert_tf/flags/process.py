@@ -11,6 +11,7 @@ interpreter's teardown (:func:`exit_without_teardown`).
 import gc
 import os
 import posixpath
+import re
 import signal
 import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -237,7 +238,10 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
 
     absl printed ``FATAL Flags parsing error: ...`` and a second line, unlike every other
     error of the scripts (issue 15: bad-input families). The help flags are answered inside
-    parsing as before.
+    parsing as before. A bad value names the flag, the value and what the flag takes
+    (:func:`bad_value_message`: absl's own text was a Python tuple or ``int()``'s message,
+    ``flag --use_bfloat16=maybe: ('Non-boolean argument to boolean flag', 'maybe')``); a value
+    given to a ``--no<flag>`` (absl raised a plain ``ValueError``: a traceback) is one line too.
 
     Returns:
       the arguments left after the flags (program name first).
@@ -248,10 +252,56 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
     """
     try:
         return FLAGS(list(argv))
+    except flags.IllegalFlagValueError as e:
+        message = bad_value_message(e, FLAGS)
     except flags.Error as e:
         message = " ".join(str(e).split())
-        print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
-        sys.exit(1)
+    except ValueError as e:  # absl: "--nodo_train=1 does not take an argument"
+        message = negated_value_message(str(e), FLAGS)
+    print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
+    sys.exit(1)
+
+
+def bad_value_message(error: BaseException, flag_values) -> str:
+    """The one line of absl's ``IllegalFlagValueError`` for a value its parser rejects
+    (``flag --<name>=<value>: <parser's reason>``): ``--<name>=<value>: `` and what the flag
+    takes, by its type: ``not a boolean: write --<name>=true or --<name>=false``,
+    ``not an integer``, ``not a number``, ``must be one of a, b, c``. Any other message
+    (a flag validator's) is kept, on one line."""
+    text = " ".join(str(error).split())
+    match = re.match(r"flag --([A-Za-z0-9_.-]+)=", text)
+    name = match.group(1) if match else None
+    if name is None or name not in flag_values:
+        return text.removeprefix("flag ")
+    value = text[match.end():]
+    reason = " ".join(str(error.__context__ or "").split())
+    if reason and value.endswith(": " + reason):
+        value = value[:-len(reason) - 2]
+    fl = flag_values[name]
+    kind = fl.flag_type()
+    if fl.boolean:
+        what = f"not a boolean: write --{name}=true or --{name}=false"
+    elif kind == "int":
+        what = "not an integer"
+    elif kind == "float":
+        what = "not a number"
+    elif getattr(fl.parser, "enum_values", None):
+        what = "must be one of " + ", ".join(fl.parser.enum_values)
+    else:
+        what = reason or text
+    return f"--{name}={value}: {what}"
+
+
+def negated_value_message(text: str, flag_values) -> str:
+    """The one line of absl's ``ValueError`` ``--no<flag>=<v> does not take an argument``:
+    names the flag and how to write the value (``--<flag>=false``)."""
+    text = " ".join(text.split())
+    match = re.match(r"-{1,2}no([A-Za-z0-9_.-]+)=.* does not take an argument$", text)
+    if match and match.group(1) in flag_values:
+        name = match.group(1)
+        return (f"{text.removesuffix(' does not take an argument')}: --no{name} takes no "
+                f"value (write --{name}=false or --no{name})")
+    return text
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")
