@@ -18,6 +18,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from absl import app, flags
 
+from bert_tf import stop_requests
 from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
 from bert_tf.glibc_malloc import MALLOC_ENV, tune_malloc  # noqa: F401 (MALLOC_ENV: re-export)
@@ -57,7 +58,9 @@ def run_main(main: Callable[[Any], Any],
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
-      the one a re-run resumes from.
+      the one a re-run resumes from. Both also reach a training loop inside its
+      ``tf.function`` (:mod:`bert_tf.stop_requests`): it stops after the running step instead
+      of finishing its ``iterations_per_loop`` chunk first (tens of seconds);
 
     * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
@@ -78,6 +81,7 @@ def run_main(main: Callable[[Any], Any],
 
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
+        stop_requests.watch((signal.SIGTERM, signal.SIGINT))
         absent = absent_output_folders(FLAGS)
         stdout = sys.stdout
         sys.stdout = _StdoutGuard(stdout)
