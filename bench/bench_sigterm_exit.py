@@ -1,10 +1,11 @@
 """Seconds from SIGTERM to exit of ``run_classifier.py --do_train`` (MiniLM, real MRPC).
 
 Each round starts a fresh training of the embedded MiniLM default model on GLUE MRPC
-(``--max_seq_length=128 --train_batch_size=32 --num_train_epochs=3``: 344 steps, so a call of
-the training loop runs up to 34 steps, the 10% progress stride), waits for the first progress
-line (``train 34/344``: a chunk has just ended and the next one started), waits ``--delay``
-seconds more, sends SIGTERM and times until the process has exited. Each code tree given with
+(``--max_seq_length=128 --train_batch_size=32 --num_train_epochs=3``: 343 steps, so a call of
+the training loop runs up to 35 steps, the 10% progress stride), waits for the first progress
+line (``train: 35/343 steps``, or an earlier 30-second line: a call has just ended), waits
+``--delay`` seconds more (inside the next call), sends SIGTERM and times until the process has
+exited. Each code tree given with
 ``--tree NAME=PATH`` (a checkout of the repository: the one before and after a change) runs
 once per round, the trees interleaved. Also records each run's exit status, the steps/second
 of its first progress line (first trace included) and the newest ``model.ckpt-N`` left in the
