@@ -48,6 +48,8 @@ def main(_):
         args = read_albert_args(AlbertDataArgs, FLAGS)
         from bert_tf.albert.tasks import pretraining_data as task
     else:
+        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT's create_pretraining_data "
+                                             "(--vocab_file)", PretrainingDataArgs)
         for name in ("input_file", "output_file", "vocab_file"):
             if FLAGS[name].value is None:
                 raise FlagError(f"--{name} is required (or --sp_path and XLNet's data_utils.py "

@@ -39,6 +39,8 @@ def main(_):
         args = read_xlnet_args(XLNetExtractFeaturesArgs, FLAGS)
         from bert_tf.xlnet.tasks import feature_extraction as task
     else:
+        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)",
+                                             ExtractFeaturesArgs)
         args = resolve_model_files(bert_flags.args_from_flags(ExtractFeaturesArgs, FLAGS),
                                    require_init_checkpoint=True)
         from bert_tf.bert.tasks import feature_extraction as task

@@ -59,7 +59,7 @@ def main(_):
         args = read_albert_args(AlbertClassifierArgs, FLAGS)
         from bert_tf.albert.tasks import classifier as task
     else:
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)")
+        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)", ClassifierArgs)
         args = bert_flags.args_from_flags(ClassifierArgs, FLAGS)
         from bert_tf.bert.tasks import classifier
         classifier.require_args(args)  # before the default model is resolved

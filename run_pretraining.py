@@ -47,7 +47,7 @@ def main(_):
         from bert_tf.albert.tasks import pretraining as albert_pretraining
         result = albert_pretraining.run(args)
     else:
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)")
+        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)", PretrainingArgs)
         for name in ("input_file", "bert_config_file", "output_dir"):
             if FLAGS[name].value is None:
                 raise FlagError(f"--{name} is required (or --record_info_dir and XLNet's "

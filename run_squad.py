@@ -51,7 +51,7 @@ def main(_):
     elif bert_flags.flag_given(FLAGS, "albert_config_file"):
         result = albert_main(FLAGS)
     else:
-        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)")
+        bert_flags.check_no_xlnet_only_flags(FLAGS, "BERT (--bert_config_file)", SquadArgs)
         args = bert_flags.args_from_flags(SquadArgs, FLAGS)
         from bert_tf.bert.tasks import squad
         squad.require_args(args)  # before the default model is resolved

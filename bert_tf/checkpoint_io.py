@@ -254,6 +254,8 @@ class LoadReport:
       skipped: optimizer slots and ``global_step`` found in the checkpoint and not loaded.
       renamed: the note of a common prefix mapped (:func:`map_names`, logged once as a
         warning), else empty.
+      cast: ``(stored dtype, model dtype)`` -> how many loaded variables were cast between
+        them (``("bfloat16", "float32"): 12``); logged once, :func:`cast_line`.
     """
 
     prefix: str
@@ -262,6 +264,7 @@ class LoadReport:
     unused: List[str] = field(default_factory=list)
     skipped: List[str] = field(default_factory=list)
     renamed: str = ""
+    cast: Dict[Tuple[str, str], int] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line: counts, then the missing and unused names."""
@@ -455,7 +458,10 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     holding NONE of the model's names loads nothing there and trains from random weights
     with no error; here one common prefix (``module/`` of TF-Hub exports) is mapped
     (:func:`map_names`, logged once, ``report.renamed``), and when even that finds nothing
-    a CheckpointError names the first names on both sides.
+    a CheckpointError names the first names on both sides. A stored dtype other than the
+    variable's (a checkpoint saved in bfloat16 for a float32 model) is cast, as the original's
+    restore does, and said in one INFO line (:func:`cast_line`; the original casts without a
+    word).
 
     Args:
       name_to_variable: original name -> Keras/TF variable (a family's checkpoint map).
@@ -498,6 +504,8 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         for (name, var, _), value in zip(chunk, values):
             nbytes += value.shape.num_elements() * value.dtype.size
             if value.dtype != tf.as_dtype(var.dtype):
+                pair = (value.dtype.name, tf.as_dtype(var.dtype).name)
+                report.cast[pair] = report.cast.get(pair, 0) + 1
                 value = tf.cast(value, var.dtype)
             # a weight built empty (pending_variables) adopts the restored buffer, others
             # are assigned
@@ -507,10 +515,21 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         release_freed_memory(nbytes)
     used = set(mapping.source.values())
     report.unused = [n for n in stored if n not in used and not is_optimizer_entry(n)]
+    if report.cast:
+        logging.info("%s", cast_line(prefix, report.cast))
     if require_all and report.missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
                               f"{_name_list(report.missing)}; does the config match it?")
     return report
+
+
+def cast_line(prefix: str, cast: Mapping[Tuple[str, str], int]) -> str:
+    """The one line of :func:`assign_from_checkpoint` for variables whose stored dtype was
+    not the model's: ``12 variables stored as bfloat16 in <prefix> were cast to float32``
+    (each pair of dtypes, ``; ``-separated)."""
+    return "; ".join(f"{n} variable{'s' if n != 1 else ''} stored as {held} in {prefix} "
+                     f"{'were' if n != 1 else 'was'} cast to {wanted}"
+                     for (held, wanted), n in cast.items())
 
 
 # Tensors restored by one RestoreV2 call, at most this many bytes (one larger tensor alone):

@@ -205,3 +205,68 @@ def test_a_folder_of_several_checkpoints_names_the_highest_step(tmp_path):
     with pytest.raises(CheckpointError, match=r"holds 3 checkpoints and no 'checkpoint' state "
                                               r"file; pass one prefix, e\.g\. .*model\.ckpt-1000$"):
         checkpoint_io.resolve_prefix(str(tmp_path))
+
+
+def _save_v1(prefix, arrays):
+    """A checkpoint written by TF's own name-based ``tf.compat.v1.train.Saver`` (the original
+    releases' writer), each array stored in its own dtype under its name."""
+    variables = {name: tf.Variable(value, name=name.replace("/", "_"))
+                 for name, value in arrays.items()}
+    return tf.compat.v1.train.Saver(var_list=variables).save(None, prefix,
+                                                             write_meta_graph=False)
+
+
+def test_a_bfloat16_checkpoint_cast_to_float32_is_said_in_one_line(tmp_path, caplog):
+    """Fresh-user round of 2026-12-02: a checkpoint whose variables were saved in bfloat16
+    loaded into the float32 model cast without a word. The values are the bfloat16 ones
+    (1/3 stored as bfloat16 is 0.333984375: 8 significant bits, by hand); one INFO line
+    counts the cast variables; a float32 variable is not counted."""
+    import logging
+    prefix = _save_v1(str(tmp_path / "bf16.ckpt"), {
+        "bert/embeddings/word_embeddings": tf.constant([[1.0 / 3.0, 2.0]], tf.bfloat16),
+        "bert/pooler/dense/kernel": tf.constant([[0.5]], tf.bfloat16),
+        "bert/pooler/dense/bias": tf.constant([0.25], tf.float32)})
+    assert checkpoint_io.list_checkpoint(prefix)["bert/pooler/dense/kernel"][1] == "bfloat16"
+    variables = {"bert/embeddings/word_embeddings": tf.Variable(tf.zeros([1, 2])),
+                 "bert/pooler/dense/kernel": tf.Variable(tf.zeros([1, 1])),
+                 "bert/pooler/dense/bias": tf.Variable(tf.zeros([1]))}
+    with caplog.at_level(logging.INFO):
+        report = checkpoint_io.assign_from_checkpoint(variables, prefix, require_all=True)
+    assert variables["bert/embeddings/word_embeddings"].numpy().tolist() == [[0.333984375, 2.0]]
+    assert variables["bert/pooler/dense/kernel"].dtype == tf.float32
+    assert report.cast == {("bfloat16", "float32"): 2}
+    lines = [r.getMessage() for r in caplog.records if "cast to" in r.getMessage()]
+    assert lines == [f"2 variables stored as bfloat16 in {prefix} were cast to float32"]
+    # the same names stored in float32: nothing cast, nothing said
+    caplog.clear()
+    prefix = _save_v1(str(tmp_path / "fp32.ckpt"), {n: tf.zeros(v.shape)
+                                                    for n, v in variables.items()})
+    with caplog.at_level(logging.INFO):
+        assert checkpoint_io.assign_from_checkpoint(variables, prefix).cast == {}
+    assert not [r for r in caplog.records if "cast to" in r.getMessage()]
+
+
+def test_extract_features_on_a_bfloat16_checkpoint_says_it_was_cast(minilm_checkpoint_dir,
+                                                                      tmp_path):
+    """The root script on MiniLM with every weight saved in bfloat16 under the original names:
+    it runs (float32 model) and its log says the 103 weights (the checkpoint's 103 entries,
+    every one a model variable) were cast."""
+    import subprocess
+    import sys
+    reader = tf.train.load_checkpoint(os.path.join(minilm_checkpoint_dir, "bert_model.ckpt"))
+    names = sorted(reader.get_variable_to_shape_map())
+    assert len(names) == 103
+    prefix = _save_v1(str(tmp_path / "bf16" / "bert_model.ckpt"),
+                      {n: tf.cast(reader.get_tensor(n), tf.bfloat16) for n in names})
+    (tmp_path / "in.txt").write_text("the cat sat\n")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, os.path.join(repo, "extract_features.py"),
+         f"--input_file={tmp_path / 'in.txt'}", f"--output_file={tmp_path / 'o.jsonl'}",
+         "--layers=-1", "--max_seq_length=8", f"--init_checkpoint={prefix}",
+         f"--bert_config_file={minilm_checkpoint_dir}/bert_config.json",
+         f"--vocab_file={minilm_checkpoint_dir}/vocab.txt"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=repo))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"103 variables stored as bfloat16 in {prefix} were cast to float32" in proc.stderr
+    assert (tmp_path / "o.jsonl").exists()

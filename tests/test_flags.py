@@ -267,6 +267,149 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
     bert_flags.check_no_xlnet_only_flags(types.SimpleNamespace(dtype="bfloat16"), "BERT")
 
 
+# The root scripts serving several families: (script, BERT's class, XLNet's, ALBERT's or None,
+# the flags that choose XLNet's mode there).
+MODE_SCRIPTS = [
+    ("run_classifier.py", ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs,
+     ("model_config_path", "spiece_model_file")),
+    ("run_squad.py", SquadArgs, XLNetSquadArgs, AlbertSquadArgs,
+     ("model_config_path", "spiece_model_file")),
+    ("run_pretraining.py", PretrainingArgs, XLNetPretrainingArgs, AlbertPretrainingArgs,
+     ("record_info_dir",)),
+    ("create_pretraining_data.py", PretrainingDataArgs, XLNetDataArgs, AlbertDataArgs,
+     ("sp_path",)),
+    ("extract_features.py", ExtractFeaturesArgs, XLNetExtractFeaturesArgs, None,
+     ("model_config_path", "spiece_model_file")),
+]
+
+
+def _a_value(name):
+    """A valid command-line value of flag ``name`` (its kind in FLAG_SPECS)."""
+    kind = FLAG_SPECS[name][0]
+    if kind.startswith("enum:"):
+        return kind[len("enum:"):].split("|")[-1]
+    return {"bool": "true", "integer": "1", "float": "0.5"}.get(kind, "x")
+
+
+def _mode_flag_values(classes, argv):
+    fv = absl_flags.FlagValues()
+    bert_flags.define_args(*[c for c in classes if c is not None], flag_values=fv)
+    fv(["prog"] + argv)
+    return fv
+
+
+@pytest.mark.parametrize("script,bert,xlnet,albert,selectors", MODE_SCRIPTS,
+                         ids=[m[0] for m in MODE_SCRIPTS])
+def test_bert_mode_refuses_each_flag_only_xlnet_reads(script, bert, xlnet, albert, selectors):
+    """Fresh-user round of 2026-12-02: BERT mode ignored XLNet's flags given to a script that
+    serves both (``--clamp_len``, ``--summary_type``...; only ``--use_bfloat16`` was refused).
+    Each flag XLNet's argument class reads and BERT's does not (worked out here from the two
+    classes, the flags choosing XLNet's mode left out) is refused, named; each flag both read
+    passes."""
+    bert_fields = set(bert_flags.field_names(bert))
+    xlnet_only = [n for n in bert_flags.field_names(xlnet)
+                  if n not in bert_fields and n not in selectors]
+    assert xlnet_only  # every one of these scripts has some
+    for name in xlnet_only:
+        fv = _mode_flag_values((bert, xlnet, albert), [f"--{name}={_a_value(name)}"])
+        with pytest.raises(FlagError, match=rf"^BERT does not read --{name} \("):
+            bert_flags.check_no_xlnet_only_flags(fv, "BERT", bert)
+    for name in bert_flags.field_names(xlnet):
+        if name in bert_fields:
+            fv = _mode_flag_values((bert, xlnet, albert), [f"--{name}={_a_value(name)}"])
+            bert_flags.check_no_xlnet_only_flags(fv, "BERT", bert)
+
+
+@pytest.mark.parametrize("script,bert,xlnet,albert,selectors", MODE_SCRIPTS,
+                         ids=[m[0] for m in MODE_SCRIPTS])
+def test_xlnet_mode_refuses_each_flag_it_does_not_read(script, bert, xlnet, albert, selectors):
+    """The reverse: XLNet mode ignored BERT's (and ALBERT's) flags that its profile did not list
+    as refused (``--use_xla``, ``--gradient_accumulation_steps``, the fine-tuning recipes...).
+    Each flag another family's class reads and XLNet's does not is refused; each XLNet reads
+    passes."""
+    xlnet_fields = set(bert_flags.field_names(xlnet))
+    others = dict.fromkeys(n for cls in (bert, albert) if cls is not None
+                           for n in bert_flags.field_names(cls) if n not in xlnet_fields)
+    select = f"--{selectors[0]}=sel"
+    from bert_tf.xlnet.tasks.args import read_args
+    for name in others:
+        fv = _mode_flag_values((bert, xlnet, albert), [select, f"--{name}={_a_value(name)}"])
+        with pytest.raises(FlagError, match=rf"^BERT(/ALBERT)? flag\(s\) given with XLNet's "
+                                            rf"--\S+: --{name} \("):
+            read_args(xlnet, fv)
+    for name in xlnet_fields:
+        fv = _mode_flag_values((bert, xlnet, albert), [select, f"--{name}={_a_value(name)}"])
+        read_args(xlnet, fv)
+
+
+def test_albert_mode_refuses_xlnet_flags_through_the_same_check():
+    from bert_tf.albert.tasks.args import read_args
+    fv = _mode_flag_values((ClassifierArgs, XLNetClassifierArgs, AlbertClassifierArgs),
+                           ["--albert_config_file=c.json", "--clamp_len=3", "--uncased=false",
+                            "--group_by_length"])
+    with pytest.raises(FlagError) as e:
+        read_args(AlbertClassifierArgs, fv)
+    assert str(e.value) == (
+        "ALBERT's run_classifier (--albert_config_file) does not read --group_by_length (BERT "
+        "mode only), --clamp_len (XLNet mode only: --model_config_path/--spiece_model_file), "
+        "--uncased (use --do_lower_case)")
+    # run_squad.py's ALBERT mode reads --version_2_with_negative and ALBERT's v2 beam sizes
+    fv = _mode_flag_values((SquadArgs, XLNetSquadArgs, AlbertSquadArgs),
+                           ["--albert_config_file=c.json", "--version_2_with_negative",
+                            "--start_n_top=3"])
+    assert read_args(AlbertSquadArgs, fv).start_n_top == 3
+
+
+@pytest.mark.parametrize("argv,line", [
+    (["run_classifier.py", "--task_name=MRPC", "--clamp_len=5", "--summary_type=first",
+      "--use_bfloat16=true", "--train_steps=3"],
+     "BERT (--bert_config_file) does not read --use_bfloat16 (use --dtype=bfloat16), "
+     "--clamp_len, --summary_type (XLNet mode only: --model_config_path/--spiece_model_file), "
+     "--train_steps (use --num_train_epochs)"),
+    (["run_squad.py", "--do_train", "--start_n_top=3", "--random_seed=1"],
+     "BERT (--bert_config_file) does not read --random_seed (XLNet mode only: "
+     "--model_config_path/--spiece_model_file), --start_n_top (XLNet and ALBERT modes only)"),
+    (["extract_features.py", "--clamp_len=3"],
+     "BERT (--bert_config_file) does not read --clamp_len (XLNet mode only: "
+     "--model_config_path/--spiece_model_file)"),
+    (["run_pretraining.py", "--mem_len=8", "--seq_len=16"],
+     "BERT (--bert_config_file) does not read --seq_len (use --max_seq_length), --mem_len "
+     "(XLNet mode only: --record_info_dir)"),
+    (["create_pretraining_data.py", "--input_glob=a.txt", "--use_eod=false"],
+     "BERT's create_pretraining_data (--vocab_file) does not read --use_eod (XLNet mode only: "
+     "--sp_path), --input_glob (use --input_file)"),
+    (["run_classifier.py", "--model_config_path=c.json", "--task_name=MRPC", "--use_xla",
+      "--gradient_accumulation_steps=2"],
+     "BERT flag(s) given with XLNet's --model_config_path/--spiece_model_file: --use_xla, "
+     "--gradient_accumulation_steps (BERT and ALBERT modes only)"),
+    (["run_squad.py", "--spiece_model_file=s.model", "--lr_schedule=slanted_triangular",
+      "--dtype=bfloat16"],
+     "BERT flag(s) given with XLNet's --model_config_path/--spiece_model_file: --dtype (use "
+     "--use_bfloat16), --lr_schedule (BERT mode only)"),
+    (["run_pretraining.py", "--record_info_dir=info", "--gradient_accumulation_steps=4"],
+     "BERT flag(s) given with XLNet's --record_info_dir: --gradient_accumulation_steps (BERT "
+     "and ALBERT modes only)"),
+    (["run_classifier.py", "--albert_config_file=c.json", "--clamp_len=3"],
+     "ALBERT's run_classifier (--albert_config_file) does not read --clamp_len (XLNet mode "
+     "only: --model_config_path/--spiece_model_file)"),
+])
+def test_a_flag_the_mode_does_not_read_is_one_line_from_the_root_script(argv, line, tmp_path):
+    """The entry points themselves: exit 1, the one line, no traceback, nothing written (the
+    output folder is not created)."""
+    out = tmp_path / "out"
+    output = ("--output_file=" + str(tmp_path / "out.tfrecord")
+              if argv[0] in ("create_pretraining_data.py", "extract_features.py")
+              else f"--model_dir={out}" if "--record_info_dir=info" in argv
+              else f"--output_dir={out}")
+    proc = subprocess.run([sys.executable, os.path.join(REPO, argv[0]), *argv[1:], output],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1] == f"error: {line}"
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert os.listdir(tmp_path) == []
+
+
 # Each entry point and the argument classes it defines its flags from (the first class gives a
 # shared flag its registered default); ALBERT's SQuAD modules each define a part of
 # AlbertSquadArgs' fields.
@@ -520,6 +663,35 @@ def test_bad_flag_is_one_error_line(argv, names, capsys):
     assert err.endswith("(--helpfull lists the flags)\n")
     for name in names:
         assert name in err
+
+
+@pytest.mark.parametrize("script,arg,line", [
+    ("run_classifier.py", "--use_bfloat16=maybe",
+     "--use_bfloat16=maybe: not a boolean: write --use_bfloat16=true or --use_bfloat16=false"),
+    ("run_squad.py", "--do_train=maybe",
+     "--do_train=maybe: not a boolean: write --do_train=true or --do_train=false"),
+    ("run_classifier.py", "--dtype=bf16",
+     "--dtype=bf16: must be one of float32, float16, bfloat16"),
+    ("extract_features.py", "--max_seq_length=abc", "--max_seq_length=abc: not an integer"),
+    ("run_pretraining.py", "--learning_rate=x", "--learning_rate=x: not a number"),
+    ("run_race.py", "--max_seq_length=12.5", "--max_seq_length=12.5: not an integer"),
+    ("create_pretraining_data.py", "--nodo_lower_case=1",
+     "--nodo_lower_case=1: --nodo_lower_case takes no value (write --do_lower_case=false or "
+     "--nodo_lower_case)"),
+])
+def test_bad_flag_value_of_a_root_script_is_one_line_naming_the_flag(script, arg, line,
+                                                                      tmp_path):
+    """Fresh-user round of 2026-12-02: a bad boolean printed absl's tuple (``flag
+    --use_bfloat16=maybe: ('Non-boolean argument to boolean flag', 'maybe')``), a bad int
+    ``int()``'s message, and ``--noflag=1`` a ValueError traceback. Now one line: the flag, the
+    value and what it takes; exit 1, nothing written."""
+    proc = subprocess.run([sys.executable, os.path.join(REPO, script), arg,
+                           f"--output_dir={tmp_path / 'out'}"],
+                          capture_output=True, text=True, timeout=120, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=REPO))
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: {line} (--helpfull lists the flags)\n"
+    assert proc.stdout == "" and os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("skip_teardown", [False, True])

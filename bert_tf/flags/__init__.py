@@ -42,7 +42,8 @@ from bert_tf.flags.arguments import (BERT_TF_RECIPE_FLAGS, BERT_TF_SQUAD_RECIPE_
                                      check_flags_not_given, check_no_bert_only_flags,
                                      check_no_xlnet_only_flags, XLNET_ONLY_HINTS,
                                      define_args, field_names, flag_given, flag_is_set,
-                                     flag_type, is_xlnet_invocation)
+                                     flag_type, given_flags_not_read, is_xlnet_invocation,
+                                     refusal_hint, refused_list, xlnet_selected_by)
 from bert_tf.flags.process import (HELP_FLAGS, LOCKED_OUTPUT_FLAGS, OUTPUT_FOLDER_FLAGS,
                                    absent_output_folders, asks_for_help,
                                    check_no_positional_arguments, exit_without_teardown,
@@ -56,7 +57,8 @@ from bert_tf.flags.profiles import (ALBERT, ALBERT_CREATE_PRETRAINING_DATA,
                                     RUN_SQUAD, XLNET, XLNET_CREATE_PRETRAINING_DATA,
                                     XLNET_EXTRACT_FEATURES, XLNET_MACHINE_FLAGS,
                                     XLNET_RUN_CLASSIFIER, XLNET_RUN_PRETRAINING, XLNET_RUN_RACE,
-                                    XLNET_RUN_SQUAD, XLNET_SELECTED_BY, define, define_profiles)
+                                    XLNET_RUN_SQUAD, XLNET_SELECTED_BY, define, define_profiles,
+                                    flag_readers)
 from bert_tf.flags.vocabulary import FLAG_SPECS, Profile
 
 __all__ = [
@@ -66,13 +68,14 @@ __all__ = [
     "RUN_SQUAD", "EXTRACT_FEATURES", "XLNET_CREATE_PRETRAINING_DATA", "XLNET_RUN_PRETRAINING",
     "XLNET_RUN_SQUAD", "XLNET_RUN_RACE", "XLNET_RUN_CLASSIFIER", "XLNET_EXTRACT_FEATURES",
     "ALBERT_CREATE_PRETRAINING_DATA", "ALBERT_RUN_CLASSIFIER", "ALBERT_RUN_PRETRAINING",
-    "ALBERT_RUN_SQUAD_V1", "ALBERT_RUN_SQUAD_V2", "define", "define_profiles",
+    "ALBERT_RUN_SQUAD_V1", "ALBERT_RUN_SQUAD_V2", "define", "define_profiles", "flag_readers",
     # argument classes and readers
     "XLNET_MODEL_FLAGS", "XLNET_MACHINE_FLAGS", "XLNET_OPTIMIZER_FLAGS", "BERT_TPU_FLAGS",
     "BERT_TF_TRAINING_FLAGS", "BERT_TF_RECIPE_FLAGS", "BERT_TF_SQUAD_RECIPE_FLAGS", "flag_type", "args_class", "field_names", "define_args",
     "flag_is_set", "args_from_flags", "flag_given", "is_xlnet_invocation",
     "check_flags_not_given", "check_no_bert_only_flags", "check_no_xlnet_only_flags",
-    "XLNET_ONLY_HINTS",
+    "XLNET_ONLY_HINTS", "given_flags_not_read", "refusal_hint", "refused_list",
+    "xlnet_selected_by",
     # the process
     "run_main", "relax_startup_gc", "exit_without_teardown", "parse_flags", "HELP_FLAGS", "OUTPUT_FOLDER_FLAGS",
     "LOCKED_OUTPUT_FLAGS", "locked_outputs", "output_folders", "absent_output_folders",

@@ -23,12 +23,12 @@ which path a command line takes, :func:`flag_given` whether a flag was given, an
 
 import dataclasses
 import math
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from absl import flags, logging
 
 from bert_tf.errors import FlagError
-from bert_tf.flags.profiles import XLNET, XLNET_SELECTED_BY, define_profiles
+from bert_tf.flags.profiles import XLNET, XLNET_SELECTED_BY, define_profiles, flag_readers
 from bert_tf.flags.vocabulary import FLAG_SPECS, Profile
 
 FLAGS = flags.FLAGS
@@ -227,7 +227,8 @@ def is_xlnet_invocation(flag_values) -> bool:
     return False
 
 
-def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> None:
+def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str,
+                          args_class=None, read_elsewhere: Sequence[str] = ()) -> None:
     """Refuses flags that another family's script would read but this mode ignores (bert_tf:
     ignoring them silently would run something other than what the command line says).
 
@@ -235,14 +236,101 @@ def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> N
       flag_values: absl ``FlagValues`` (or any object, :func:`flag_given`).
       hints: flag -> what to use instead (e.g. ``{"num_train_epochs": "--train_step"}``).
       mode: how the mode was chosen, for the message (``"ALBERT (--albert_config_file)"``).
+      args_class: the mode's argument class; with it, every other flag of the entry point
+        given on the command line that the class does not read is refused too
+        (:func:`given_flags_not_read`), each with its counterpart in this mode or the modes
+        that read it (:func:`refusal_hint`).
+      read_elsewhere: flags the mode reads outside ``args_class`` (the entry point's own).
 
     Raises:
-      FlagError: one of ``hints`` is given; names them all, each with its replacement.
+      FlagError: a flag of ``hints`` or (with ``args_class``) another unread flag is given;
+        ``<mode> does not read --a (use --x), --b, --c (XLNet mode only: ...)``: names them
+        all (``hints``' first, in their order), flags with the same hint together.
     """
-    given = [n for n in hints if flag_given(flag_values, n)]
-    if given:
-        raise FlagError(f"{mode} does not read " + ", ".join(
-            f"--{n} (use {hints[n]})" for n in given))
+    refused = _refused_flags(flag_values, hints, args_class, read_elsewhere)
+    if refused:
+        raise FlagError(f"{mode} does not read {refused_list(refused)}")
+
+
+def _refused_flags(flag_values, hints, args_class, read_elsewhere) -> Dict[str, str]:
+    """Given flag -> its hint (:func:`refusal_hint`): ``hints``' flags that are given, then
+    with ``args_class`` the other given flags it does not read."""
+    refused = {n: f"use {hints[n]}" for n in hints if flag_given(flag_values, n)}
+    if args_class is not None:
+        for name in given_flags_not_read(flag_values, args_class, read_elsewhere):
+            if name not in refused:
+                refused[name] = refusal_hint(flag_values, name, args_class)
+    return refused
+
+
+def refused_list(refused: Mapping[str, str]) -> str:
+    """``--a (hint), --b, --c (other hint)``: the flags of ``refused`` (flag -> hint) in its
+    order, those with the same hint together, the hint once."""
+    groups: Dict[str, list] = {}
+    for name, hint in refused.items():
+        groups.setdefault(hint, []).append(f"--{name}")
+    return ", ".join(f"{', '.join(names)} ({hint})" for hint, names in groups.items())
+
+
+def given_flags_not_read(flag_values, args_class, read_elsewhere: Sequence[str] = ()
+                         ) -> Tuple[str, ...]:
+    """The flags of the entry point (defined by :func:`define_args`) given on the command line
+    that the mode reading ``args_class`` ignores: not a field of it nor in
+    ``read_elsewhere``, i.e. defined for another family's mode only (``--clamp_len`` in
+    ``run_classifier.py``'s BERT mode: XLNet's; ``--use_xla`` in its XLNet mode: BERT's and
+    ALBERT's). A string flag given empty (``--spiece_model_file=``) counts as not given, as
+    everywhere in bert_tf. Empty for an object that is not absl ``FlagValues``.
+
+    Returns:
+      the flag names, in the order the entry point defined them.
+    """
+    if not isinstance(flag_values, flags.FlagValues):
+        return ()
+    read = set(field_names(args_class)) | set(read_elsewhere)
+    names = []
+    for name in dict.fromkeys(flag_values):  # long and short names, each once
+        if (name in FLAG_SPECS and name not in read and name not in names
+                and flag_readers(flag_values, name) and flag_given(flag_values, name)
+                and flag_values[name].value != ""):
+            names.append(name)
+    return tuple(names)
+
+
+# How each family's mode is chosen, for the hints (XLNet's per script: XLNet's train.py and
+# data_utils.py are chosen by their own flags).
+_XLNET_SELECTED_BY_SCRIPT = {"create_pretraining_data.py": "--sp_path",
+                             "run_pretraining.py": "--record_info_dir"}
+
+
+def xlnet_selected_by(script: Optional[str]) -> str:
+    """The flags that choose XLNet's mode in root script ``script``:
+    ``--model_config_path/--spiece_model_file`` (:data:`XLNET_SELECTED_BY`), ``--sp_path``
+    (``create_pretraining_data.py``), ``--record_info_dir`` (``run_pretraining.py``)."""
+    return _XLNET_SELECTED_BY_SCRIPT.get(script or "", "--model_config_path/--spiece_model_file")
+
+
+def refusal_hint(flag_values, name: str, args_class) -> str:
+    """What to write instead of flag ``name``, which the mode reading ``args_class`` ignores:
+    ``use --<flag>`` where this mode has the counterpart (another family's profile lists it
+    as refused for ``--<name>``: XLNet's ``--uncased`` -> ``use --do_lower_case``), else which
+    mode reads it: ``XLNet mode only: --model_config_path/--spiece_model_file``, ``ALBERT mode
+    only: --albert_config_file``, ``BERT mode only``, ``XLNet and ALBERT modes only``."""
+    readers = [p for p in flag_readers(flag_values, name)
+               if p.family != args_class.flag_profile.family]
+    read = field_names(args_class)
+    for profile in readers:
+        for counterpart, replacement in profile.refused.items():
+            if replacement == f"--{name}" and counterpart in read:
+                return f"use --{counterpart}"
+    families = list(dict.fromkeys(p.family for p in readers))
+    if len(families) != 1:
+        return f"{' and '.join(families)} modes only"
+    family = families[0]
+    if family == "XLNet":
+        return f"XLNet mode only: {xlnet_selected_by(readers[0].script)}"
+    if family == "ALBERT" and readers[0].script != "create_pretraining_data.py":
+        return "ALBERT mode only: --albert_config_file"
+    return f"{family} mode only"
 
 
 # XLNet flags with a BERT / ALBERT counterpart: given without XLNet's model flags they would be
@@ -250,29 +338,36 @@ def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str) -> N
 XLNET_ONLY_HINTS = {"use_bfloat16": "--dtype=bfloat16"}
 
 
-def check_no_xlnet_only_flags(flag_values, mode: str) -> None:
+def check_no_xlnet_only_flags(flag_values, mode: str, args_class=None) -> None:
     """Refuses :data:`XLNET_ONLY_HINTS` flags in a BERT invocation of a script that serves
     XLNet too (``mode`` names it for the message, e.g. ``"BERT (--bert_config_file)"``; ALBERT's
-    ``read_args`` refuses them with its own BERT-only flags).
+    ``read_args`` refuses them with its own BERT-only flags) and, with ``args_class`` (the BERT
+    mode's argument class), every other flag of the entry point given that it does not read:
+    XLNet's ``--clamp_len``, ``--summary_type``... (:func:`check_flags_not_given`).
 
     Raises:
       FlagError: one is given (:func:`check_flags_not_given`).
     """
-    check_flags_not_given(flag_values, XLNET_ONLY_HINTS, mode)
+    check_flags_not_given(flag_values, XLNET_ONLY_HINTS, mode, args_class)
 
 
-def check_no_bert_only_flags(flag_values, profile: Profile = XLNET) -> None:
+def check_no_bert_only_flags(flag_values, profile: Profile = XLNET, args_class=None) -> None:
     """Refuses BERT flags given in an XLNet invocation (``profile.refused``: each with the
-    XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``).
+    XLNet flag to use instead, e.g. ``--vocab_file (use --spiece_model_file)``) and, with
+    ``args_class`` (the XLNet task's argument class), every other flag of the entry point given
+    that it does not read (BERT's and ALBERT's ``--use_xla``, ``--gradient_accumulation_steps``,
+    the fine-tuning recipes...: :func:`given_flags_not_read`).
 
     Raises:
       FlagError: one of them is given on the command line (:func:`flag_given`); names them
-        all, in the profile's order.
+        all, the profile's first, in its order: ``BERT flag(s) given with XLNet's
+        --model_config_path/--spiece_model_file: --vocab_file (use --spiece_model_file),
+        --use_xla, --gradient_accumulation_steps (BERT and ALBERT modes only)``.
     """
-    given = [n for n in profile.refused if flag_given(flag_values, n)]
-    if given:
-        hints = ", ".join(f"--{n} (use {profile.refused[n]})" for n in given)
-        selected_by = {"create_pretraining_data.py": "--sp_path",
-                       "run_pretraining.py": "--record_info_dir"}.get(
-                           profile.script, "--model_config_path/--spiece_model_file")
-        raise FlagError(f"BERT flag(s) given with XLNet's {selected_by}: {hints}")
+    refused = _refused_flags(flag_values, profile.refused, args_class, ())
+    if refused:
+        families = [{p.family for p in flag_readers(flag_values, n)} - {"XLNet"} or {"BERT"}
+                    for n in refused]
+        whose = "BERT" if all("BERT" in f for f in families) else "BERT/ALBERT"
+        raise FlagError(f"{whose} flag(s) given with XLNet's {xlnet_selected_by(profile.script)}: "
+                        f"{refused_list(refused)}")

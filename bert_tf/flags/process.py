@@ -11,12 +11,14 @@ interpreter's teardown (:func:`exit_without_teardown`).
 import gc
 import os
 import posixpath
+import re
 import signal
 import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from absl import app, flags
 
+from bert_tf import stop_requests
 from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
 from bert_tf.glibc_malloc import MALLOC_ENV, tune_malloc  # noqa: F401 (MALLOC_ENV: re-export)
@@ -35,7 +37,7 @@ def run_main(main: Callable[[Any], Any],
     :func:`exit_without_teardown` instead of the interpreter's teardown (bert_tf, issue 16:
     with TensorFlow loaded, finalizing its modules and objects was ~1 s CPU of every run).
     Only for scripts whose outputs are all closed (renamed into place) when ``main`` returns;
-    error and interrupt exits keep the normal teardown. A callable is asked after ``main``
+    error exits keep the normal teardown (SIGTERM and Ctrl-C exits skip it, see below). A callable is asked after ``main``
     returned (the flags parsed), e.g. ``lambda: not FLAGS.do_train`` for the runs that only
     predict or evaluate.
 
@@ -56,7 +58,10 @@ def run_main(main: Callable[[Any], Any],
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
-      the one a re-run resumes from.
+      the one a re-run resumes from, then end without the interpreter's teardown
+      (:data:`SIGNAL_EXITS`). Both also reach a training loop inside its ``tf.function``
+      (:mod:`bert_tf.stop_requests`): it stops after the running step instead of finishing
+      its ``iterations_per_loop`` chunk first (tens of seconds);
 
     * an unknown flag or a bad flag value is one ``error:`` line, exit 1 (:func:`parse_flags`);
     * ``--help``, ``--helpshort``, ``--helpfull`` (and ``-?``) print absl's usage and exit 0
@@ -77,6 +82,7 @@ def run_main(main: Callable[[Any], Any],
 
     def _wrapped(argv):
         signal.signal(signal.SIGTERM, _on_sigterm)
+        stop_requests.watch((signal.SIGTERM, signal.SIGINT))
         absent = absent_output_folders(FLAGS)
         stdout = sys.stdout
         sys.stdout = _StdoutGuard(stdout)
@@ -115,7 +121,19 @@ def run_main(main: Callable[[Any], Any],
             sys.exit(0)
         if e.code in (None, 0) and _wants_skip(skip_teardown):
             exit_without_teardown(0)
+        if e.code in SIGNAL_EXITS:  # unwound: every output closed or removed
+            exit_without_teardown(e.code)
         raise
+
+
+# The exit statuses of run_main's SIGTERM and Ctrl-C endings: reached once main has unwound
+# (atomic outputs renamed or their temporary files removed, locks released, logs flushed),
+# they end without the interpreter's teardown of TensorFlow, which after a training call cut
+# short by the signal (bert_tf.stop_requests) sometimes waited 10-33 s with every thread
+# asleep (bench/bench_sigterm_exit.py and its instrumented copies, MiniLM on MRPC, 2-vCPU
+# EPYC: 8 of 29 cut runs; 0 of 9 uncut ones). The cause was not pinned down (five TensorFlow
+# threads stayed alive, no CPU used).
+SIGNAL_EXITS = (128 + signal.SIGTERM, 130)
 
 
 def relax_startup_gc() -> None:
@@ -237,7 +255,10 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
 
     absl printed ``FATAL Flags parsing error: ...`` and a second line, unlike every other
     error of the scripts (issue 15: bad-input families). The help flags are answered inside
-    parsing as before.
+    parsing as before. A bad value names the flag, the value and what the flag takes
+    (:func:`bad_value_message`: absl's own text was a Python tuple or ``int()``'s message,
+    ``flag --use_bfloat16=maybe: ('Non-boolean argument to boolean flag', 'maybe')``); a value
+    given to a ``--no<flag>`` (absl raised a plain ``ValueError``: a traceback) is one line too.
 
     Returns:
       the arguments left after the flags (program name first).
@@ -248,10 +269,56 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
     """
     try:
         return FLAGS(list(argv))
+    except flags.IllegalFlagValueError as e:
+        message = bad_value_message(e, FLAGS)
     except flags.Error as e:
         message = " ".join(str(e).split())
-        print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
-        sys.exit(1)
+    except ValueError as e:  # absl: "--nodo_train=1 does not take an argument"
+        message = negated_value_message(str(e), FLAGS)
+    print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
+    sys.exit(1)
+
+
+def bad_value_message(error: BaseException, flag_values) -> str:
+    """The one line of absl's ``IllegalFlagValueError`` for a value its parser rejects
+    (``flag --<name>=<value>: <parser's reason>``): ``--<name>=<value>: `` and what the flag
+    takes, by its type: ``not a boolean: write --<name>=true or --<name>=false``,
+    ``not an integer``, ``not a number``, ``must be one of a, b, c``. Any other message
+    (a flag validator's) is kept, on one line."""
+    text = " ".join(str(error).split())
+    match = re.match(r"flag --([A-Za-z0-9_.-]+)=", text)
+    name = match.group(1) if match else None
+    if name is None or name not in flag_values:
+        return text.removeprefix("flag ")
+    value = text[match.end():]
+    reason = " ".join(str(error.__context__ or "").split())
+    if reason and value.endswith(": " + reason):
+        value = value[:-len(reason) - 2]
+    fl = flag_values[name]
+    kind = fl.flag_type()
+    if fl.boolean:
+        what = f"not a boolean: write --{name}=true or --{name}=false"
+    elif kind == "int":
+        what = "not an integer"
+    elif kind == "float":
+        what = "not a number"
+    elif getattr(fl.parser, "enum_values", None):
+        what = "must be one of " + ", ".join(fl.parser.enum_values)
+    else:
+        what = reason or text
+    return f"--{name}={value}: {what}"
+
+
+def negated_value_message(text: str, flag_values) -> str:
+    """The one line of absl's ``ValueError`` ``--no<flag>=<v> does not take an argument``:
+    names the flag and how to write the value (``--<flag>=false``)."""
+    text = " ".join(text.split())
+    match = re.match(r"-{1,2}no([A-Za-z0-9_.-]+)=.* does not take an argument$", text)
+    if match and match.group(1) in flag_values:
+        name = match.group(1)
+        return (f"{text.removesuffix(' does not take an argument')}: --no{name} takes no "
+                f"value (write --{name}=false or --no{name})")
+    return text
 
 
 HELP_FLAGS = ("help", "helpshort", "helpfull", "?")

@@ -13,6 +13,7 @@ point defines its flags from the class's fields (:func:`define_args`).
 
 import dataclasses
 import sys
+import weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from absl import flags
@@ -362,11 +363,28 @@ def define_profiles(*parts: Tuple[Profile, Sequence[str]], flag_values=FLAGS) ->
     # Registered as the running script's own flags, so `--help` / `--helpshort` list them.
     module = sys.argv[0] if sys.argv and sys.argv[0] else None
     for name, (first, *later) in profiles.items():
-        if name in flag_values:
-            continue
-        help_text = first.help(name) + "".join(_other_profile_note(name, first, p)
-                                               for p in later)
-        _define_one(name, first.default(name), help_text, module, flag_values)
+        if name not in flag_values:
+            help_text = first.help(name) + "".join(_other_profile_note(name, first, p)
+                                                   for p in later)
+            _define_one(name, first.default(name), help_text, module, flag_values)
+        readers = _READERS.setdefault(flag_values[name], [])
+        readers.extend(p for p in (first, *later) if p not in readers)
+
+
+# absl Flag -> the profiles whose parts of define_profiles listed it (the entry point's
+# families that read the flag), for flag_readers.
+_READERS: "weakref.WeakKeyDictionary[Any, List[Profile]]" = weakref.WeakKeyDictionary()
+
+
+def flag_readers(flag_values, name: str) -> Tuple[Profile, ...]:
+    """The profiles (one per family: ``RUN_CLASSIFIER``, ``XLNET_RUN_CLASSIFIER``...) whose
+    argument classes define flag ``name`` of ``flag_values`` (:func:`define_profiles`, in the
+    order the entry point gave them): the modes of the running script that read it. Empty for
+    a flag not defined there or not by :func:`define_profiles` (absl's own ``--verbosity``),
+    and for an object that is not absl ``FlagValues``."""
+    if not isinstance(flag_values, flags.FlagValues) or name not in flag_values:
+        return ()
+    return tuple(_READERS.get(flag_values[name], ()))
 
 
 def _other_profile_note(name: str, first: Profile, other: Profile) -> str:

@@ -41,7 +41,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoint_io
+from bert_tf import checkpoint_io, stop_requests
 from bert_tf.errors import BertTfError
 from bert_tf.recompute import set_recompute_grad
 from bert_tf.training.checkpoint_cadence import (Cadence, NanLossError,
@@ -329,21 +329,31 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                                config.loss_summary, optimizer, chief, step)
     bar = ProgressReporter("train", last_step, "steps", start=step)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
+    # A SIGTERM or Ctrl-C during a call of run_steps cuts the call short after the running
+    # update (bert_tf.stop_requests, TrainStep.request_stop) and the signal's handler ends the
+    # run as soon as it returns (run_main: exit 143 / 130), the checkpoints written before
+    # intact: the run no longer finishes the call first (up to steps_per_loop updates, tens of
+    # seconds). Where the handler returns instead, the request is cleared and training goes on.
     try:
-        while step < last_step:
-            n = min(last_step, saves.next_step, progress.next_step,
-                    step + config.steps_per_loop, bar.next_count)
-            loss, examples = run_steps(iterator, n - step)
-            last_loss = float(loss.numpy())
-            chunk_examples = int(examples.numpy())
-            step = progress.update(state.global_step, last_loss, chunk_examples)
-            summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
-            bar.update(step, chunk_examples)
-            if saves.due(step):
-                check_finite_before_save(state.variables, step, latest, config.basename)
-                latest = save_checkpoint(state.variables, config.output_dir, step,
-                                         config.keep_checkpoint_max, config.basename,
-                                         chief=chief)
+        with stop_requests.while_watching(run_steps.request_stop):
+            while step < last_step:
+                n = min(last_step, saves.next_step, progress.next_step,
+                        step + config.steps_per_loop, bar.next_count)
+                loss, examples = run_steps(iterator, n - step)
+                if run_steps.stop_requested():  # (the handler did not end the run)
+                    run_steps.clear_stop()
+                    if state.global_step == step:
+                        continue
+                last_loss = float(loss.numpy())
+                chunk_examples = int(examples.numpy())
+                step = progress.update(state.global_step, last_loss, chunk_examples)
+                summaries.write(step, last_loss, chunk_examples, due=summary_steps.due(step))
+                bar.update(step, chunk_examples)
+                if saves.due(step):
+                    check_finite_before_save(state.variables, step, latest, config.basename)
+                    latest = save_checkpoint(state.variables, config.output_dir, step,
+                                             config.keep_checkpoint_max, config.basename,
+                                             chief=chief)
     except (tf.errors.ResourceExhaustedError, MemoryError) as e:
         raise OutOfMemoryError(out_of_memory_message(config, step, latest, e)) from None
     bar.finish()

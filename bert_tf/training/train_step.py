@@ -75,6 +75,13 @@ class TrainStep:
         ``gradient_accumulation_steps``: the update uses the mean of their gradients.
       use_xla: compile the forward and backward pass with XLA (``jit_compile=True``).
 
+    A call can be cut short (bert_tf): :meth:`request_stop` (from any thread; the training
+    loop's SIGTERM / Ctrl-C watcher, :mod:`bert_tf.stop_requests`) ends it after the update
+    that is running, where the original ran all of its ``iterations_per_loop`` first; the
+    loss returned is then the mean over the updates run. Not under ``TPUStrategy`` or
+    ``MultiWorkerMirroredStrategy`` (one worker ending its loop early would leave the others
+    waiting in an all-reduce): there a call always runs its ``n`` updates.
+
     Raises:
       ValueError: ``accumulation`` < 1.
     """
@@ -97,6 +104,11 @@ class TrainStep:
                 for v in self.trainable]
         self._forward_backward = (tf.function(self.forward_backward, jit_compile=True)
                                   if use_xla else self.forward_backward)
+        # read by the update loop's condition before each update (request_stop)
+        self.stop = (None if isinstance(strategy, (tf.distribute.TPUStrategy,
+                                                   tf.distribute.MultiWorkerMirroredStrategy))
+                     else tf.Variable(False, trainable=False, name="stop_requested",
+                                      aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA))
         # autograph off: the loop below is an explicit ``tf.while_loop`` and nothing traced
         # inside (model call, loss, optimizer) branches on tensors in Python; converting the
         # ~90 functions reached from the step was about half of the first trace's seconds.
@@ -110,6 +122,21 @@ class TrainStep:
           (float32 scalar) and the number of examples consumed (int32 scalar, all replicas).
         """
         return self._steps(iterator, tf.constant(n, tf.int32))
+
+    def request_stop(self) -> None:
+        """Ends the running call (and any later one) after the update it is running: callable
+        from any thread. Does nothing where calls cannot be cut short (see the class)."""
+        if self.stop is not None:
+            self.stop.assign(True)
+
+    def stop_requested(self) -> bool:
+        """Whether :meth:`request_stop` was called since the last :meth:`clear_stop`."""
+        return self.stop is not None and bool(self.stop.numpy())
+
+    def clear_stop(self) -> None:
+        """Lets calls run all their updates again."""
+        if self.stop is not None:
+            self.stop.assign(False)
 
     def forward_backward(self, features, labels):
         """One replica's ``(loss, gradients)``: float32 scalar loss, one gradient per
@@ -177,7 +204,13 @@ class TrainStep:
                 examples += strategy.reduce(tf.distribute.ReduceOp.SUM, batch, axis=None)
             return i + 1, loss_sum, examples
 
-        _, loss_sum, examples = tf.while_loop(
-            lambda i, *_: i < n, update,
+        def more(i, *_):
+            if self.stop is None:
+                return i < n
+            return tf.logical_and(i < n, tf.logical_not(self.stop.read_value()))
+
+        done, loss_sum, examples = tf.while_loop(
+            more, update,
             (tf.constant(0, tf.int32), tf.constant(0.0), tf.constant(0, tf.int32)))
-        return loss_sum / tf.cast(n * self.accumulation, tf.float32), examples
+        # the mean over the updates run (all n unless a stop was requested)
+        return loss_sum / tf.cast(tf.maximum(done, 1) * self.accumulation, tf.float32), examples

@@ -588,3 +588,65 @@ def test_memory_error_while_saving_keeps_the_previous_checkpoint(tmp_path, monke
                              r".*model\.ckpt-2, is intact"):
         loop.train(model, mse, dataset(2), name_map, config)
     assert tf.train.latest_checkpoint(out) == os.path.join(out, "model.ckpt-2")
+
+
+SIGTERM_WORKER = textwrap.dedent('''
+    import sys
+    import numpy as np, tensorflow as tf, keras
+    from absl import logging
+    from bert_tf import flags as bert_flags
+    from bert_tf.training import loop
+    out, steps = sys.argv[1], int(sys.argv.pop(2))
+    X = np.linspace(-1.0, 1.0, 48, dtype=np.float32).reshape(16, 3)
+    Y = (np.stack([X.sum(axis=1), X[:, 0] - X[:, 2]], axis=1) * 3.0).astype(np.float32)
+
+    def main(argv):
+        logging.set_verbosity(logging.INFO)
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((3,))
+        o = keras.layers.Dense(2, name="out")
+        model = keras.Model(inputs, o(inputs))
+        name_map = {"output_weights": o.kernel, "output_bias": o.bias}
+        ds = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
+        # one call of the loop would run 10% of the steps: minutes, at 10 ** 8 steps
+        every = 10 if steps == 10 else 10 ** 8
+        loop.train(model, lambda m, f, l: tf.reduce_mean(tf.square(m(f, training=True) - l)),
+                   ds, name_map, loop.TrainConfig(
+                       out, steps, learning_rate=0.01, save_checkpoints_steps=every,
+                       log_every_n_steps=every, steps_per_loop=every))
+
+    sys.argv = sys.argv[:1]
+    bert_flags.run_main(main)
+''')
+
+
+def test_sigterm_inside_a_long_call_of_the_loop_exits_143_and_keeps_the_checkpoint(tmp_path):
+    """bert_tf: Python runs the SIGTERM handler between TensorFlow calls only, so a SIGTERM
+    during a call of 10% of 10 ** 8 steps waited for the whole call (minutes). The call is cut
+    after the running update (bert_tf.stop_requests): exit 143, the checkpoint written before
+    (model.ckpt-10, trained first) still the newest and intact, no temporary file left."""
+    out = tmp_path / "out"
+    script = tmp_path / "sigterm_worker.py"
+    script.write_text(SIGTERM_WORKER)
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    first = subprocess.run([sys.executable, str(script), str(out), "10"], env=env,
+                           capture_output=True, text=True, timeout=180)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert checkpoint_io.existing_checkpoints(str(out)) == [str(out / "model.ckpt-10")]
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(10 ** 8)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:
+            if "Running training from global_step 10 to 100000000" in line:
+                break
+        time.sleep(1.0)  # inside the first call
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)  # the whole call would take minutes
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    assert checkpoint_io.existing_checkpoints(str(out)) == [str(out / "model.ckpt-10")]
+    assert tf.train.latest_checkpoint(str(out)) == str(out / "model.ckpt-10")
+    assert len(tf.train.list_variables(str(out / "model.ckpt-10"))) == 7  # 2 + 4 slots + step
+    assert not [f for f in os.listdir(out) if "tmp" in f or f.startswith(".")]

@@ -146,3 +146,76 @@ def test_a_variable_the_loss_does_not_use_is_skipped_without_a_warning(accumulat
     expected = [[-1.0], [2.0]] if accumulation == 1 else [[0.0], [1.0]]
     np.testing.assert_allclose(dense.kernel.numpy(), expected)
     np.testing.assert_allclose(unused.kernel.numpy(), [[1.0], [1.0]])
+
+
+def test_a_stop_request_ends_the_call_after_the_running_update():
+    """bert_tf: SIGTERM during a chunk of steps waited for the whole chunk (Python's handler
+    runs only between TensorFlow calls). A stop requested before the call: no update, nothing
+    consumed; cleared: the n updates, the first one example 1's (w [1, 2] -> [-1, 2], by hand,
+    as test_one_batch_per_update)."""
+    model, w = linear()
+    optimizer = sgd(model)
+    step = TrainStep(model, mse, optimizer, tf.distribute.get_strategy())
+    iterator = distributed_iterator(tf.distribute.get_strategy(), pairs())
+    step.request_stop()
+    assert step.stop_requested()
+    loss, examples = step(iterator, 3)
+    assert int(optimizer.iterations) == 0 and int(examples) == 0 and float(loss) == 0.0
+    np.testing.assert_allclose(w.numpy(), [[1.0], [2.0]])
+    step.clear_stop()
+    assert not step.stop_requested()
+    loss, examples = step(iterator, 1)
+    np.testing.assert_allclose(w.numpy(), [[-1.0], [2.0]])
+    assert int(examples) == 1 and float(loss) == pytest.approx(1.0)
+
+
+def cut_short_by_another_thread(strategy):
+    """Runs a call of 10 ** 7 updates under ``strategy`` while a thread requests a stop after
+    1 s; returns ``(updates run, seconds, loss, stop_requested)``."""
+    import threading
+    import time
+    with strategy.scope():
+        model, w = linear()
+        w.assign([[0.0], [1.0]])  # pred = y for both examples: loss 0, gradient 0
+        optimizer = sgd(model)
+        step = TrainStep(model, mse, optimizer, strategy)
+    iterator = distributed_iterator(strategy, pairs().unbatch().batch(2))
+    step(iterator, 1)  # traced
+    timer = threading.Timer(1.0, step.request_stop)
+    timer.start()
+    began = time.time()
+    loss, _ = step(iterator, 10 ** 7)
+    seconds = time.time() - began
+    timer.join()
+    done = int(optimizer.iterations.numpy()) - 1
+    return done, seconds, float(loss), step.stop_requested()
+
+
+def test_a_stop_requested_from_another_thread_cuts_a_running_call():
+    """The watcher thread of bert_tf.stop_requests calls request_stop while the main thread is
+    inside the call: the call returns with fewer than its n updates (not before the request),
+    the loss the mean of those run (0: w is already the solution)."""
+    done, seconds, loss, stopped = cut_short_by_another_thread(tf.distribute.get_strategy())
+    assert 0 < done < 10 ** 7 and seconds >= 1.0 and loss == 0.0 and stopped
+
+
+def test_a_stop_request_cuts_a_call_under_mirrored_strategy(tmp_path):
+    """The same under MirroredStrategy over two CPU replicas (the stop variable is mirrored),
+    in a child process (the logical CPUs must be set before TensorFlow starts)."""
+    import os
+    import subprocess
+    import sys
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import tensorflow as tf\n"
+            "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+            "tf.config.set_logical_device_configuration(\n"
+            "    cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+            "from tests.training.test_train_step import cut_short_by_another_thread\n"
+            "s = tf.distribute.MirroredStrategy(['/cpu:0', '/cpu:1'])\n"
+            "print('RESULT', *cut_short_by_another_thread(s))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=repo, env=dict(os.environ, PYTHONPATH=repo))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    done, seconds, loss, stopped = proc.stdout.split("RESULT ")[1].split()
+    assert 0 < int(done) < 10 ** 7 and float(seconds) >= 1.0
+    assert float(loss) == 0.0 and stopped == "True"

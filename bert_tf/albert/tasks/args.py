@@ -182,6 +182,11 @@ REFUSED_BERT_FLAGS = {
 }
 
 
+# Each argument class -> the flags its root script reads for ALBERT's mode outside the class
+# (run_squad.py: --version_2_with_negative chooses run_squad_v2's flags).
+READ_BY_ENTRY_POINT = {AlbertSquadArgs: ("version_2_with_negative",)}
+
+
 def is_albert_data_invocation(flag_values) -> bool:
     """True when an ALBERT-only flag (:data:`bert_tf.flags.ALBERT_CREATE_SELECTED_BY`) is given
     on the command line (``--spm_model_file=`` with an empty value counts too)."""
@@ -202,16 +207,19 @@ def read_args(args_class, flag_values):
 
     Raises:
       FlagError: a BERT flag the ALBERT script does not read (:data:`REFUSED_BERT_FLAGS`:
-        ``--bert_config_file``, ``--num_train_epochs``...) or XLNet's ``--use_bfloat16``
-        (:data:`bert_tf.flags.XLNET_ONLY_HINTS`) given to the root script in ALBERT mode; ``--num_workers`` with ALBERT's create_pretraining_data flags (BERT's pipeline
-        only).
+        ``--bert_config_file``, ``--num_train_epochs``...), XLNet's ``--use_bfloat16``
+        (:data:`bert_tf.flags.XLNET_ONLY_HINTS`), or any other flag of the entry point that
+        ``args_class`` does not read (XLNet's ``--clamp_len``, BERT's ``--group_by_length``...;
+        :func:`bert_tf.flags.check_flags_not_given`) given to the root script in ALBERT mode;
+        ``--num_workers`` with ALBERT's create_pretraining_data flags (BERT's pipeline only).
     """
     if args_class is AlbertDataArgs:
         if bert_flags.flag_given(flag_values, "num_workers"):
             raise FlagError("--num_workers is not supported with ALBERT's flags (ALBERT's "
                             "create_pretraining_data runs in one process)")
+        hints, mode = {}, "ALBERT's create_pretraining_data (--spm_model_file, --ngram...)"
     else:
         hints, mode = REFUSED_BERT_FLAGS[args_class]
-        bert_flags.check_flags_not_given(flag_values, {**hints, **bert_flags.XLNET_ONLY_HINTS},
-                                         mode)
+    bert_flags.check_flags_not_given(flag_values, {**hints, **bert_flags.XLNET_ONLY_HINTS}, mode,
+                                     args_class, READ_BY_ENTRY_POINT.get(args_class, ()))
     return bert_flags.args_from_flags(args_class, flag_values)

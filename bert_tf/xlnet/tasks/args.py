@@ -240,9 +240,10 @@ def read_args(args_class, flag_values):
       flag_values: parsed absl flags.
 
     Raises:
-      FlagError: a BERT-only flag given on the command line
-        (:func:`bert_tf.flags.check_no_bert_only_flags`: bert_tf refuses what the XLNet
+      FlagError: a BERT-only flag given on the command line, or any other flag of the entry
+        point that ``args_class`` does not read (BERT's and ALBERT's ``--use_xla``...;
+        :func:`bert_tf.flags.check_no_bert_only_flags`: bert_tf refuses what the XLNet
         script would ignore silently).
     """
-    bert_flags.check_no_bert_only_flags(flag_values, args_class.flag_profile)
+    bert_flags.check_no_bert_only_flags(flag_values, args_class.flag_profile, args_class)
     return bert_flags.args_from_flags(args_class, flag_values)

@@ -1,0 +1,91 @@
+"""Stop requests (SIGTERM, Ctrl-C) that reach work running inside one long TensorFlow call.
+
+Python runs a signal handler in the main thread only, between bytecodes: a SIGTERM that
+arrives while the training loop's ``tf.function`` runs a chunk of steps (up to
+``iterations_per_loop``, 34 steps of MiniLM on MRPC: about 30 s on 2 CPU cores) is handled
+when the call returns. :func:`watch` has the interpreter's C-level handler also write the
+signal's number to a pipe (``signal.set_wakeup_fd``, done for every signal with a Python
+handler); a daemon thread reads it and calls the callbacks registered with
+:func:`while_watching` (the training loop's sets a variable its loop condition reads, so the
+chunk ends after the step that is running). The Python handler still does the exit
+(``run_main``'s SIGTERM exit 143, Ctrl-C's ``KeyboardInterrupt``) once the call has returned:
+nothing else changes (the temporary files are removed, the last checkpoint written stays the
+one a rerun resumes from).
+
+bert_tf, beyond the originals (an Estimator finished its ``iterations_per_loop`` first).
+TensorFlow-free (the callbacks bring their own).
+"""
+
+import contextlib
+import os
+import signal
+import threading
+from typing import Callable, FrozenSet, Iterator, List, Optional
+
+_lock = threading.Lock()
+_callbacks: List[Callable[[], None]] = []
+_watched: Optional[FrozenSet[int]] = None
+
+
+def watch(signals=(signal.SIGTERM, signal.SIGINT)) -> bool:
+    """Starts passing ``signals`` (each must have a Python handler, e.g. ``run_main``'s) to the
+    :func:`while_watching` callbacks as they arrive, even while the main thread is inside a
+    long native call. Call from the main thread; once per process (later calls do nothing).
+
+    Returns:
+      whether the signals are watched: False off the main thread, or where another wake-up
+      file descriptor is already set (an event loop's; it is left as it was).
+    """
+    global _watched
+    if _watched is not None:
+        return True
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        previous = None
+    if previous != -1:  # could not set it, or someone else's: theirs stays
+        if previous is not None:
+            signal.set_wakeup_fd(previous)
+        os.close(read_fd)
+        os.close(write_fd)
+        return False
+    _watched = frozenset(int(s) for s in signals)
+    threading.Thread(target=_pass_on, args=(read_fd,), name="bert_tf-stop-requests",
+                     daemon=True).start()
+    return True
+
+
+def _pass_on(read_fd: int) -> None:
+    """The watching thread: each watched signal number read calls the callbacks."""
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except OSError:
+            return
+        if not data:
+            return
+        if any(b in _watched for b in data):
+            with _lock:
+                callbacks = list(_callbacks)
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception:  # noqa: BLE001 - the Python handler still ends the run
+                    pass
+
+
+@contextlib.contextmanager
+def while_watching(callback: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``callback()`` is called (from the watching thread, not the main
+    one) when a watched signal arrives (:func:`watch`; without it, never)."""
+    with _lock:
+        _callbacks.append(callback)
+    try:
+        yield
+    finally:
+        with _lock:
+            _callbacks.remove(callback)
