@@ -54,9 +54,22 @@ def watch(signals=(signal.SIGTERM, signal.SIGINT)) -> bool:
         os.close(write_fd)
         return False
     _watched = frozenset(int(s) for s in signals)
+    os.register_at_fork(after_in_child=_forget_in_child)
     threading.Thread(target=_pass_on, args=(read_fd,), name="bert_tf-stop-requests",
                      daemon=True).start()
     return True
+
+
+def _forget_in_child() -> None:
+    """In a forked child (a ``multiprocessing`` pool worker): no watching thread exists there
+    and the pipe is the parent's, whose thread would take the child's signals (a pool's
+    ``terminate`` sends its workers SIGTERM) for its own; the child writes no wake-up bytes."""
+    global _watched
+    _watched = None
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:  # forked from a thread other than the main one: nothing was set here
+        pass
 
 
 def _pass_on(read_fd: int) -> None:
