@@ -56,7 +56,8 @@ def run_main(main: Callable[[Any], Any],
     * an allocation that fails outside the training loop (which says more,
       ``bert_tf.training.loop.OutOfMemoryError``), e.g. a config whose weights do not fit, is
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
-    * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM exits 143. Both unwind normally, so
+    * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM prints ``terminated (SIGTERM)`` and
+      exits 143. Both unwind normally, so
       the temporary files of atomic outputs are removed and the last checkpoint written stays
       the one a re-run resumes from, then end without the interpreter's teardown
       (:data:`SIGNAL_EXITS`). Both also reach a training loop inside its ``tf.function``
@@ -122,6 +123,8 @@ def run_main(main: Callable[[Any], Any],
         if e.code in (None, 0) and _wants_skip(skip_teardown):
             exit_without_teardown(0)
         if e.code in SIGNAL_EXITS:  # unwound: every output closed or removed
+            if e.code == 128 + signal.SIGTERM:  # as Ctrl-C's "interrupted"
+                print("terminated (SIGTERM)", file=sys.stderr)
             exit_without_teardown(e.code)
         raise
 

@@ -317,6 +317,7 @@ def test_sigterm_keeps_the_complete_lines(minilm_checkpoint_dir, tmp_path):
     assert done % 512 == 0 and len(lines) >= done
     assert [json.loads(x)["linex_index"] for x in lines[:done]] == list(range(done))
     assert "rerun the same command to continue after them" in err
+    assert err.rstrip().endswith("terminated (SIGTERM)")
 
 
 @pytest.mark.slow  # a child run, a kill -9, the resumed run and an uninterrupted one
