@@ -306,7 +306,8 @@ def xlnet_selected_by(script: Optional[str]) -> str:
     """The flags that choose XLNet's mode in root script ``script``:
     ``--model_config_path/--spiece_model_file`` (:data:`XLNET_SELECTED_BY`), ``--sp_path``
     (``create_pretraining_data.py``), ``--record_info_dir`` (``run_pretraining.py``)."""
-    return _XLNET_SELECTED_BY_SCRIPT.get(script or "", "--model_config_path/--spiece_model_file")
+    return _XLNET_SELECTED_BY_SCRIPT.get(script or "",
+                                         "/".join(f"--{n}" for n in XLNET_SELECTED_BY))
 
 
 def refusal_hint(flag_values, name: str, args_class) -> str:
