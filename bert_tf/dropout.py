@@ -21,11 +21,16 @@ same rate, inverted scaling, active only with ``training=True``. ``noise_shape``
 bert_tf's models) falls back to Keras' dropout.
 """
 
+from typing import List
+
 import keras
 import tensorflow as tf
 
 _BITS = 16
 _SCALE = 1 << _BITS
+#: A seed state's draw counter keeps the training step in its high 32 bits (StepSeeds).
+_STEP_SHIFT = 32
+_LOW_32 = (1 << 32) - 1
 
 
 def drop_threshold(rate: float) -> int:
@@ -82,12 +87,87 @@ class Dropout(keras.layers.Dropout):
         threshold = drop_threshold(self.rate)
         if threshold >= _SCALE:  # rate within 7.7e-6 of 1: every element dropped
             return tf.zeros_like(inputs)
-        seed = self.seed_generator.next()
-        if seed.dtype != tf.int32:  # as Keras' TF backend does with its int64 seed state
-            seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+        seed = seed_from_state(self.seed_generator.next())
         keep = random_uint16(tf.shape(inputs), seed) >= tf.constant(threshold, tf.uint16)
         scaled = inputs * tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
         return tf.where(keep, scaled, tf.zeros([], inputs.dtype))
+
+
+def seed_from_state(state: tf.Tensor) -> tf.Tensor:
+    """The int32 ``[2]`` Philox seed of one dropout call, from its ``SeedGenerator`` state.
+
+    Keras' TensorFlow backend keeps the state as int64 ``[stream, draw]`` (the generator adds
+    ``[0, 1]`` per call; :mod:`bert_tf.recompute` adds ``[1, 0]`` for a new stream). The
+    training loop (:func:`key_seeds_on_step`) keeps the update's ``global_step`` in the high 32
+    bits of ``draw``. The seed is ``[philox(stream, draw mod 2^32), global_step]``
+    (``tf.random.experimental.stateless_fold_in``): int32, as XLA needs (it reads only the low
+    32 bits of an int64 seed), and one mask stream per (layer, draw, step) for any number of
+    steps, where Keras' ``floormod(state, 2^31 - 2)`` would wrap the packed step onto earlier
+    draws. An int32 state (another backend's) is the seed as is.
+
+    Args:
+      state: int64 (or int32) ``[2]``.
+
+    Returns:
+      int32 ``[2]``.
+    """
+    if state.dtype == tf.int32:
+        return state
+    state = tf.cast(state, tf.int64)
+    stream = tf.cast(tf.math.floormod(state[0], tf.int32.max - 1), tf.int32)
+    draw = tf.cast(tf.math.floormod(tf.bitwise.bitwise_and(state[1], _LOW_32),
+                                    tf.int32.max - 1), tf.int32)
+    step = tf.cast(tf.bitwise.right_shift(state[1], _STEP_SHIFT), tf.int32)
+    return tf.random.experimental.stateless_fold_in(tf.stack([stream, draw]), step,
+                                                    alg="philox")
+
+
+def dropout_seed_generators(layer: keras.layers.Layer) -> List[keras.random.SeedGenerator]:
+    """The ``SeedGenerator`` of every ``keras.layers.Dropout`` inside ``layer`` (itself
+    included), in layer order; a ``Dropout`` with rate 0 has none."""
+    generators = []
+    for sub in layer._flatten_layers(include_self=True, recursive=True):
+        if isinstance(sub, keras.layers.Dropout):
+            generator = getattr(sub, "seed_generator", None)
+            if generator is not None:
+                generators.append(generator)
+    return generators
+
+
+class StepSeeds:
+    """Keys the dropout masks of a model on the training step (bert_tf, beyond the original).
+
+    A ``SeedGenerator``'s state lives outside the checkpoint (which keeps the original
+    layout), so a run resumed at step ``k`` would draw its masks from the fresh state, not
+    from where the uninterrupted run's generators were after ``k`` updates, and end elsewhere.
+    :meth:`key_on` (called by the training loop before each update) sets every generator of
+    the model to ``[stream, global_step << 32]``, ``stream`` being its first component when
+    this object was made (the layer's seed: the same in a rerun with ``--seed``); the draws of
+    the update then count up from there (``seed_from_state``). So an update's masks depend
+    only on the layer, the draws before it in the same update and ``global_step``, which the
+    checkpoint holds: with ``--seed --deterministic`` a resumed run repeats the uninterrupted
+    one bit for bit.
+
+    Args:
+      model: the Keras model (its ``Dropout`` layers; none: :meth:`key_on` does nothing).
+    """
+
+    def __init__(self, model: keras.layers.Layer):
+        self.generators = dropout_seed_generators(model)
+        self.streams = [int(g.state.numpy()[0]) for g in self.generators]
+
+    def key_on(self, global_step: tf.Tensor) -> None:
+        """Sets every generator's state to ``[stream, global_step << 32]`` (int scalar step;
+        in a ``tf.function`` these assigns run before the update's reads of the states)."""
+        for generator, stream in zip(self.generators, self.streams):
+            dtype = generator.state.dtype
+            step = tf.cast(global_step, tf.int64)
+            if dtype == tf.int32:
+                state = tf.stack([tf.constant(stream, tf.int32), tf.cast(step, tf.int32)])
+            else:
+                state = tf.stack([tf.constant(stream, tf.int64),
+                                  tf.bitwise.left_shift(step, _STEP_SHIFT)])
+            generator.state.assign(tf.cast(state, dtype))
 
 
 def built_dropout(rate: float) -> Dropout:

@@ -32,21 +32,11 @@ from typing import Callable, List, Sequence
 import keras
 import tensorflow as tf
 
+from bert_tf.dropout import dropout_seed_generators
+
 #: Added to a seed state after a block's first forward: a new first component, so the next
 #: call of the same block draws from a stream no earlier call used.
 _NEXT_STREAM = (1, 0)
-
-
-def dropout_seed_generators(block: keras.layers.Layer) -> List[keras.random.SeedGenerator]:
-    """The ``SeedGenerator`` of every ``keras.layers.Dropout`` inside ``block`` (itself
-    included), in layer order; a ``Dropout`` with rate 0 has none."""
-    generators = []
-    for layer in block._flatten_layers(include_self=True, recursive=True):
-        if isinstance(layer, keras.layers.Dropout):
-            generator = getattr(layer, "seed_generator", None)
-            if generator is not None:
-                generators.append(generator)
-    return generators
 
 
 def call_recomputed(block: keras.layers.Layer, call: Callable, args: Sequence):

@@ -1,10 +1,12 @@
 """bert_tf.dropout: 16-bit random draws, the original's rate and scaling (tf.nn.dropout)."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.dropout import Dropout, built_dropout, drop_threshold, random_uint16
+from bert_tf.dropout import (Dropout, StepSeeds, built_dropout, drop_threshold, random_uint16,
+                             seed_from_state)
 
 
 def test_threshold_is_rate_times_65536_rounded():
@@ -81,3 +83,63 @@ def test_config_round_trip():
     layer = Dropout(0.25, name="d")
     again = Dropout.from_config(layer.get_config())
     assert isinstance(again, Dropout) and again.rate == 0.25
+
+
+def test_seed_is_the_fold_in_of_the_step_in_the_high_bits():
+    """[stream, step << 32 | draw] -> [philox(stream, draw), step]: the step is the second
+    component as is (fold_in), so no two steps share a seed whatever the step count."""
+    for stream, step, draw in ((12345, 0, 0), (12345, 7, 3), (999999999, 3000000, 1)):
+        state = tf.constant([stream, (step << 32) | draw], tf.int64)
+        seed = seed_from_state(state).numpy()
+        expected = tf.random.experimental.stateless_fold_in(
+            tf.constant([stream, draw], tf.int32), step, alg="philox").numpy()
+        np.testing.assert_array_equal(seed, expected)
+        assert seed[1] == step
+    # Keras' floormod(state, 2^31 - 2) maps step 1 draw 0 onto step 0 draw 2; ours does not
+    a = seed_from_state(tf.constant([5, 1 << 32], tf.int64)).numpy()
+    b = seed_from_state(tf.constant([5, 2], tf.int64)).numpy()
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(seed_from_state(tf.constant([4, 9], tf.int32)).numpy(), [4, 9])
+
+
+def test_xla_gives_the_same_mask_at_a_later_step():
+    """XLA reads only the low 32 bits of an int64 seed; the step must reach the mask there too."""
+    layer = built_dropout(0.1)
+    x = tf.ones([4, 32, 48])
+    masks = {}
+    for step in (0, 5):
+        for xla in (False, True):
+            StepSeeds(layer).key_on(tf.constant(step, tf.int64))
+            fn = tf.function(lambda t: layer(t, training=True), jit_compile=xla)
+            masks[step, xla] = fn(x).numpy()
+        np.testing.assert_array_equal(masks[step, True], masks[step, False])
+    assert not np.array_equal(masks[0, False], masks[5, False])
+
+
+def test_step_seeds_key_every_dropout_on_the_step():
+    class Two(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = built_dropout(0.2), built_dropout(0.2)
+
+        def call(self, x, training=False):
+            return self.a(x, training=training), self.b(x, training=training)
+
+    model = Two()
+    streams = [int(model.a.seed_generator.state.numpy()[0]),
+               int(model.b.seed_generator.state.numpy()[0])]
+    seeds = StepSeeds(model)
+    assert seeds.streams == streams and len(seeds.generators) == 2
+    x = tf.ones([8, 64])
+    model(x, training=True)  # draws move the states on
+    seeds.key_on(tf.constant(3, tf.int64))
+    for layer, stream in zip((model.a, model.b), streams):
+        np.testing.assert_array_equal(layer.seed_generator.state.numpy(), [stream, 3 << 32])
+    first = [m.numpy() for m in model(x, training=True)]
+    seeds.key_on(tf.constant(3, tf.int64))
+    again = [m.numpy() for m in model(x, training=True)]
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
+    assert not np.array_equal(first[0], first[1])  # each layer its own stream
+    seeds.key_on(tf.constant(4, tf.int64))
+    assert not np.array_equal(model(x, training=True)[0].numpy(), first[0])

@@ -121,7 +121,8 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
              "seed, the rest unseeded)."),
     "deterministic": ("bool", False, "(bert_tf, beyond the original) TensorFlow's op determinism "
                       "(tf.config.experimental.enable_op_determinism): with --seed, two runs on "
-                      "the same machine give bit-identical checkpoints and metrics; slower."),
+                      "the same machine give bit-identical checkpoints and metrics, also when one was "
+                      "killed and resumed; slower."),
     "num_restarts": ("integer", 1, "(bert_tf, beyond the original) Fine-tune N times from the "
                      "same checkpoint with seeds --seed, --seed+1, ... (unset --seed: 0, 1, ...) "
                      "into <output_dir>/restart-<k>/ (each resumable), then write "

@@ -16,6 +16,8 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.dropout import StepSeeds
+
 DatasetOrFn = Union[tf.data.Dataset, Callable[[tf.distribute.InputContext], tf.data.Dataset]]
 
 
@@ -75,6 +77,10 @@ class TrainStep:
         ``gradient_accumulation_steps``: the update uses the mean of their gradients.
       use_xla: compile the forward and backward pass with XLA (``jit_compile=True``).
 
+    Dropout (bert_tf): before each update every ``Dropout`` of ``model`` is keyed on the
+    optimizer's ``iterations`` (:class:`bert_tf.dropout.StepSeeds`), so the masks of update
+    ``k`` are the same whether the run got there uninterrupted or resumed from a checkpoint.
+
     A call can be cut short (bert_tf): :meth:`request_stop` (from any thread; the training
     loop's SIGTERM / Ctrl-C watcher, :mod:`bert_tf.stop_requests`) ends it after the update
     that is running, where the original ran all of its ``iterations_per_loop`` first; the
@@ -102,6 +108,9 @@ class TrainStep:
                             synchronization=tf.VariableSynchronization.ON_READ,
                             aggregation=tf.VariableAggregation.SUM, name="gradient_accumulator")
                 for v in self.trainable]
+        # each update's dropout masks keyed on global_step (a resumed run draws the
+        # uninterrupted run's masks; bert_tf.dropout.StepSeeds)
+        self.seeds = StepSeeds(model)
         self._forward_backward = (tf.function(self.forward_backward, jit_compile=True)
                                   if use_xla else self.forward_backward)
         # read by the update loop's condition before each update (request_stop)
@@ -191,6 +200,7 @@ class TrainStep:
             # side, TensorFlow ran their forward/backward passes at the same time, so 2
             # batches of 2 accumulated took more memory than one batch of 4 (BERT-Large
             # SQuAD seq 384: over 13 GB vs 12.2 GB).
+            self.seeds.key_on(self.optimizer.iterations)
             after = tf.constant(0.0)
             for j in range(self.accumulation):
                 element = next(iterator)

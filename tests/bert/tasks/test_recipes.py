@@ -84,6 +84,25 @@ def test_seed_and_deterministic_give_bit_identical_runs(files, tmp_path):
     assert not np.array_equal(a["output_weights"], c["output_weights"])  # the head's init
 
 
+def test_a_resumed_deterministic_run_ends_on_the_uninterrupted_run(files, tmp_path):
+    """A run stopped after its first checkpoint (step 1 of 2) and rerun ends with the same
+    checkpoint values as a run that was never stopped: the resumed update draws the dropout
+    masks the uninterrupted one drew (they are keyed on global_step, not on a seed state the
+    checkpoint does not hold); dropout is on (the tiny model's 0.1 and the head's 0.1)."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    classifier.run(_args(files, whole, do_eval=False, seed=3, deterministic=True))
+    classifier.run(_args(files, cut, do_eval=False, seed=3, deterministic=True), stop_at_step=1)
+    assert os.path.exists(cut / "model.ckpt-1.index")
+    assert not os.path.exists(cut / "model.ckpt-2.index")
+    classifier.run(_args(files, cut, do_eval=False, seed=3, deterministic=True))  # resumes
+    a, b = _checkpoint(str(whole / "model.ckpt-2")), _checkpoint(str(cut / "model.ckpt-2"))
+    assert sorted(a) == sorted(b) and int(b["global_step"]) == 2
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    first = _checkpoint(str(cut / "model.ckpt-1"))  # the second update moved the weights
+    assert not np.array_equal(first["output_weights"], b["output_weights"])
+
+
 # ---- restarts -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name,kind", [("restarts_summary.txt", "folder"),
