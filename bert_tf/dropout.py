@@ -7,8 +7,8 @@ in the dtype of the input. Drawing those numbers was 9% of a MiniLM fine-tuning 
 one, and has 7 random bits: its drop probability at rate 0.1 is 13/128 = 0.1016). The
 attention-probability dropout alone draws ``B * N * S * S`` numbers per layer.
 
-:class:`Dropout` draws half as many 32-bit words (Philox, stateless, seeded from the layer's
-Keras ``SeedGenerator`` as Keras' own dropout), reads each as two 16-bit integers ``u`` and
+:class:`Dropout` draws half as many 32-bit words (Philox, stateless, keyed by the layer's
+Keras ``SeedGenerator`` state as Keras' own dropout is seeded by it, :func:`key_counter`), reads each as two 16-bit integers ``u`` and
 drops an element where ``u < round(rate * 65536)``: the drop probability is that integer over
 65536, within 7.7e-6 of ``rate`` (0.1 -> 6554 / 65536 = 0.1000061), in every dtype. Kept
 elements are scaled by ``1 / (1 - rate)`` in the input's dtype, as ``tf.nn.dropout``.
@@ -30,7 +30,7 @@ _BITS = 16
 _SCALE = 1 << _BITS
 #: A seed state's draw counter keeps the training step in its high 32 bits (StepSeeds).
 _STEP_SHIFT = 32
-_LOW_32 = (1 << 32) - 1
+_PHILOX = 1  # tf.random.Algorithm.PHILOX
 
 
 def drop_threshold(rate: float) -> int:
@@ -45,15 +45,18 @@ def drop_threshold(rate: float) -> int:
     return min(_SCALE, max(0, int(round(rate * _SCALE))))
 
 
-def random_uint16(shape, seed):
-    """Stateless uniform 16-bit integers of ``shape`` (int32 ``seed [2]``), Philox.
+def random_uint16(shape, key, counter):
+    """Stateless uniform 16-bit integers of ``shape``: Philox-4x32 words from ``key`` and
+    ``counter`` (``tf.raw_ops.StatelessRandomUniformFullIntV2``, the op under
+    ``tf.random.stateless_uniform``; the same words with and without XLA).
 
     Draws ``ceil(last / 2)`` 32-bit words per row of the last axis and splits each in two
-    (no copy when the last axis is even, as every BERT/XLNet activation's is).
+    (no copy when the last axis is even, as every BERT/XLNet activation's is). The words
+    advance the low 64 bits of the counter; the high 64 bits are free for a stream number.
 
     Args:
       shape: int32 ``[rank]`` tensor or list; rank >= 1.
-      seed: int32 ``[2]``.
+      key: uint64 ``[1]``; counter: uint64 ``[2]`` (low 64 bits, high 64 bits).
 
     Returns:
       uint16 tensor of ``shape``.
@@ -61,11 +64,34 @@ def random_uint16(shape, seed):
     shape = tf.convert_to_tensor(shape, tf.int32)
     last = shape[-1]
     words_shape = tf.concat([shape[:-1], [(last + 1) // 2]], axis=0)
-    words = tf.random.stateless_uniform(words_shape, seed, minval=None, maxval=None,
-                                        dtype=tf.uint32)
+    words = tf.raw_ops.StatelessRandomUniformFullIntV2(
+        shape=words_shape, key=key, counter=counter, alg=_PHILOX, dtype=tf.uint32)
     halves = tf.bitcast(words, tf.uint16)  # [..., ceil(last / 2), 2]
     merged = tf.reshape(halves, tf.concat([shape[:-1], [2 * ((last + 1) // 2)]], axis=0))
     return tf.slice(merged, tf.zeros_like(shape), shape)  # the identity when last is even
+
+
+def key_counter(state: tf.Tensor):
+    """The Philox key and counter of one dropout call, from its ``SeedGenerator`` state.
+
+    Keras keeps the state as ``[stream, draw]`` (int64 in its TensorFlow backend; the
+    generator adds ``[0, 1]`` per call and :mod:`bert_tf.recompute` adds ``[1, 0]`` for a new
+    stream); the training loop (:class:`StepSeeds`) keeps the update's ``global_step`` in the
+    high 32 bits of ``draw``. The key is ``stream``, the counter ``[0, draw]``: every
+    (layer, step, draw) has its own 2^64-word stretch of Philox, for any number of steps. (As
+    an int32 ``[2]`` seed, Keras' way, XLA reads only the low 32 bits of each number, and
+    Keras' ``floormod(state, 2^31 - 2)`` would wrap the step onto earlier draws.)
+
+    Args:
+      state: int64 or int32 ``[2]``, both components >= 0.
+
+    Returns:
+      ``(key, counter)``: uint64 ``[1]`` and uint64 ``[2]``.
+    """
+    state = tf.cast(state, tf.int64)
+    key = tf.reshape(tf.cast(state[0], tf.uint64), [1])
+    counter = tf.stack([tf.constant(0, tf.uint64), tf.cast(state[1], tf.uint64)])
+    return key, counter
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -87,39 +113,11 @@ class Dropout(keras.layers.Dropout):
         threshold = drop_threshold(self.rate)
         if threshold >= _SCALE:  # rate within 7.7e-6 of 1: every element dropped
             return tf.zeros_like(inputs)
-        seed = seed_from_state(self.seed_generator.next())
-        keep = random_uint16(tf.shape(inputs), seed) >= tf.constant(threshold, tf.uint16)
+        key, counter = key_counter(self.seed_generator.next())
+        keep = random_uint16(tf.shape(inputs), key, counter) >= tf.constant(threshold,
+                                                                             tf.uint16)
         scaled = inputs * tf.cast(1.0 / (1.0 - self.rate), inputs.dtype)
         return tf.where(keep, scaled, tf.zeros([], inputs.dtype))
-
-
-def seed_from_state(state: tf.Tensor) -> tf.Tensor:
-    """The int32 ``[2]`` Philox seed of one dropout call, from its ``SeedGenerator`` state.
-
-    Keras' TensorFlow backend keeps the state as int64 ``[stream, draw]`` (the generator adds
-    ``[0, 1]`` per call; :mod:`bert_tf.recompute` adds ``[1, 0]`` for a new stream). The
-    training loop (:func:`key_seeds_on_step`) keeps the update's ``global_step`` in the high 32
-    bits of ``draw``. The seed is ``[philox(stream, draw mod 2^32), global_step]``
-    (``tf.random.experimental.stateless_fold_in``): int32, as XLA needs (it reads only the low
-    32 bits of an int64 seed), and one mask stream per (layer, draw, step) for any number of
-    steps, where Keras' ``floormod(state, 2^31 - 2)`` would wrap the packed step onto earlier
-    draws. An int32 state (another backend's) is the seed as is.
-
-    Args:
-      state: int64 (or int32) ``[2]``.
-
-    Returns:
-      int32 ``[2]``.
-    """
-    if state.dtype == tf.int32:
-        return state
-    state = tf.cast(state, tf.int64)
-    stream = tf.cast(tf.math.floormod(state[0], tf.int32.max - 1), tf.int32)
-    draw = tf.cast(tf.math.floormod(tf.bitwise.bitwise_and(state[1], _LOW_32),
-                                    tf.int32.max - 1), tf.int32)
-    step = tf.cast(tf.bitwise.right_shift(state[1], _STEP_SHIFT), tf.int32)
-    return tf.random.experimental.stateless_fold_in(tf.stack([stream, draw]), step,
-                                                    alg="philox")
 
 
 def dropout_seed_generators(layer: keras.layers.Layer) -> List[keras.random.SeedGenerator]:
@@ -143,7 +141,7 @@ class StepSeeds:
     :meth:`key_on` (called by the training loop before each update) sets every generator of
     the model to ``[stream, global_step << 32]``, ``stream`` being its first component when
     this object was made (the layer's seed: the same in a rerun with ``--seed``); the draws of
-    the update then count up from there (``seed_from_state``). So an update's masks depend
+    the update then count up from there (:func:`key_counter`). So an update's masks depend
     only on the layer, the draws before it in the same update and ``global_step``, which the
     checkpoint holds: with ``--seed --deterministic`` a resumed run repeats the uninterrupted
     one bit for bit.

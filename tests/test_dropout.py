@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.dropout import (Dropout, StepSeeds, built_dropout, drop_threshold, random_uint16,
-                             seed_from_state)
+from bert_tf.dropout import (Dropout, StepSeeds, built_dropout, drop_threshold, key_counter,
+                             random_uint16)
 
 
 def test_threshold_is_rate_times_65536_rounded():
@@ -17,20 +17,24 @@ def test_threshold_is_rate_times_65536_rounded():
     assert abs(drop_threshold(0.1) / 65536 - 0.1) < 7.7e-6
 
 
+def _philox_words(shape, key, counter):
+    return tf.raw_ops.StatelessRandomUniformFullIntV2(
+        shape=shape, key=tf.constant([key], tf.uint64), counter=tf.constant(counter, tf.uint64),
+        alg=tf.random.Algorithm.PHILOX.value, dtype=tf.uint32).numpy().astype(np.int64)
+
+
 def test_uint16_halves_are_the_philox_words_little_endian():
-    seed = tf.constant([7, 11], tf.int32)
-    words = tf.random.stateless_uniform([3, 4], seed, minval=None, maxval=None,
-                                        dtype=tf.uint32).numpy().astype(np.int64)
-    halves = random_uint16([3, 8], seed).numpy().astype(np.int64)
+    words = _philox_words([3, 4], 7, [0, 11])
+    halves = random_uint16([3, 8], tf.constant([7], tf.uint64),
+                           tf.constant([0, 11], tf.uint64)).numpy().astype(np.int64)
     expected = np.stack([words & 0xFFFF, words >> 16], axis=-1).reshape(3, 8)
     np.testing.assert_array_equal(halves, expected)
 
 
 def test_uint16_odd_last_axis_drops_the_spare_half():
-    seed = tf.constant([3, 5], tf.int32)
-    words = tf.random.stateless_uniform([2, 3], seed, minval=None, maxval=None,
-                                        dtype=tf.uint32).numpy().astype(np.int64)
-    halves = random_uint16([2, 5], seed).numpy().astype(np.int64)
+    words = _philox_words([2, 3], 3, [0, 5])
+    halves = random_uint16([2, 5], tf.constant([3], tf.uint64),
+                           tf.constant([0, 5], tf.uint64)).numpy().astype(np.int64)
     expected = np.stack([words & 0xFFFF, words >> 16], axis=-1).reshape(2, 6)[:, :5]
     np.testing.assert_array_equal(halves, expected)
 
@@ -85,21 +89,20 @@ def test_config_round_trip():
     assert isinstance(again, Dropout) and again.rate == 0.25
 
 
-def test_seed_is_the_fold_in_of_the_step_in_the_high_bits():
-    """[stream, step << 32 | draw] -> [philox(stream, draw), step]: the step is the second
-    component as is (fold_in), so no two steps share a seed whatever the step count."""
+def test_key_is_the_stream_and_the_counter_holds_step_and_draw():
+    """State [stream, step << 32 | draw] -> key [stream], counter [0, step << 32 | draw]: the
+    words advance the counter's low half, so no two (step, draw) share a word."""
     for stream, step, draw in ((12345, 0, 0), (12345, 7, 3), (999999999, 3000000, 1)):
-        state = tf.constant([stream, (step << 32) | draw], tf.int64)
-        seed = seed_from_state(state).numpy()
-        expected = tf.random.experimental.stateless_fold_in(
-            tf.constant([stream, draw], tf.int32), step, alg="philox").numpy()
-        np.testing.assert_array_equal(seed, expected)
-        assert seed[1] == step
+        key, counter = key_counter(tf.constant([stream, (step << 32) | draw], tf.int64))
+        assert key.dtype == tf.uint64 and counter.dtype == tf.uint64
+        np.testing.assert_array_equal(key.numpy(), [stream])
+        np.testing.assert_array_equal(counter.numpy(), [0, (step << 32) | draw])
     # Keras' floormod(state, 2^31 - 2) maps step 1 draw 0 onto step 0 draw 2; ours does not
-    a = seed_from_state(tf.constant([5, 1 << 32], tf.int64)).numpy()
-    b = seed_from_state(tf.constant([5, 2], tf.int64)).numpy()
+    a = random_uint16([64], *key_counter(tf.constant([5, 1 << 32], tf.int64))).numpy()
+    b = random_uint16([64], *key_counter(tf.constant([5, 2], tf.int64))).numpy()
     assert not np.array_equal(a, b)
-    np.testing.assert_array_equal(seed_from_state(tf.constant([4, 9], tf.int32)).numpy(), [4, 9])
+    key, counter = key_counter(tf.constant([4, 9], tf.int32))  # another backend's int32 state
+    assert key.numpy().tolist() == [4] and counter.numpy().tolist() == [0, 9]
 
 
 def test_xla_gives_the_same_mask_at_a_later_step():

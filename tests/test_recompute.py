@@ -186,9 +186,9 @@ def test_seed_streams_never_repeat_across_steps():
     seen = []
     original = dropout_module.random_uint16
 
-    def record(shape, seed):
-        seen.append(tuple(seed.numpy()))
-        return original(shape, seed)
+    def record(shape, key, counter):
+        seen.append(tuple(key.numpy()) + tuple(counter.numpy()))
+        return original(shape, key, counter)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(dropout_module, "random_uint16", record)

@@ -236,6 +236,44 @@ def test_train_with_lamb_then_eval_each_checkpoint_once(tmp_path, golden_dir, go
     assert [p for p, _ in again.evaluated] == [os.path.join(out, "model.ckpt-2")]
 
 
+@pytest.mark.parametrize("recompute_grad", [False, True])
+def test_a_resumed_deterministic_run_ends_on_the_uninterrupted_run(
+        tmp_path, golden_dir, golden_classifier, uncased_vocab_file, recompute_grad):
+    """ALBERT's one shared block is called 3 times per update, so each of its dropouts draws
+    3 masks an update (recomputed: on 3 streams, recompute.py): a run stopped at step 1 and
+    resumed ends on the uninterrupted run's step-2 checkpoint, every variable and slot equal
+    (dropout 0.1 in the golden config and the head)."""
+    glue = tmp_path / "glue" / "MRPC"
+    glue.mkdir(parents=True)
+    for name, source in (("train.tsv", "dev.tsv"), ("dev.tsv", "dev.tsv"),
+                         ("test.tsv", "test.tsv")):
+        glue.joinpath(name).write_bytes(
+            open(os.path.join(golden_classifier, "glue_data", "MRPC", source), "rb").read())
+
+    def args(out):
+        return dataclasses.replace(
+            _args(golden_dir, golden_classifier, str(tmp_path / out), uncased_vocab_file,
+                  init_checkpoint=os.path.join(golden_dir, "albert", "model", "model.ckpt")),
+            data_dir=str(tmp_path / "glue"), do_train=True, do_eval=False, do_predict=False,
+            train_step=2, train_batch_size=4, save_checkpoints_steps=1, learning_rate=1e-3,
+            seed=5, deterministic=True, recompute_grad=recompute_grad)
+
+    albert_classifier.run(args("whole"))
+    albert_classifier.run(args("cut"), stop_at_step=1)
+    assert not os.path.exists(tmp_path / "cut" / "model.ckpt-2.index")
+    albert_classifier.run(args("cut"))
+    a = checkpoint_io.read_checkpoint(str(tmp_path / "whole" / "model.ckpt-2"),
+                                   include_optimizer=True)
+    b = checkpoint_io.read_checkpoint(str(tmp_path / "cut" / "model.ckpt-2"),
+                                   include_optimizer=True)
+    assert sorted(a) == sorted(b) and int(b["global_step"]) == 2
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    one = checkpoint_io.read_checkpoint(str(tmp_path / "cut" / "model.ckpt-1"))
+    name = "bert/encoder/transformer/group_0/inner_group_0/LayerNorm_1/gamma"
+    assert not np.array_equal(one[name], b[name])  # the second update moved the block
+
+
 def test_cached_records_are_rewritten_when_the_data_changes(tmp_path, golden_dir,
                                                             golden_classifier,
                                                             uncased_vocab_file, caplog):
