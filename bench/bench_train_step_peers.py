@@ -22,6 +22,7 @@ per round, so two never run at once):
 * ``ours_bf16`` / ``ours_before_bf16``: ``ours`` / ``ours_before`` built under ``--dtype=bfloat16``
   (Keras' ``mixed_bfloat16``: float32 variables and optimizer, bf16 matmuls), e.g.
   ``--sides ours,ours_bf16`` for the issue-25 row "training step bf16 vs fp32";
+  ``ours_bf16_xla``: ``ours_bf16`` with ``--use_xla``;
 * ``original``: google-research/bert's ``run_classifier.create_model`` (is_training=True) and
   ``optimization.create_optimizer`` from ``$BERT_ORIGINAL_DIR`` (outside this repository,
   nothing of it copied here), built under TF 2.21 ``tf.compat.v1`` with
@@ -61,7 +62,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SIDES = ("ours", "ours_xla", "ours_before", "original", "ours_bf16", "ours_before_bf16")
+SIDES = ("ours", "ours_xla", "ours_before", "original", "ours_bf16", "ours_before_bf16",
+         "ours_bf16_xla")
 LEARNING_RATE = 2e-5
 
 
@@ -158,7 +160,7 @@ def child(args):
         strategy = tf.distribute.get_strategy()
         start, cpu_start = time.perf_counter(), time.process_time()
         config = BertConfig(**config_dict)
-        with dtype_policy("bfloat16" if args.side.endswith("_bf16") else "float32"):
+        with dtype_policy("bfloat16" if "_bf16" in args.side else "float32"):
             model = BertClassifier(config, 2).build_with_dummy_input()
         optimizer, _ = create_optimizer(LEARNING_RATE, num_train_steps, warmup,
                                         variable_names=model.name_map())
@@ -173,7 +175,7 @@ def child(args):
         phases["build_s"] = time.perf_counter() - start  # model, weights, optimizer slots
         phases_cpu["build_s"] = time.process_time() - cpu_start
         train_step = TrainStep(model, loss_fn, optimizer, strategy, 1,
-                               use_xla=args.side == "ours_xla")
+                               use_xla=args.side.endswith("_xla"))
         train_step._steps.get_concrete_function(iterator, tf.constant(1, tf.int32))
         phases["trace_s"] = time.perf_counter() - start - phases["build_s"]
         phases_cpu["trace_s"] = time.process_time() - cpu_start - phases_cpu["build_s"]
@@ -266,7 +268,7 @@ def main(argv=None):
     info["per_side"] = {s: {k: summarize([x[k] for x in runs[s]]) for k in keys} for s in sides}
     info["examples_per_s"] = {s: summarize([args.batch_size / x["step_s"] for x in runs[s]])
                               for s in sides}
-    if "ours" in sides:
+    if set(sides) & {"ours", "ours_bf16"}:
         for base in ("ours", "ours_xla", "ours_bf16"):
             if base not in sides:
                 continue

@@ -91,7 +91,7 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
                         "training faster. The batches then differ from a random shuffle's (the "
                         "loss curve and the result may differ). No effect with --use_tpu or "
                         "--use_xla (fixed shapes)."),
-    "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA. Off by default: on 2 CPU cores (bench/bench_encoder_peers.py, bench_train_step_peers.py) it made MiniLM inference 1.10x faster, BERT-Base inference about even, and the training step 0.90x; it pads batches to fixed shapes."),
+    "use_xla": ("bool", False, "(bert_tf) Compile the model step with XLA. Off by default: on 2 CPU cores (bench/bench_encoder_peers.py, bench_train_step_peers.py) it made MiniLM inference 1.10x faster, BERT-Base inference about even, and the training step 0.90x (with --dtype=bfloat16 0.61x: XLA's CPU bfloat16 matmuls are not oneDNN's); it pads batches to fixed shapes."),
     "dtype": ("enum:float32|float16|bfloat16", "float32", "(bert_tf) Compute dtype (mixed precision; "
               "variables stay float32; float16 uses loss scaling)."),
     "gradient_accumulation_steps": ("integer", 1, "(bert_tf) Accumulate gradients over this many "
