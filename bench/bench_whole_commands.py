@@ -27,12 +27,15 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
 * ``ours_group``: with ``--peers`` naming it, ``train`` also runs ours with ``--group_by_length``.
 * ``ours_before``: with ``--before_tree`` and ``--peers`` naming it, that checkout's scripts (the
   tree before a lever), the same flags.
-* ``hf`` (rows ``extract`` and ``predict``): HF transformers' PyTorch model doing the same
+* ``hf`` (every row): HF transformers' PyTorch model doing the same
   work in a process of ``--torch_python`` (torch and transformers, no TensorFlow):
   ``bench/hf_torch_whole.py`` on a HF folder that ``bert_tf.convert.original_to_hf`` writes
   once from the same MiniLM checkpoint (outside the timings); fp32, torch's default threads,
   batches of 8 padded to their longest row, pairs truncated to 128 tokens. ``extract``: the
   same JSON lines (the same TensorFlow-free formatter), max abs difference to ours.
+  ``squad``: the windows and n-best spans of transformers' ``run_qa.py`` example;
+  ``train``: a plain torch fine-tuning loop (AdamW, linear warmup 10%, clipping 1.0) then the
+  dev accuracy; ``hf_torch_whole.py`` says how each is done.
   ``hf_1thread``: the same with ``OMP_NUM_THREADS=1`` (on a shared 2-vCPU machine torch's
   spinning OpenMP threads lose most when the other core is busy). ``hf_bf16``: under
   ``torch.autocast("cpu", bfloat16)``, run only where ``lscpu`` lists ``amx_bf16`` or
@@ -184,7 +187,7 @@ def extract_diff(a, b):
 
 
 HF_PEERS = ("hf", "hf_1thread", "hf_bf16")
-HF_ROWS = ("extract", "predict")
+HF_ROWS = ("extract", "predict", "squad", "train")
 
 
 def bf16_hardware():
@@ -250,15 +253,19 @@ def main(argv=None):
 
     def command(peer, script, flags, row=None, out_dir=None):
         if peer in HF_PEERS:
-            io = ([f"--input={extract_input}", f"--output={out_dir}/features.jsonl"]
-                  if row == "extract" else
-                  [f"--input={os.path.join(pred_dir, 'test.tsv')}",
-                   f"--output={out_dir}/test_results.tsv"])
+            io = {"extract": [f"--input={extract_input}", f"--output={out_dir}/features.jsonl",
+                              "--max_seq_length=128", "--layers=-1,-2,-3,-4"],
+                  "predict": [f"--input={os.path.join(pred_dir, 'test.tsv')}",
+                              f"--output={out_dir}/test_results.tsv", "--max_seq_length=128"],
+                  "squad": [f"--input={squad_file}", f"--output={out_dir}/predictions.json",
+                            "--max_seq_length=384", "--doc_stride=128"],
+                  "train": [f"--input={os.path.join(SHARED, 'MRPC')}", f"--output={out_dir}",
+                            "--max_seq_length=128", "--train_batch_size=32",
+                            "--learning_rate=2e-5", f"--epochs={args.epochs}"]}[row]
             peer_env = dict(hf_env, OMP_NUM_THREADS="1") if peer == "hf_1thread" else hf_env
             return ([args.torch_python, os.path.join(HERE, "hf_torch_whole.py"), row,
-                     f"--hf_dir={hf_dir}", "--max_seq_length=128", "--batch_size=8",
-                     "--layers=-1,-2,-3,-4"] + io + (["--bf16"] if peer == "hf_bf16" else []),
-                    peer_env)
+                     f"--hf_dir={hf_dir}", "--batch_size=8"] + io
+                    + (["--bf16"] if peer == "hf_bf16" else []), peer_env)
         if peer in ("original", "original_onednn"):
             peer_env = (dict(orig_env, TF_ENABLE_ONEDNN_OPTS="1") if peer == "original_onednn"
                         else orig_env)
