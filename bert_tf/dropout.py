@@ -8,15 +8,17 @@ one, and has 7 random bits: its drop probability at rate 0.1 is 13/128 = 0.1016)
 attention-probability dropout alone draws ``B * N * S * S`` numbers per layer.
 
 :class:`Dropout` draws half as many 32-bit words (Philox, stateless, keyed by the layer's
-Keras ``SeedGenerator`` state as Keras' own dropout is seeded by it, :func:`key_counter`), reads each as two 16-bit integers ``u`` and
-drops an element where ``u < round(rate * 65536)``: the drop probability is that integer over
-65536, within 7.7e-6 of ``rate`` (0.1 -> 6554 / 65536 = 0.1000061), in every dtype. Kept
-elements are scaled by ``1 / (1 - rate)`` in the input's dtype, as ``tf.nn.dropout``.
+Keras ``SeedGenerator`` state, which seeds Keras' own dropout: :func:`key_counter`), reads
+each as two 16-bit integers ``u`` and drops an element where ``u < round(rate * 65536)``: the
+drop probability is that integer over 65536, within 7.7e-6 of ``rate`` (0.1 -> 6554 / 65536 =
+0.1000061), in every dtype. Kept elements are scaled by ``1 / (1 - rate)`` in the input's
+dtype, as ``tf.nn.dropout``.
 Measured on an AMD EPYC (family 26, 2 vCPUs, AVX-512 with avx512_bf16): a MiniLM [32, 128]
 training step 4-6% faster in float32 and 8-12% in bfloat16.
 
 The masks differ from Keras' for the same seed (a different stream; the original's stateful
-stream could not be matched either); everything else about dropout is the original's: the
+stream could not be matched either) and, in the training loop, are keyed on ``global_step``
+(:class:`StepSeeds`: a resumed run draws the uninterrupted run's masks); everything else about dropout is the original's: the
 same rate, inverted scaling, active only with ``training=True``. ``noise_shape`` (not used by
 bert_tf's models) falls back to Keras' dropout.
 """
@@ -78,9 +80,9 @@ def key_counter(state: tf.Tensor):
     generator adds ``[0, 1]`` per call and :mod:`bert_tf.recompute` adds ``[1, 0]`` for a new
     stream); the training loop (:class:`StepSeeds`) keeps the update's ``global_step`` in the
     high 32 bits of ``draw``. The key is ``stream``, the counter ``[0, draw]``: every
-    (layer, step, draw) has its own 2^64-word stretch of Philox, for any number of steps. (As
-    an int32 ``[2]`` seed, Keras' way, XLA reads only the low 32 bits of each number, and
-    Keras' ``floormod(state, 2^31 - 2)`` would wrap the step onto earlier draws.)
+    (layer, step, draw) has its own 2^64-word stretch of Philox, for any number of steps.
+    (Keras' int32 seed, ``floormod(state, 2^31 - 2)``, would wrap the step onto earlier draws,
+    and an int64 seed loses its high 32 bits under XLA.)
 
     Args:
       state: int64 or int32 ``[2]``, both components >= 0.
