@@ -18,9 +18,9 @@ training step 4-6% faster in float32 and 8-12% in bfloat16.
 
 The masks differ from Keras' for the same seed (a different stream; the original's stateful
 stream could not be matched either) and, in the training loop, are keyed on ``global_step``
-(:class:`StepSeeds`: a resumed run draws the uninterrupted run's masks); everything else about dropout is the original's: the
-same rate, inverted scaling, active only with ``training=True``. ``noise_shape`` (not used by
-bert_tf's models) falls back to Keras' dropout.
+(:class:`StepSeeds`: a resumed run draws the uninterrupted run's masks); everything else
+about dropout is the original's: the same rate, inverted scaling, active only with
+``training=True``. ``noise_shape`` (not used by bert_tf's models) falls back to Keras' dropout.
 """
 
 from typing import List
