@@ -46,9 +46,8 @@ threads left at torch's default.
 
 ``--bf16``: the forward pass under ``torch.autocast("cpu", dtype=torch.bfloat16)``, outputs
 cast back to float32 (only meaningful where the CPU has native bf16: the parent runs it only
-then); in ``train``
-the forward and the loss under it, the backward and the update in float32 as torch's AMP
-recipe (no gradient scaler: bfloat16 keeps float32's exponent).
+then); in ``train`` the forward and the loss under it, the backward and the update in float32
+as torch's AMP recipe (no gradient scaler: bfloat16 keeps float32's exponent).
 Imports numpy, torch, transformers and ``bert_tf.run.feature_json`` (numpy only); exits
 with an error if TensorFlow got imported.
 """
