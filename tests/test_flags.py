@@ -251,8 +251,8 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(vocab_file="v.txt"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
-    with pytest.raises(FlagError, match=r"--dtype \(XLNet's extract_features runs in float32 "
-                                        r"only\)$"):
+    with pytest.raises(FlagError, match=r"--dtype \(use float32: XLNet's extract_features has "
+                                        r"no bfloat16 path\)$"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(dtype="bfloat16"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
     # the precision flags of the other family are refused, not ignored (fresh-user test,

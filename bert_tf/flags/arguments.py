@@ -255,8 +255,7 @@ def check_flags_not_given(flag_values, hints: Mapping[str, str], mode: str,
 def _refused_flags(flag_values, hints, args_class, read_elsewhere) -> Dict[str, str]:
     """Given flag -> its hint (:func:`refusal_hint`): ``hints``' flags that are given, then
     with ``args_class`` the other given flags it does not read."""
-    refused = {n: (f"use {hints[n]}" if hints[n].startswith("--") else hints[n])
-               for n in hints if flag_given(flag_values, n)}
+    refused = {n: f"use {hints[n]}" for n in hints if flag_given(flag_values, n)}
     if args_class is not None:
         for name in given_flags_not_read(flag_values, args_class, read_elsewhere):
             if name not in refused:
