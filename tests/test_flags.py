@@ -251,8 +251,8 @@ def test_xlnet_invocation_and_the_bert_flags_it_refuses():
     with pytest.raises(FlagError, match=r"--vocab_file \(use --spiece_model_file\)"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(vocab_file="v.txt"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
-    with pytest.raises(FlagError, match=r"--dtype \(use float32: XLNet's extract_features has "
-                                        r"no bfloat16 path\)$"):
+    with pytest.raises(FlagError, match=r"--dtype \(use no --dtype: XLNet's extract_features runs "
+                                        r"in float32 only\)$"):
         bert_flags.check_no_bert_only_flags(types.SimpleNamespace(dtype="bfloat16"),
                                             bert_flags.XLNET_EXTRACT_FEATURES)
     # the precision flags of the other family are refused, not ignored (fresh-user test,
@@ -681,7 +681,8 @@ def test_bad_flag_is_one_error_line(argv, names, capsys):
     # XLNet's precision flag given to extract_features (no XLNet bf16 there): absl's unknown-flag
     # line named no way to run it in bfloat16 (fresh-user round of 2026-12-02)
     ("extract_features.py", "--use_bfloat16=true",
-     "Unknown command line flag 'use_bfloat16': use --dtype=bfloat16"),
+     "Unknown command line flag 'use_bfloat16': use --dtype=bfloat16 (BERT and ALBERT modes; "
+     "XLNet's extract_features runs in float32 only)"),
 ])
 def test_bad_flag_value_of_a_root_script_is_one_line_naming_the_flag(script, arg, line,
                                                                       tmp_path):

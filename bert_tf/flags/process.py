@@ -285,12 +285,14 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
 
 
 def unknown_flag_hint(name: str, flag_values) -> str:
-    """``": use --dtype=bfloat16"`` where an unknown flag ``name`` has a counterpart this script
-    defines (:data:`bert_tf.flags.arguments.XLNET_ONLY_HINTS`: XLNet's ``--use_bfloat16`` given
-    to ``extract_features.py``, whose BERT mode takes ``--dtype``), else ``""``."""
+    """``": use --dtype=bfloat16 (BERT and ALBERT modes; ...)"`` where an unknown flag ``name``
+    has a counterpart this script defines (:data:`bert_tf.flags.arguments.XLNET_ONLY_HINTS`:
+    XLNet's ``--use_bfloat16`` given to ``extract_features.py``, whose BERT and ALBERT modes
+    take ``--dtype`` and whose XLNet mode runs in float32 only), else ``""``."""
     hint = XLNET_ONLY_HINTS.get(name)
     if hint and hint[2:].split("=")[0] in flag_values:
-        return f": use {hint}"
+        return (f": use {hint} (BERT and ALBERT modes; XLNet's extract_features runs in "
+                "float32 only)")
     return ""
 
 

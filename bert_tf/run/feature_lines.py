@@ -227,7 +227,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
 
     Returns:
       dict with ``output_file``, ``embeddings_file`` (or None), ``num_lines``, ``num_tokens``,
-      ``seconds`` and ``tokens_per_second``.
+      ``seconds`` and ``tokens_per_second`` (of this process: a resumed run's earlier lines
+      count in ``num_lines`` / ``num_tokens``, not in the speed).
 
     Raises:
       FlagError: the output folder is missing or not writable; anything ``featurize`` or
@@ -237,7 +238,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     paths = [output_file] + ([embeddings_path] if embeddings_path else [])
     examples = _refuse_to_empty_earlier_outputs(examples, paths)
     start = time.time()
-    num_lines = num_tokens = 0
+    num_lines = num_tokens = resumed_tokens = 0
     chunk_size = batch_size * _CHUNK_BATCHES
     with contextlib.ExitStack() as stack:  # both files appear only if everything succeeds
         resumable = None
@@ -247,6 +248,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
             stack.push(functools.partial(_close_resumable, resumable))
             num_lines, num_tokens = resumable.done, int(resumable.extra.get("num_tokens", 0))
             examples = itertools.islice(examples, num_lines, None)
+            resumed_tokens = num_tokens  # this process's speed counts its own tokens only
         else:
             files = [_open_output(stack, p) for p in paths]
         output, embeddings = files[0], (files[1] if embeddings_path else None)
@@ -286,7 +288,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
                 if resumable is not None:
                     resumable.checkpoint(num_lines, {"num_tokens": num_tokens})
             logging.info("extract_features: %d lines, %d tokens, %.1f tokens/s", num_lines,
-                         num_tokens, num_tokens / max(time.time() - start, 1e-9))
+                         num_tokens, (num_tokens - resumed_tokens) / max(time.time() - start, 1e-9))
         if resumable is not None:
             with _write_errors(output_file):
                 resumable.finish()
@@ -294,7 +296,7 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
     return {"output_file": display_path(output_file),
             "embeddings_file": display_path(embeddings_path) if embeddings_path else None,
             "num_lines": num_lines, "num_tokens": num_tokens, "seconds": seconds,
-            "tokens_per_second": num_tokens / max(seconds, 1e-9)}
+            "tokens_per_second": (num_tokens - resumed_tokens) / max(seconds, 1e-9)}
 
 
 @contextlib.contextmanager

@@ -162,6 +162,11 @@ def test_fake_model_resume_gives_the_uninterrupted_bytes(tmp_path, warnings):
     assert warnings == [f"resuming {out} after 128 lines written by an interrupted run with "
                         f"the same flags and inputs"]
     assert summary["num_lines"] == 300
+    # line i has 2 + 1 + i % 5 tokens: 600 + 60 * 15 = 1500 in all, 256 + 25 * 15 + 6 = 637
+    # in the 128 lines resumed; the speed is this process's: 863 tokens in its seconds
+    # (fresh-user round of 2026-12-03: the resumed lines counted, 1.7x the real speed)
+    assert summary["num_tokens"] == 1500
+    assert summary["tokens_per_second"] * summary["seconds"] == pytest.approx(863)
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
     assert (tmp_path / "out.jsonl.embeddings.jsonl").read_bytes() == \
         (tmp_path / "ref.jsonl.embeddings.jsonl").read_bytes()
