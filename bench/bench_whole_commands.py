@@ -26,7 +26,7 @@ bert_tf cache first, outside the timings); both peers get the same ``--vocab_fil
   --learning_rate=2e-5 --max_seq_length=128``; dev accuracy of both reported.
 * ``ours_group``: with ``--peers`` naming it, ``train`` also runs ours with ``--group_by_length``.
 * ``ours_before``: with ``--before_tree`` and ``--peers`` naming it, that checkout's scripts (the
-  tree before a lever), the same flags.
+  tree before a lever), the same flags; ``ours_before_bf16``: those with ``--dtype=bfloat16``.
 * ``hf`` (every row): HF transformers' PyTorch model doing the same
   work in a process of ``--torch_python`` (torch and transformers, no TensorFlow):
   ``bench/hf_torch_whole.py`` on a HF folder that ``bert_tf.convert.original_to_hf`` writes
@@ -235,12 +235,12 @@ def main(argv=None):
     orig_env.pop("PYTHONPATH", None)
     shim = os.path.join(HERE, "original_tf1_shim.py")
     peers = args.peers.split(",")
-    if "ours_before" in peers and not args.before_tree:
+    if any(n.startswith("ours_before") for n in peers) and not args.before_tree:
         raise SystemExit("--peers names ours_before: give --before_tree")
     if any(n in HF_PEERS for n in peers) and not args.torch_python:
         raise SystemExit("--peers names an HF peer: give --torch_python (or $TORCH_PYTHON)")
     left_out = {}
-    for peer in ("hf_bf16", "ours_bf16"):
+    for peer in ("hf_bf16", "ours_bf16", "ours_before_bf16"):
         if peer in peers and not bf16_hardware():
             peers.remove(peer)
             left_out[peer] = "lscpu lists neither amx_bf16 nor avx512_bf16: bf16 is emulated"
@@ -270,9 +270,10 @@ def main(argv=None):
             peer_env = (dict(orig_env, TF_ENABLE_ONEDNN_OPTS="1") if peer == "original_onednn"
                         else orig_env)
             return [original_python, shim, os.path.join(original_dir, script)] + flags, peer_env
-        if peer == "ours_before":
+        if peer in ("ours_before", "ours_before_bf16"):
             before = os.path.abspath(args.before_tree)
-            return ([sys.executable, os.path.join(before, script)] + flags,
+            extra = ["--dtype=bfloat16"] if peer == "ours_before_bf16" else []
+            return ([sys.executable, os.path.join(before, script)] + flags + extra,
                     dict(env, PYTHONPATH=before))
         extra = {"ours_group": ["--group_by_length=true"],
                  "ours_bf16": ["--dtype=bfloat16"]}.get(peer, [])
@@ -306,7 +307,8 @@ def main(argv=None):
                       flush=True)
             # written after every round: a run cut short keeps the rounds it finished
             info["rows"][row] = row_entry(wall, cpu, outputs)
-            for other in ("original", "ours_bf16") + HF_PEERS if row == "extract" else ():
+            compared = ("original", "ours_bf16", "ours_before_bf16") + HF_PEERS
+            for other in compared if row == "extract" else ():
                 if other in dirs:
                     diff, other_tokens = extract_diff(
                         os.path.join(dirs["ours"], "features.jsonl"),

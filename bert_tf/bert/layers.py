@@ -21,6 +21,7 @@ import tensorflow as tf
 from bert_tf.bert.config import GELU_EXACT
 from bert_tf.dropout import built_dropout as dropout
 from bert_tf.fused_layer_norm import normalize
+from bert_tf.training.precision import matmul_weight_dtype
 
 LAYER_NORM_EPSILON = 1e-12
 MASK_ADDER = -10000.0
@@ -76,9 +77,15 @@ def layer_norm(name):
 
 
 def dense(units, initializer_range, activation=None, name=None):
-    """A dense layer with a truncated-normal kernel ``[in, units]`` and zero bias."""
+    """A dense layer with a truncated-normal kernel ``[in, units]`` and zero bias.
+
+    Its weights are float32 (the policy's), or bfloat16 / float16 in a model built to predict
+    only (:func:`bert_tf.training.precision.matmul_weight_dtype`, bert_tf): cast once at the
+    restore instead of on every call."""
+    weight_dtype = matmul_weight_dtype()
     return keras.layers.Dense(units, activation=activation, name=name,
-                              kernel_initializer=create_initializer(initializer_range))
+                              kernel_initializer=create_initializer(initializer_range),
+                              **({"dtype": weight_dtype} if weight_dtype else {}))
 
 
 def dense_2d(layer, x):

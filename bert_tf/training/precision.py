@@ -9,7 +9,7 @@ cores (issue 27's report); one warning line says so and suggests bfloat16 or flo
 """
 
 import contextlib
-from typing import Iterator
+from typing import Iterator, List, Optional
 
 import keras
 from absl import logging
@@ -19,11 +19,24 @@ from bert_tf.errors import FlagError
 POLICIES = {"float32": "float32", "float16": "mixed_float16", "bfloat16": "mixed_bfloat16"}
 
 
+# the dtype of matmul kernels built inside dtype_policy(..., inference_only=True) blocks
+_MATMUL_WEIGHTS: List[Optional[str]] = []
+
+
 @contextlib.contextmanager
-def dtype_policy(dtype: str) -> Iterator[None]:
+def dtype_policy(dtype: str, inference_only: bool = False) -> Iterator[None]:
     """Builds the layers created inside the block with the policy of ``dtype``.
 
     The global Keras policy is restored afterwards (layers keep the policy they were built with).
+
+    ``inference_only`` (bert_tf, issue 25): the model built inside only predicts (no training,
+    no export), so with ``bfloat16`` / ``float16`` its matmul kernels and biases may be held in
+    that dtype (:func:`matmul_weight_dtype`): the float32 checkpoint values are cast once when
+    restored (:func:`bert_tf.checkpoint_io.assign_from_checkpoint`) instead of on every call.
+    The products are the same numbers (one round-to-nearest-even cast either way), the
+    kernels take half the memory, and a forward at predict's [8, 64] batches ran 1.08x faster
+    (MiniLM, bfloat16, 2-vCPU EPYC with avx512_bf16). Embedding tables, LayerNorm weights and
+    the task heads stay float32, as under ``mixed_*``. No effect with ``float32``.
 
     Raises:
       FlagError: ``dtype`` is not float32, float16 or bfloat16.
@@ -34,10 +47,19 @@ def dtype_policy(dtype: str) -> Iterator[None]:
         warn_float16_without_gpu()
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(POLICIES[dtype])
+    _MATMUL_WEIGHTS.append(dtype if inference_only and dtype != "float32" else None)
     try:
         yield
     finally:
+        _MATMUL_WEIGHTS.pop()
         keras.config.set_dtype_policy(previous)
+
+
+def matmul_weight_dtype() -> Optional[str]:
+    """The dtype for a matmul kernel built now: ``"bfloat16"`` / ``"float16"`` inside a
+    ``dtype_policy(..., inference_only=True)`` block of that dtype, else None (the Keras
+    policy's variable dtype, float32)."""
+    return _MATMUL_WEIGHTS[-1] if _MATMUL_WEIGHTS else None
 
 
 _WARNED = []

@@ -284,3 +284,61 @@ def test_bfloat16_classifier_and_squad_heads_run_in_float32(tiny_random_dir):
     out = squad(features)
     np.testing.assert_allclose(out["start_logits"].numpy(), logits[..., 0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out["end_logits"].numpy(), logits[..., 1], rtol=1e-5, atol=1e-6)
+
+
+def test_a_predict_only_bfloat16_model_holds_its_matmul_kernels_in_bfloat16(tiny_random_dir):
+    """``dtype_policy("bfloat16", inference_only=True)`` (issue 25): the dense kernels and
+    biases are bfloat16 variables filled once from the float32 checkpoint (each the
+    round-to-nearest-even bfloat16 of the stored value), the embedding tables and LayerNorm
+    weights stay float32, the traced call casts no kernel, and the outputs equal, bit for bit,
+    those of the mixed_bfloat16 model that casts its float32 kernels on every call."""
+    config = BertConfig.from_json_file(os.path.join(tiny_random_dir, "bert_config.json"))
+    ckpt = os.path.join(tiny_random_dir, "bert_model.ckpt")
+    with dtype_policy("bfloat16"):
+        mixed = BertModel(config).build_with_dummy_input()
+    with dtype_policy("bfloat16", inference_only=True):
+        held = BertModel(config).build_with_dummy_input()
+    with dtype_policy("float32", inference_only=True):
+        f32 = BertModel(config).build_with_dummy_input()
+    for m in (mixed, held):
+        load_bert_checkpoint(bert_model_map(m), ckpt, require_all=True)
+    names = bert_model_map(held)
+    stored = tf.train.load_checkpoint(ckpt)
+    kernel = "bert/encoder/layer_0/intermediate/dense/kernel"
+    assert names[kernel].dtype == tf.bfloat16
+    np.testing.assert_array_equal(
+        names[kernel].numpy(), tf.cast(stored.get_tensor(kernel), tf.bfloat16).numpy())
+    for name, variable in names.items():
+        matmul = name.endswith(("/kernel", "/bias")) and "LayerNorm" not in name
+        assert variable.dtype == (tf.bfloat16 if matmul else tf.float32), name
+    assert all(v.dtype == tf.float32 for v in f32.weights)  # no effect in float32
+
+    ids = np.array([[5, 9, 14, 3, 0, 0], [2, 7, 3, 8, 9, 3]], np.int32)
+    mask = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], np.int32)
+    segs = np.array([[0, 0, 1, 1, 0, 0], [0, 0, 0, 1, 1, 1]], np.int32)
+
+    def traced(m):
+        return tf.function(lambda i, k, s: m({"input_ids": i, "input_mask": k,
+                                              "segment_ids": s})["sequence_output"])
+
+    infer = traced(held)
+    np.testing.assert_array_equal(infer(ids, mask, segs).numpy(),
+                                  traced(mixed)(ids, mask, segs).numpy())
+    intermediate_kernel = [config.hidden_size, config.intermediate_size]
+    for op in infer.get_concrete_function(ids, mask, segs).graph.get_operations():
+        if op.type == "Cast":
+            assert op.outputs[0].shape.as_list() != intermediate_kernel
+
+
+def test_matmul_weight_dtype_only_inside_a_predict_only_lower_precision_block():
+    from bert_tf.training.precision import matmul_weight_dtype
+
+    assert matmul_weight_dtype() is None
+    with dtype_policy("bfloat16", inference_only=True):
+        assert matmul_weight_dtype() == "bfloat16"
+        with dtype_policy("bfloat16"):  # a model built to train inside: float32 kernels
+            assert matmul_weight_dtype() is None
+        assert matmul_weight_dtype() == "bfloat16"
+    with dtype_policy("float32", inference_only=True):
+        assert matmul_weight_dtype() is None
+    assert matmul_weight_dtype() is None

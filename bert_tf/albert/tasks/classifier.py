@@ -338,8 +338,11 @@ def run(args: AlbertClassifierArgs, strategy: Optional[tf.distribute.Strategy] =
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
+    # predict or evaluate only (no training, no export): matmul kernels held in --dtype
+    inference_only = not (args.do_train or args.export_dir)
+
     def build():
-        with dtype_policy(args.dtype), strategy.scope():
+        with dtype_policy(args.dtype, inference_only=inference_only), strategy.scope():
             return AlbertClassifier(config, processor.num_labels,
                                     is_regression=processor.is_regression,
                                     use_one_hot_embeddings=args.use_tpu,

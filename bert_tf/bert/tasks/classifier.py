@@ -256,11 +256,14 @@ def training_steps(num_examples: int, args: ClassifierArgs):
 
 def build_model(config: BertConfig, processor: DataProcessor, strategy,
                 use_one_hot_embeddings: bool = False, dtype: str = "float32",
-                feature_layers=None, feature_combine: str = "concat") -> BertClassifier:
+                feature_layers=None, feature_combine: str = "concat",
+                inference_only: bool = False) -> BertClassifier:
     """A built :class:`BertClassifier` for the task, its variables created under ``strategy``
     (``dtype``: the ``--dtype`` compute precision, :mod:`bert_tf.training.precision`;
-    ``feature_layers``, ``feature_combine``: ``--feature_layers``, issue 26)."""
-    with dtype_policy(dtype), strategy.scope():
+    ``feature_layers``, ``feature_combine``: ``--feature_layers``, issue 26;
+    ``inference_only``: a model that only predicts, its matmul kernels in ``dtype``,
+    :func:`bert_tf.training.precision.dtype_policy`)."""
+    with dtype_policy(dtype, inference_only=inference_only), strategy.scope():
         model = BertClassifier(config, processor.num_labels,
                                is_regression=processor.is_regression,
                                use_one_hot_embeddings=use_one_hot_embeddings,
@@ -367,12 +370,14 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
     strategy = strategy or strategy_from_flags(args)
     chief = loop.is_chief(strategy)
     trim = not (args.use_tpu or args.use_xla)
+    trains = args.do_train or not (args.do_eval or args.do_predict or args.export_dir)
 
     def build():
         return build_model(config, processor, strategy, use_one_hot_embeddings=args.use_tpu,
                            dtype=args.dtype,
                            feature_layers=recipes.feature_layers(args, config.num_hidden_layers),
-                           feature_combine=args.feature_combine)
+                           feature_combine=args.feature_combine,
+                           inference_only=not (trains or args.export_dir))
 
     def restore(model):
         check_checkpoints_fit(model.name_map(), args)
@@ -380,7 +385,7 @@ def run(args: ClassifierArgs, strategy: Optional[tf.distribute.Strategy] = None,
                                      args.init_checkpoint).global_step
 
     # weights created straight from the checkpoint, no random copy (issue 24)
-    if args.do_train or not (args.do_eval or args.do_predict or args.export_dir):
+    if trains:
         model, warm = build_for_training(build, recipes.warm_start_load(args), args.output_dir,
                                          args.init_checkpoint, strategy)
         global_step = 0

@@ -100,7 +100,9 @@ class FeatureExtractor:
       use_one_hot_embeddings: the original's TPU lookup (same numbers);
       dtype: ``--dtype`` (bert_tf): ``bfloat16`` builds the model with Keras'
         ``mixed_bfloat16`` policy (float32 variables, bf16 matmuls; outputs cast to float32
-        for the writer), :mod:`bert_tf.training.precision`.
+        for the writer), :mod:`bert_tf.training.precision`;
+      inference_only: with ``dtype`` bfloat16/float16, hold the matmul kernels in it (cast
+        once at the restore; False for a model that is exported).
 
     Raises:
       CheckpointError: unreadable checkpoint, shapes that do not fit the config, or `bert/*`
@@ -109,12 +111,14 @@ class FeatureExtractor:
 
     def __init__(self, config: BertConfig, init_checkpoint: str, layer_indexes: Sequence[int],
                  strategy: tf.distribute.Strategy, use_one_hot_embeddings: bool = False,
-                 dtype: str = "float32"):
+                 dtype: str = "float32", inference_only: bool = True):
         self.config = config
         self.layer_indexes = list(layer_indexes)
 
         def build():
-            with dtype_policy(dtype):  # --dtype (bert_tf): float32 variables in every case
+            # --dtype (bert_tf): float32 variables, but the matmul kernels in --dtype when
+            # the model only extracts (inference_only: cast once at the restore)
+            with dtype_policy(dtype, inference_only=inference_only):
                 return BertModel(config, use_one_hot_embeddings=use_one_hot_embeddings
                                  ).build_with_dummy_input()
 
@@ -279,7 +283,8 @@ def run(args: ExtractFeaturesArgs,
         strategy = get_strategy(use_tpu=args.use_tpu, master=args.master,
                                 num_tpu_cores=args.num_tpu_cores)
     extractor = FeatureExtractor(config, args.init_checkpoint, layer_indexes, strategy,
-                                 args.use_one_hot_embeddings, dtype=args.dtype)
+                                 args.use_one_hot_embeddings, dtype=args.dtype,
+                                 inference_only=not args.export_dir)
     fixed_length = _is_tpu(strategy)
 
     def run_batch(batch: List[BertInputs]):

@@ -265,16 +265,19 @@ def write_features(examples: Sequence[squad_data.SquadExample], tokenizer: FullT
 
 # ---- model ------------------------------------------------------------------------------------
 
-def build_model(config: BertConfig, args: SquadArgs, strategy):
+def build_model(config: BertConfig, args: SquadArgs, strategy, inference_only: bool = False):
     """A :class:`BertSquad` built under ``strategy.scope()`` for ``max_seq_length`` inputs.
 
     ``--dtype`` float16/bfloat16 builds it with the ``mixed_*`` Keras policy (variables stay
-    float32; logits are float32). ``use_one_hot_embeddings = use_tpu``, as the original.
+    float32; logits are float32); ``inference_only`` (predict without training or export)
+    holds the matmul kernels in that dtype instead
+    (:func:`bert_tf.training.precision.dtype_policy`).
+    ``use_one_hot_embeddings = use_tpu``, as the original.
     """
     from bert_tf.bert.squad import BertSquad
     from bert_tf.training.precision import dtype_policy
 
-    with dtype_policy(args.dtype), strategy.scope():
+    with dtype_policy(args.dtype, inference_only=inference_only), strategy.scope():
         model = BertSquad(config, use_one_hot_embeddings=args.use_tpu, name="bert_squad",
                           feature_layers=recipes.feature_layers(args, config.num_hidden_layers),
                           feature_combine=args.feature_combine)
@@ -587,7 +590,9 @@ def _build_restored(config, args, strategy):
     """``(model, Restored)`` for prediction or export without training: built empty and
     filled from the newest checkpoint of ``--output_dir``, else ``--init_checkpoint``
     (:func:`bert_tf.training.restore.build_for_inference`, issue 24)."""
-    return restore.build_for_inference(lambda: build_model(config, args, strategy),
+    # predict only (no export): matmul kernels held in --dtype (bert_tf.training.precision)
+    return restore.build_for_inference(lambda: build_model(config, args, strategy,
+                                                           inference_only=not args.export_dir),
                                        lambda m: m.name_map(), args.output_dir,
                                        args.init_checkpoint, strategy=strategy)
 

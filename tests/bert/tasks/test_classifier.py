@@ -285,6 +285,17 @@ def test_mixed_precision_trains_and_keeps_float32_checkpoints(tiny_model_dir, go
     assert dtypes["output_weights/adam_m"] == tf.float32
     assert np.isfinite(result.eval_results["eval_loss"])
     assert 0.0 <= result.eval_results["eval_accuracy"] <= 1.0
+    query = "bert/encoder/layer_0/attention/self/query/kernel"
+    assert result.model.name_map()[query].dtype == tf.float32  # trained: float32 variables
+    # an evaluate-only run of the same checkpoint holds its matmul kernels in the dtype (cast
+    # once at the restore, issue 25) and gives the eval of the training run's model, which
+    # cast them on every call: the same products
+    again = run(_tiny_args(tiny_model_dir, data_dir, tmp_path, do_train=False, do_eval=True,
+                           dtype=dtype))
+    assert again.model.name_map()[query].dtype == tf.as_dtype(dtype)
+    assert again.global_step == 2
+    assert again.eval_results["eval_loss"] == pytest.approx(result.eval_results["eval_loss"],
+                                                            abs=1e-6)
 
 
 def test_sts_b_regression_writes_pearson_and_spearman(tiny_model_dir, shared_data_dir, tmp_path):
