@@ -23,7 +23,7 @@ from bert_tf.atomic_files import remove_stale_temp_files
 from bert_tf.errors import BertTfError, FlagError, StdoutWriteError
 from bert_tf.glibc_malloc import MALLOC_ENV, tune_malloc  # noqa: F401 (MALLOC_ENV: re-export)
 from bert_tf.library_pages import release_startup_pages
-from bert_tf.flags.arguments import XLNET_ONLY_HINTS, flag_is_set
+from bert_tf.flags.arguments import flag_is_set
 from bert_tf.output_locks import output_locks
 
 FLAGS = flags.FLAGS
@@ -274,26 +274,12 @@ def parse_flags(argv: Sequence[str]) -> List[str]:
         return FLAGS(list(argv))
     except flags.IllegalFlagValueError as e:
         message = bad_value_message(e, FLAGS)
-    except flags.UnrecognizedFlagError as e:
-        message = " ".join(str(e).split()) + unknown_flag_hint(e.flagname, FLAGS)
     except flags.Error as e:
         message = " ".join(str(e).split())
     except ValueError as e:  # absl: "--nodo_train=1 does not take an argument"
         message = negated_value_message(str(e), FLAGS)
     print(f"error: {message} (--helpfull lists the flags)", file=sys.stderr)
     sys.exit(1)
-
-
-def unknown_flag_hint(name: str, flag_values) -> str:
-    """``": use --dtype=bfloat16 (BERT and ALBERT modes; ...)"`` where an unknown flag ``name``
-    has a counterpart this script defines (:data:`bert_tf.flags.arguments.XLNET_ONLY_HINTS`:
-    XLNet's ``--use_bfloat16`` given to ``extract_features.py``, whose BERT and ALBERT modes
-    take ``--dtype`` and whose XLNet mode runs in float32 only), else ``""``."""
-    hint = XLNET_ONLY_HINTS.get(name)
-    if hint and hint[2:].split("=")[0] in flag_values:
-        return (f": use {hint} (BERT and ALBERT modes; XLNet's extract_features runs in "
-                "float32 only)")
-    return ""
 
 
 def bad_value_message(error: BaseException, flag_values) -> str:

@@ -322,7 +322,7 @@ XLNET_EXTRACT_FEATURES = XLNET.for_script(
     "extract_features.py", defaults=_WINDOW_DEFAULTS, helps=_EXTRACT_WINDOW_HELPS,
     refused={"vocab_file": "--spiece_model_file", "bert_config_file": "--model_config_path",
              "do_lower_case": "--uncased",
-             "dtype": "no --dtype: XLNet's extract_features runs in float32 only"})
+             "dtype": "--use_bfloat16"})
 
 
 # ---- declaring flags -----------------------------------------------------------------------------

@@ -77,6 +77,7 @@ class XLNetExtractFeaturesArgs:
     pooling: str
     normalize: bool
     clamp_len: int
+    use_bfloat16: bool
     use_tpu: bool
     doc_stride: Optional[int]
     export_dir: Optional[str]

@@ -56,6 +56,7 @@ from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_
 from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.tokenization.sentencepiece_prepro import (CLS_ID, SEP_ID, encode_pieces,
                                                        load_sp_model, preprocess_text)
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor
 from bert_tf.training.restore import build_from_checkpoint
 from bert_tf.training.strategy import check_tpu_flags
@@ -164,7 +165,11 @@ class XLNetFeatureExtractor:
 
     Args:
       config: the model config; init_checkpoint: original checkpoint prefix;
-      layer_indexes: Python indexes into the n_layer layer outputs; clamp_len: run setting.
+      layer_indexes: Python indexes into the n_layer layer outputs; clamp_len: run setting;
+      use_bfloat16: ``--use_bfloat16`` (bert_tf: the original XLNet had no feature
+        extraction): the model built under Keras' ``mixed_bfloat16`` policy as XLNet's
+        fine-tuning runs it (float32 residual streams and variables, bfloat16 matmuls), the
+        outputs cast to float32 for the writer.
 
     Raises:
       CheckpointError: a BERT checkpoint, the other untie_r setting, shapes that do not fit,
@@ -172,13 +177,17 @@ class XLNetFeatureExtractor:
     """
 
     def __init__(self, config: XLNetConfig, init_checkpoint: str, layer_indexes: List[int],
-                 clamp_len: int = -1):
+                 clamp_len: int = -1, use_bfloat16: bool = False):
         self.layer_indexes = list(layer_indexes)
+
+        def build():
+            with dtype_policy("bfloat16" if use_bfloat16 else "float32"):
+                # every weight exists after the constructor: no dummy batch
+                return XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))
+
         # every weight created straight from the checkpoint (issue 24)
         self.model, report = build_from_checkpoint(
-            # every weight exists after the constructor: no dummy batch
-            lambda: XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len)),
-            lambda model: self._restore(model, init_checkpoint, config.untie_r))
+            build, lambda model: self._restore(model, init_checkpoint, config.untie_r))
         logging.info("%s", report.summary())
         # left-padded inputs: run as they are (no trimming)
         self._predictor = BatchPredictor(self._layers, ["layers", "sequence_output"])
@@ -195,9 +204,11 @@ class XLNetFeatureExtractor:
     def _layers(self, features, training=False):
         out = self.model(features, training=training)
         layers = out["all_layer_outputs"][1:]
-        # batch-major [B, len(layer_indexes), S, D] so the predictor can split rows
-        return {"layers": tf.stack([layers[i] for i in self.layer_indexes], axis=1),
-                "sequence_output": out["sequence_output"]}
+        # batch-major [B, len(layer_indexes), S, D] so the predictor can split rows; float32
+        # for the writer (a no-op unless --use_bfloat16 left a layer in bfloat16)
+        return {"layers": tf.cast(tf.stack([layers[i] for i in self.layer_indexes], axis=1),
+                                  tf.float32),
+                "sequence_output": tf.cast(out["sequence_output"], tf.float32)}
 
     def predict(self, input_ids: np.ndarray, segment_ids: np.ndarray, input_mask: np.ndarray):
         """One batch through :class:`bert_tf.training.predict.BatchPredictor`.
@@ -266,7 +277,7 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     layer_indexes = parse_layer_indexes(args.layers, config.n_layer)
     extractor = XLNetFeatureExtractor(config, args.init_checkpoint, layer_indexes,
-                                      args.clamp_len)
+                                      args.clamp_len, use_bfloat16=args.use_bfloat16)
     symbols = LiteralSymbolReport(sp, args.input_file)
 
     def check_example(ex):
