@@ -270,13 +270,12 @@ def main(argv=None):
             peer_env = (dict(orig_env, TF_ENABLE_ONEDNN_OPTS="1") if peer == "original_onednn"
                         else orig_env)
             return [original_python, shim, os.path.join(original_dir, script)] + flags, peer_env
-        if peer in ("ours_before", "ours_before_bf16"):
+        extra = {"ours_group": ["--group_by_length=true"], "ours_bf16": ["--dtype=bfloat16"],
+                 "ours_before_bf16": ["--dtype=bfloat16"]}.get(peer, [])
+        if peer.startswith("ours_before"):
             before = os.path.abspath(args.before_tree)
-            extra = ["--dtype=bfloat16"] if peer == "ours_before_bf16" else []
             return ([sys.executable, os.path.join(before, script)] + flags + extra,
                     dict(env, PYTHONPATH=before))
-        extra = {"ours_group": ["--group_by_length=true"],
-                 "ours_bf16": ["--dtype=bfloat16"]}.get(peer, [])
         return [sys.executable, script] + flags + extra, env
 
     info = {"machine": machine(), "peers": peers,

@@ -102,7 +102,7 @@ class FeatureExtractor:
         ``mixed_bfloat16`` policy (float32 variables, bf16 matmuls; outputs cast to float32
         for the writer), :mod:`bert_tf.training.precision`;
       inference_only: with ``dtype`` bfloat16/float16, hold the matmul kernels in it (cast
-        once at the restore; False for a model that is exported).
+        once at the restore); only for a model that is not exported.
 
     Raises:
       CheckpointError: unreadable checkpoint, shapes that do not fit the config, or `bert/*`
@@ -111,7 +111,7 @@ class FeatureExtractor:
 
     def __init__(self, config: BertConfig, init_checkpoint: str, layer_indexes: Sequence[int],
                  strategy: tf.distribute.Strategy, use_one_hot_embeddings: bool = False,
-                 dtype: str = "float32", inference_only: bool = True):
+                 dtype: str = "float32", inference_only: bool = False):
         self.config = config
         self.layer_indexes = list(layer_indexes)
 
