@@ -3,7 +3,7 @@
 :func:`feature_json_line` (the per-token layers file) and :func:`embedding_json_line`
 (``--pooling``'s ``.embeddings.jsonl``), the bytes the original's ``json.dumps`` of
 ``round(float(x), 6)`` values writes, formatted vectorized by
-:func:`bert_tf.run.rounded_json.rounded_json_rows`. Used by :mod:`bert_tf.run.feature_lines`
+:mod:`bert_tf.run.rounded_json`. Used by :mod:`bert_tf.run.feature_lines`
 (re-exported there) and importable without TensorFlow (``bench/hf_torch_whole.py``, a peer
 in another framework's process, writes the same lines).
 """
@@ -13,9 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bert_tf.run.rounded_json import rounded_json_rows
-
-_FORMAT_VALUES = 1 << 16  # values of one line formatted at once (feature_json_line)
+from bert_tf.run.rounded_json import rounded_json_joined, rounded_json_rows
 
 
 def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequence[int],
@@ -28,24 +26,25 @@ def feature_json_line(unique_id: int, tokens: Sequence[str], layer_indexes: Sequ
     Returns:
       the bytes ``json.dumps`` writes for the original OrderedDict layout, plus ``"\\n"``;
       values are ``round(float(x), 6)`` as the original (formatted vectorized by
-      :func:`bert_tf.run.rounded_json.rounded_json_rows`, same text).
+      :func:`bert_tf.run.rounded_json.rounded_json_joined`, same text).
     """
     num_layers, num_tokens = len(layer_indexes), len(tokens)
-    # token-major rows, formatted a few tokens at a time: the line's text is the only
-    # line-sized string held (issue 24: the row strings, the token strings and the line
-    # were three copies of it)
+    head = '{"linex_index": %s, "features": [' % json.dumps(unique_id)
+    if num_tokens == 0:
+        return head + "]}\n"
+    # token-major rows, each after the text that comes before it in the line (the keys, the
+    # token, the closing brackets of the row before), joined with the values in one pass
     values = np.asarray(layer_values).transpose(1, 0, 2)  # [tokens, layers, H]
-    width = max(1, values.shape[2])
-    step = max(1, _FORMAT_VALUES // (num_layers * width))
-    indexes = [json.dumps(int(index)) for index in layer_indexes]
-    features = []
-    for start in range(0, num_tokens, step):
-        rows = rounded_json_rows(values[start:start + step].reshape(-1, values.shape[2]))
-        for t, token in enumerate(tokens[start:start + step]):
-            layers = ", ".join('{"index": %s, "values": [%s]}' % (indexes[j], rows[t * num_layers + j])
-                               for j in range(num_layers))
-            features.append('{"token": %s, "layers": [%s]}' % (json.dumps(token), layers))
-    return '{"linex_index": %s, "features": [%s]}\n' % (json.dumps(unique_id), ", ".join(features))
+    index_texts = ['{"index": %s, "values": [' % json.dumps(int(i)) for i in layer_indexes]
+    between_layers = [("]}, " + t).encode("ascii") for t in index_texts[1:]]
+    prefixes = []
+    for t, token in enumerate(tokens):
+        opening = head if t == 0 else "]}]}, "
+        prefixes.append(('%s{"token": %s, "layers": [%s' % (opening, json.dumps(token),
+                                                           index_texts[0])).encode("ascii"))
+        prefixes.extend(between_layers)
+    text = rounded_json_joined(values.reshape(-1, values.shape[2]), prefixes)
+    return text.decode("ascii") + "]}]}]}\n"
 
 
 def embedding_json_line(unique_id: int, pooling: str, embedding: np.ndarray) -> str:

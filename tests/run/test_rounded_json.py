@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.run.rounded_json import rounded_json_rows
+from bert_tf.run import rounded_json
+from bert_tf.run.rounded_json import rounded_json_joined, rounded_json_rows
 
 
 def _python_rows(values):
@@ -77,3 +78,41 @@ def test_rows_beyond_one_chunk_are_formatted_alike():
     assert len(rows) == 300
     for r in (0, 130, 131, 262, 299):  # around the chunk edges (131 rows of 1000 per chunk)
         assert rows[r] == ", ".join(json.dumps(round(float(v), 6)) for v in values[r])
+
+
+def _python_joined(values, prefixes):
+    return b"".join(p + row.encode("ascii") for p, row in zip(prefixes, _python_rows(values)))
+
+
+def _prefixes(rows):
+    # lengths 0..13 and the keys of an extract_features line, as the writer's rows have
+    texts = [b"", b"x", b'{"token": "a", "layers": [{"index": -1, "values": [', b"]}, ",
+             b'{"linex_index": 12, "features": [{"token": "\\u00e9", "layers": [']
+    return [texts[r % len(texts)] + b"!" * (r % 9) for r in range(rows)]
+
+
+@pytest.mark.parametrize("outliers", [0, 3, 200])
+def test_joined_rows_with_prefixes_match_python(outliers):
+    # below 10 every value takes the 3-word field; a few values >= 10 (BERT's outlier
+    # dimensions) go to Python with it; many take the 4-word field; both give Python's text
+    rng = np.random.RandomState(4)
+    values = (rng.standard_normal((40, 96)) * 2).astype(np.float32)
+    values[0, :8] = [0.0078125, -0.0078125, -0.0, 0.0, -4e-7, 5e-6, -9.9e-5, 9.9999995]
+    values[1, :6] = [9.999999, -9.999999, 0.1234565, 1.0, 0.5e-6, 1.5e-6]
+    flat = values.reshape(-1)
+    flat[rng.choice(flat.size, outliers, replace=False)] = rng.choice([10.0, -12.5, 9999.5, 1e9, np.inf, np.nan], outliers)
+    share = outliers / flat.size
+    assert (share * rounded_json._ONE_DIGIT_RARE <= 1) == (outliers < 200)  # both fields taken
+    prefixes = _prefixes(values.shape[0])
+    assert rounded_json_joined(values, prefixes) == _python_joined(values, prefixes)
+    assert rounded_json_rows(values) == _python_rows(values)
+
+
+def test_joined_hand_worked_text():
+    got = rounded_json_joined(np.array([[0.5, -1e-7], [12.25, 5e-6]], np.float32), [b"[", b"], ["])
+    assert got == b"[0.5, -0.0], [12.25, 5e-06"
+
+
+def test_joined_refuses_a_prefix_count_other_than_the_rows():
+    with pytest.raises(ValueError, match="one per row"):
+        rounded_json_joined(np.zeros((2, 3), np.float32), [b""])
