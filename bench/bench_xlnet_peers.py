@@ -318,19 +318,25 @@ def load_xlnet_at(ref):
 def build_ours(tf, model_module, config, work, args, inputs, variant=()):
     """(callable running one forward / train step, original name -> variable) for one of our
     models; ``variant``: ``tiled_pos`` (the positional encoding projected for every batch row,
-    as the original), ``plain`` (no XLA even with ``--xla``)."""
+    as the original), ``plain`` (no XLA even with ``--xla``), ``bf16`` (``--use_bfloat16``'s
+    mixed_bfloat16, float32 kernels cast on every call), ``bf16_held`` (forward: the kernels
+    held in bfloat16, cast once, as a predict-only run builds it; issue 25)."""
+    from bert_tf.training.precision import dtype_policy
     from bert_tf.training.train_step import TrainStep, distributed_iterator
     from bert_tf.xlnet.optimization import create_xlnet_optimizer
     from bert_tf.xlnet import checkpoint_map
     from bert_tf.xlnet.config import RunConfig
 
     ids, segs, mask, labels = inputs
-    if work == "train":
-        run_config = RunConfig(is_training=True, dropout=args.dropout, dropatt=args.dropout)
-        model = model_module.XLNetClassifier(config, run_config, n_class=2, task_name="bench")
-        xl = model.xlnet
-    else:
-        model = xl = model_module.XLNetModel(config, RunConfig())
+    bf16 = "bf16" in variant or "bf16_held" in variant
+    with dtype_policy("bfloat16" if bf16 else "float32",
+                      inference_only="bf16_held" in variant and work != "train"):
+        if work == "train":
+            run_config = RunConfig(is_training=True, dropout=args.dropout, dropatt=args.dropout)
+            model = model_module.XLNetClassifier(config, run_config, n_class=2, task_name="bench")
+            xl = model.xlnet
+        else:
+            model = xl = model_module.XLNetModel(config, RunConfig())
     if "tiled_pos" in variant:
         xl.share_positional_encoding = False
     model({"input_ids": ids[:1], "segment_ids": segs[:1], "input_mask": mask[:1]},
@@ -340,7 +346,7 @@ def build_ours(tf, model_module, config, work, args, inputs, variant=()):
         fn = tf.function(lambda i, s, m: model({"input_ids": i, "segment_ids": s,
                                                 "input_mask": m})["sequence_output"],
                          jit_compile=args.xla and "plain" not in variant)
-        return (lambda: fn(ids, segs, mask).numpy()), name_map
+        return (lambda: tf.cast(fn(ids, segs, mask), tf.float32).numpy()), name_map
     strategy = tf.distribute.get_strategy()
     optimizer, _ = create_xlnet_optimizer(
         LEARNING_RATE, TRAIN_STEPS, 0, "poly", 0.0, args.weight_decay, 1e-8, 1.0, 1.0,
@@ -379,7 +385,8 @@ def main(argv=None):
     p.add_argument("--before_ref", default=None,
                    help="git commit: also time bert_tf/xlnet/{layers,model}.py as of then")
     p.add_argument("--variants", default="",
-                   help="also time ours with levers off: tiled_pos, plain (no XLA) "
+                   help="also time ours with levers off: tiled_pos, plain (no XLA); or "
+                        "in bfloat16: bf16 (kernels cast per call), bf16_held (cast once) "
                         "(comma list)")
     p.add_argument("--out", default=None)
     p.add_argument("--hf_child", default=None, help=argparse.SUPPRESS)
@@ -427,7 +434,7 @@ def main(argv=None):
         for name, module, variant in extra:  # same weights
             fn_, other_map = build_ours(tf, module, config, work, args, inputs, variant)
             for k, var in other_map.items():
-                var.assign(weights[k])
+                var.assign(tf.cast(weights[k], var.dtype))
             peers[name] = fn_
         if orig is not None:  # weights copied BEFORE ours takes a training step
             t0 = time.perf_counter()

@@ -31,6 +31,7 @@ import tensorflow as tf
 
 from bert_tf.dropout import built_dropout
 from bert_tf.fused_layer_norm import normalize
+from bert_tf.training.precision import matmul_weight_dtype
 from bert_tf.xlnet.attention import mask_value, rel_attn_core_batch_major
 
 LAYER_NORM_EPSILON = 1e-12
@@ -87,9 +88,13 @@ def _layer_norm(d_model: int, name: str = "LayerNorm"):
     return ln
 
 
-def _dense(units: int, in_dim: int, initializer, name: str, activation=None, use_bias=True):
+def _dense(units: int, in_dim: int, initializer, name: str, activation=None, use_bias=True,
+           weight_dtype=None):
+    """A built Keras ``Dense`` (kernel ``[in_dim, units]``); ``weight_dtype``: its variables'
+    dtype (None: the policy's, float32)."""
     layer = keras.layers.Dense(units, activation=activation, use_bias=use_bias,
-                               kernel_initializer=initializer, name=name)
+                               kernel_initializer=initializer, name=name,
+                               **({"dtype": weight_dtype} if weight_dtype else {}))
     layer.build((None, in_dim))
     return layer
 
@@ -98,7 +103,9 @@ class HeadProjections(keras.layers.Layer):
     """Bias-free ``[D, N, Dh]`` projection kernels (``q``, ``k``, ``v``, ``o``, optionally
     ``r``) and the post-attention LayerNorm, shared by relative and absolute attention.
 
-    Weights: ``{name}_kernel`` ``[D, N, Dh]`` for each name; `LayerNorm` gamma/beta ``[D]``.
+    Weights: ``{name}_kernel`` ``[D, N, Dh]`` for each name (float32, or bfloat16 in a model
+    built to predict only: :func:`bert_tf.training.precision.matmul_weight_dtype`, cast once
+    at the restore); `LayerNorm` gamma/beta ``[D]``.
     """
 
     def __init__(self, d_model: int, n_head: int, d_head: int, dropout: float = 0.0,
@@ -114,7 +121,8 @@ class HeadProjections(keras.layers.Layer):
         initializer = initializer or get_initializer()
         for name in self.kernel_names:
             setattr(self, f"{name}_kernel", self.add_weight(
-                name=f"{name}_kernel", shape=(d_model, n_head, d_head), initializer=initializer))
+                name=f"{name}_kernel", shape=(d_model, n_head, d_head), initializer=initializer,
+                dtype=matmul_weight_dtype()))
         self.layer_norm = _layer_norm(d_model)
         self.dropout = built_dropout(dropout)
         self.dropatt = built_dropout(dropatt)
@@ -273,9 +281,11 @@ class PositionwiseFFN(keras.layers.Layer):
         self.d_model, self.d_inner, self.activation = d_model, d_inner, activation
         self.rate_dropout = dropout
         initializer = initializer or get_initializer()
+        # float32, or the compute dtype in a model that only predicts (cast once at the restore)
+        weight_dtype = matmul_weight_dtype()
         self.layer_1 = _dense(d_inner, d_model, initializer, "layer_1",
-                              activation=ff_activation(activation))
-        self.layer_2 = _dense(d_model, d_inner, initializer, "layer_2")
+                              activation=ff_activation(activation), weight_dtype=weight_dtype)
+        self.layer_2 = _dense(d_model, d_inner, initializer, "layer_2", weight_dtype=weight_dtype)
         self.layer_norm = _layer_norm(d_model)
         self.drop_1 = built_dropout(dropout)
         self.drop_2 = built_dropout(dropout)

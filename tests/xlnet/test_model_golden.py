@@ -200,3 +200,48 @@ def test_bfloat16_residual_stream_near_the_originals_float32(golden_xlnet):
     diffs = np.concatenate(diffs)
     assert 0 < diffs.max() < 0.025  # bfloat16 matmuls (> 0), not far off
     assert diffs.mean() < 0.004
+
+
+def test_a_predict_only_bfloat16_model_holds_its_matmul_kernels_in_bfloat16(golden_xlnet):
+    """``dtype_policy("bfloat16", inference_only=True)`` (issue 25, XLNet's --use_bfloat16
+    eval / predict / extract_features): the q/k/v/r/o and feed-forward kernels and biases are
+    bfloat16 variables filled once from the float32 checkpoint (each the round-to-nearest-even
+    bfloat16 of the stored value); embeddings, relative biases, LayerNorms and the heads stay
+    float32; the traced call casts no kernel; the outputs equal, bit for bit, those of the
+    mixed_bfloat16 model that casts its float32 kernels on every call, with and without
+    memory."""
+    from bert_tf.training.precision import dtype_policy
+
+    with dtype_policy("bfloat16"):
+        mixed, _, mixed_summary, _ = golden_xlnet.build(mem_len=16)
+    with dtype_policy("bfloat16", inference_only=True):
+        held, _, held_summary, _ = golden_xlnet.build(mem_len=16)
+    names = checkpoint_map.xlnet_variable_map(xlnet=held)
+    stored = tf.train.load_checkpoint(golden_xlnet.ckpt)
+    matmul = ("/q/kernel", "/k/kernel", "/v/kernel", "/r/kernel", "/o/kernel",
+              "/layer_1/kernel", "/layer_1/bias", "/layer_2/kernel", "/layer_2/bias")
+    held_names = [n for n in names if n.endswith(matmul)]
+    assert len(held_names) == 2 * 9  # two layers
+    for name, variable in names.items():
+        assert variable.dtype == (tf.bfloat16 if name in held_names else tf.float32), name
+    kernel = "model/transformer/layer_0/ff/layer_1/kernel"
+    np.testing.assert_array_equal(names[kernel].numpy(),
+                                  tf.cast(stored.get_tensor(kernel), tf.bfloat16).numpy())
+    assert all(v.dtype == tf.float32 for v in held_summary.weights)
+
+    out = golden_xlnet.outputs
+    mixed_fn = tf.function(lambda x: mixed(x, training=False))
+    held_fn = tf.function(lambda x: held(x, training=False))
+    for b in range(2):
+        inputs = _plain_inputs(out, f"batch{b}/")
+        want, got = mixed_fn(inputs), held_fn(inputs)
+        np.testing.assert_array_equal(got["sequence_output"].numpy(),
+                                      want["sequence_output"].numpy())
+        for g, w in zip(got["new_mems"], want["new_mems"]):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        np.testing.assert_array_equal(held_summary(got["sequence_output"]).numpy(),
+                                      mixed_summary(want["sequence_output"]).numpy())
+    d_inner_kernel = list(names[kernel].shape)
+    for op in held_fn.get_concrete_function(inputs).graph.get_operations():
+        if op.type == "Cast":
+            assert op.outputs[0].shape.as_list() != d_inner_kernel

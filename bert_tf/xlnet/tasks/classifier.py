@@ -204,15 +204,18 @@ def check_task_mode(processor, args: XLNetClassifierArgs) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def build_classifier(config: XLNetConfig, args: XLNetClassifierArgs, n_class: int,
-                     is_training: bool) -> XLNetClassifier:
+                     is_training: bool, inference_only: bool = False) -> XLNetClassifier:
     """An :class:`XLNetClassifier` with the fine-tuning run config of ``args`` (no memory),
     built on a ``[1, max_seq_length]`` dummy batch. Call under the strategy scope.
 
     ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
     (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's
-    TPU path, float32 variables, so checkpoints keep the original's float32 dtypes."""
+    TPU path, float32 variables, so checkpoints keep the original's float32 dtypes;
+    ``inference_only`` (a model that only evaluates or predicts, no export): its matmul kernels
+    held in bfloat16, cast once at the restore (issue 25)."""
     run_config = create_run_config(is_training, True, args)
-    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32",
+                      inference_only=inference_only):
         model = XLNetClassifier(config, run_config, n_class=n_class,
                                 summary_type=args.summary_type,
                                 use_summ_proj=args.use_summ_proj, task_name=args.task_name,
@@ -659,7 +662,8 @@ def _build_eval_model(r: _Run):
 
     def build():
         with tf.distribute.get_strategy().scope():
-            return build_classifier(r.config, args, r.n_class, is_training=False)
+            return build_classifier(r.config, args, r.n_class, is_training=False,
+                                    inference_only=not args.export_dir)
 
     load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=r.config.untie_r)
     return build_from_checkpoint(build, first and (lambda model: restore_for_inference(

@@ -170,6 +170,8 @@ class XLNetFeatureExtractor:
         extraction): the model built under Keras' ``mixed_bfloat16`` policy as XLNet's
         fine-tuning runs it (float32 residual streams and variables, bfloat16 matmuls), the
         outputs cast to float32 for the writer.
+      inference_only: with ``use_bfloat16``, hold the matmul kernels in bfloat16, cast once at
+        the restore (not for ``--export_dir``, whose SavedModel keeps float32 variables).
 
     Raises:
       CheckpointError: a BERT checkpoint, the other untie_r setting, shapes that do not fit,
@@ -177,11 +179,12 @@ class XLNetFeatureExtractor:
     """
 
     def __init__(self, config: XLNetConfig, init_checkpoint: str, layer_indexes: List[int],
-                 clamp_len: int = -1, use_bfloat16: bool = False):
+                 clamp_len: int = -1, use_bfloat16: bool = False, inference_only: bool = False):
         self.layer_indexes = list(layer_indexes)
 
         def build():
-            with dtype_policy("bfloat16" if use_bfloat16 else "float32"):
+            with dtype_policy("bfloat16" if use_bfloat16 else "float32",
+                              inference_only=inference_only):
                 # every weight exists after the constructor: no dummy batch
                 return XLNetModel(config, RunConfig(is_training=False, clamp_len=clamp_len))
 
@@ -277,7 +280,8 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)
     layer_indexes = parse_layer_indexes(args.layers, config.n_layer)
     extractor = XLNetFeatureExtractor(config, args.init_checkpoint, layer_indexes,
-                                      args.clamp_len, use_bfloat16=args.use_bfloat16)
+                                      args.clamp_len, use_bfloat16=args.use_bfloat16,
+                                      inference_only=not args.export_dir)
     symbols = LiteralSymbolReport(sp, args.input_file)
 
     def check_example(ex):

@@ -194,15 +194,19 @@ def check_questions_fit(examples: List[data.RaceExample], sp_model, args: XLNetR
 # Model, records, metrics
 # ---------------------------------------------------------------------------------------------
 
-def build_race_model(config: XLNetConfig, args: XLNetRaceArgs, is_training: bool) -> XLNetRace:
+def build_race_model(config: XLNetConfig, args: XLNetRaceArgs, is_training: bool,
+                     inference_only: bool = False) -> XLNetRace:
     """An :class:`bert_tf.xlnet.race.XLNetRace` with the fine-tuning run config of ``args``
     (no memory), built on a ``[1, 4 * max_seq_length]`` dummy batch. Call under the strategy
     scope.
 
     ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
     (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's TPU
-    path, float32 variables (checkpoints keep the original's float32 dtypes), float32 logits."""
-    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+    path, float32 variables (checkpoints keep the original's float32 dtypes), float32 logits;
+    ``inference_only`` (the eval model): its matmul kernels held in bfloat16, cast once at the
+    restore (issue 25)."""
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32",
+                      inference_only=inference_only):
         model = XLNetRace(config, create_run_config(is_training, True, args),
                           summary_type=args.summary_type, use_summ_proj=args.use_summ_proj)
     n = data.NUM_CHOICES * args.max_seq_length
@@ -275,7 +279,7 @@ def _build_eval_model(config: XLNetConfig, args: XLNetRaceArgs,
     (:func:`bert_tf.training.restore.build_for_inference`, issue 24): ``(model, Restored)``."""
     def build():
         with tf.distribute.get_strategy().scope():
-            return build_race_model(config, args, is_training=False)
+            return build_race_model(config, args, is_training=False, inference_only=True)
 
     return build_for_inference(
         build, checkpoint_map.xlnet_variable_map, args.model_dir, init_checkpoint,

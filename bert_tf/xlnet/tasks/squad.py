@@ -268,16 +268,18 @@ def scoring_mode(dataset: Sequence[Dict[str, Any]], path: str) -> bool:
 # Model
 # ---------------------------------------------------------------------------------------------
 
-def build_squad_model(config: XLNetConfig, args: XLNetSquadArgs, is_training: bool
-                      ) -> XLNetSquad:
+def build_squad_model(config: XLNetConfig, args: XLNetSquadArgs, is_training: bool,
+                      inference_only: bool = False) -> XLNetSquad:
     """An :class:`XLNetSquad` with the fine-tuning run config of ``args``, built on a
     ``[1, max_seq_length]`` dummy batch. Call under the strategy scope.
 
     ``--use_bfloat16`` builds it with Keras' ``mixed_bfloat16`` policy
     (:func:`bert_tf.training.precision.dtype_policy`): bfloat16 compute as the original's TPU
     path, float32 variables (checkpoints keep the original's float32 dtypes), float32 outputs
-    and loss."""
-    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"):
+    and loss; ``inference_only`` (a model that only predicts): its matmul kernels held in
+    bfloat16, cast once at the restore (issue 25)."""
+    with dtype_policy("bfloat16" if args.use_bfloat16 else "float32",
+                      inference_only=inference_only):
         model = XLNetSquad(config, create_run_config(is_training, True, args),
                            start_n_top=args.start_n_top, end_n_top=args.end_n_top)
     s = args.max_seq_length
@@ -389,7 +391,8 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
 
     def build():
         with strategy.scope():
-            return build_squad_model(config, args, is_training=args.do_train)
+            return build_squad_model(config, args, is_training=args.do_train,
+                                     inference_only=not args.do_train)
 
     load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)
 
@@ -474,7 +477,7 @@ def _predict(r: _Run, result: Dict[str, Any]) -> None:
     model, name_map = r.model, r.name_map
     if args.do_train:
         with r.strategy.scope():
-            model = build_squad_model(r.config, args, is_training=False)
+            model = build_squad_model(r.config, args, is_training=False, inference_only=True)
         name_map = checkpoint_map.xlnet_variable_map(model)
     if not r.existing and not args.do_train:
         logging.info("--model_dir=%s holds no checkpoint: predicting with --init_checkpoint=%s "
