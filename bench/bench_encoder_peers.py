@@ -23,6 +23,9 @@ Peers (each a forward of the same shape, same random weights, same inputs):
 * ``ours_without_xla`` (with ``--xla``): the same model, plain ``tf.function``.
 * ``float32`` (with ``--dtype bfloat16``): our model in float32, same weights; the output
   differences are recorded.
+* ``ours_held`` (with ``--dtype bfloat16``): our model as a predict-only run builds it, its
+  matmul kernels held in bfloat16 (cast once); ``held_output_equals_ours`` records that its
+  output is the per-call-cast model's, bit for bit.
 * ``before``: ``bert_tf/bert/layers.py`` as of ``--before_ref`` (loaded from git into memory),
   the same encoder loop, same weights.
 * ``keras_hub`` (unless ``--no_keras_hub``): keras-hub's ``BertBackbone``, the same weights
@@ -311,6 +314,18 @@ def main(argv=None):
                           jit_compile=args.xla)
     peers = {"ours": lambda: ours_fn(ids, mask, segs).numpy()}
     reference = peers["ours"]().astype(np.float32)
+    if args.dtype != "float32":  # as a predict-only run builds it: kernels cast once (issue 25)
+        from bert_tf.training.precision import dtype_policy
+
+        with dtype_policy(args.dtype, inference_only=True):
+            held = BertModel(config).build_with_dummy_input()
+        for s, d in zip(ours.weights, held.weights):
+            d.assign(tf.cast(s, d.dtype))
+        held_fn = tf.function(lambda i, m, s: held(
+            {"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"],
+            jit_compile=args.xla)
+        peers["ours_held"] = lambda: held_fn(ids, mask, segs).numpy()
+        info["held_output_equals_ours"] = bool(np.array_equal(peers["ours_held"](), reference))
     if args.xla:  # the same model without XLA as a peer
         plain_fn = tf.function(lambda i, m, s: ours({"input_ids": i, "input_mask": m, "segment_ids": s})["sequence_output"])
         peers["ours_without_xla"] = lambda: plain_fn(ids, mask, segs).numpy()
