@@ -27,12 +27,10 @@ import argparse
 import filecmp
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
-from bench_official_sizes import big_lock, model_files, summarize
+from bench_official_sizes import model_files, run_child, summarize
 from machine_info import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,22 +50,6 @@ def command(tree, name, work, output, dtype):
                  f"--init_checkpoint={prefix}", "--layers=-1"] + (
                      ["--use_bfloat16"] if dtype == "bfloat16" else [])
     return [sys.executable, os.path.join(tree, "extract_features.py")] + common + flags
-
-
-def run_child(cmd, tree):
-    """(peak RSS GB, wall s, CPU s) of one process; fails loudly."""
-    env = dict(os.environ, PYTHONPATH=tree, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
-    with big_lock(True):
-        t = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        stderr = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(cmd[:3])} failed:\n"
-                         + "\n".join(stderr.decode("utf-8", "replace").splitlines()[-8:]))
-    return usage.ru_maxrss / 1e6, wall, usage.ru_utime + usage.ru_stime
 
 
 def main(argv=None):
@@ -91,7 +73,10 @@ def main(argv=None):
             order = peers[r % len(peers):] + peers[:r % len(peers)]
             for peer, tree, dtype in order:
                 out = os.path.join(tmp, f"{name}_{peer}.jsonl")
-                rss, wall, cpu = run_child(command(tree, name, args.work, out, dtype), tree)
+                env = dict(os.environ, PYTHONPATH=tree, TF_CPP_MIN_LOG_LEVEL="2",
+                           CUDA_VISIBLE_DEVICES="")
+                wall, rss, cpu = run_child(command(tree, name, args.work, out, dtype), env,
+                                           big=True, cwd=tree, cpu=True)
                 per[peer]["peak_rss_gb"].append(rss)
                 per[peer]["wall_s"].append(wall)
                 per[peer]["cpu_s"].append(cpu)

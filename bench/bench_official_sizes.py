@@ -131,11 +131,12 @@ class big_lock:
             self.f.close()
 
 
-def run_child(cmd, env, big):
-    """One peer process: (wall seconds, peak RSS GB from wait4's ru_maxrss). Fails loudly."""
+def run_child(cmd, env, big, cwd=REPO, cpu=False):
+    """One peer process: (wall seconds, peak RSS GB from wait4's ru_maxrss), with ``cpu`` also
+    its CPU seconds (user + system). Fails loudly."""
     with big_lock(big):
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         stderr = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -144,7 +145,8 @@ def run_child(cmd, env, big):
     if proc.returncode:
         tail = stderr.decode("utf-8", "replace").strip().splitlines()[-8:]
         raise SystemExit(f"{' '.join(cmd[:4])} failed (exit {proc.returncode}):\n" + "\n".join(tail))
-    return wall, usage.ru_maxrss / 1e6  # kB -> GB
+    peak = usage.ru_maxrss / 1e6  # kB -> GB
+    return (wall, peak, usage.ru_utime + usage.ru_stime) if cpu else (wall, peak)
 
 
 def original_env():
