@@ -67,6 +67,7 @@ from bert_tf.albert.tokenization import load_sp_model
 from bert_tf.training import loop
 from bert_tf.albert.lamb import create_albert_optimizer
 from bert_tf.albert.tasks.args import AlbertSquadArgs
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.predict import BatchPredictor, numpy_batches
 from bert_tf.training.restore import (build_for_inference, build_for_training,
                                       restore_for_inference, warm_start)
@@ -147,12 +148,17 @@ def load_fn(name_map, path, require_all=False):
 
 
 def build_model(config: AlbertConfig, args: AlbertSquadArgs, version: int):
-    """The built v1 or v2 model (variables created in the current strategy's scope)."""
-    if version == 1:
-        return AlbertSquadV1(config, use_one_hot_embeddings=args.use_tpu).build_with_dummy_input()
-    model = AlbertSquadV2(config, args.start_n_top, args.end_n_top, args.dropout_prob,
-                          use_one_hot_embeddings=args.use_tpu)
-    return model.build_with_dummy_input(max(2, args.start_n_top, args.end_n_top))
+    """The built v1 or v2 model (variables created in the current strategy's scope), in
+    ``--dtype`` (:func:`bert_tf.training.precision.dtype_policy`: the encoder in bfloat16 /
+    float16 over float32 variables, float32 outputs; a predict-only run holds the matmul
+    kernels in that dtype, cast once at the restore, issue 25)."""
+    with dtype_policy(args.dtype, inference_only=not args.do_train):
+        if version == 1:
+            return AlbertSquadV1(config,
+                                 use_one_hot_embeddings=args.use_tpu).build_with_dummy_input()
+        model = AlbertSquadV2(config, args.start_n_top, args.end_n_top, args.dropout_prob,
+                              use_one_hot_embeddings=args.use_tpu)
+        return model.build_with_dummy_input(max(2, args.start_n_top, args.end_n_top))
 
 
 def loss_fn_for(version: int):

