@@ -34,6 +34,7 @@ from bert_tf.atomic_files import make_output_dir
 from bert_tf.run.checks import TRAINING_FILES
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.training import loop
+from bert_tf.training.precision import dtype_policy
 from bert_tf.training.restore import bert_warm_start, build_for_training
 from bert_tf.training.strategy import check_tpu_flags, strategy_from_flags
 from bert_tf.xlnet.optimization import create_xlnet_optimizer
@@ -213,7 +214,9 @@ def run(args: XLNetPretrainingArgs, strategy: Optional[tf.distribute.Strategy] =
                          args.use_bfloat16, **parser_kwargs)
     dataset_fn = dataset_fn_builder(info["filenames"], bsz_per_core, parser)
     def build():
-        with strategy.scope():
+        # --use_bfloat16: bfloat16 compute over float32 variables (Keras' mixed_bfloat16, as
+        # the fine-tuning tasks); the float32 checkpoints keep the original's dtypes
+        with dtype_policy("bfloat16" if args.use_bfloat16 else "float32"), strategy.scope():
             model = XLNetPretrainingModel(config, run_config(args))
             model(dummy_features(bsz_per_core, args.seq_len, args.num_predict),
                   mems=None if args.mem_len <= 0 else [

@@ -94,6 +94,30 @@ def test_train_checkpoint_summaries_resume(tmp_path, golden_dir):
     assert again.resumed_from.endswith("model.ckpt-6") and again.global_step == 8
 
 
+def test_use_bfloat16_trains_in_bfloat16_and_keeps_float32_checkpoints(tmp_path, golden_dir,
+                                                                       monkeypatch):
+    """--use_bfloat16: the model computes in bfloat16 (Keras' mixed_bfloat16; the flag had
+    only made the input pipeline's floats bfloat16, with a float32 model), the loss is finite,
+    and the checkpoint keeps the original's float32 variables."""
+    built = []
+
+    class Recorded(XLNetPretrainingModel):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            built.append(self)
+
+    monkeypatch.setattr(xpt, "XLNetPretrainingModel", Recorded)
+    records = golden_records_dir(tmp_path, golden_dir)
+    model_dir = str(tmp_path / "bf16")
+    result = xpt.run(tiny_args(records, model_dir, use_bfloat16=True, train_steps=3)).train
+    assert result.global_step == 3 and np.isfinite(result.last_loss)
+    assert built[0].compute_dtype == "bfloat16" and built[0].dtype_policy.name == "mixed_bfloat16"
+    reader = tf.train.load_checkpoint(os.path.join(model_dir, "model.ckpt-3"))
+    dtypes = reader.get_variable_to_dtype_map()
+    assert dtypes["model/transformer/layer_0/ff/layer_1/kernel"] == tf.float32
+    assert dtypes["model/transformer/word_embedding/lookup_table"] == tf.float32
+
+
 def test_bad_flags(tmp_path, golden_dir):
     records = golden_records_dir(tmp_path, golden_dir)
     model_dir = str(tmp_path / "m")
