@@ -177,8 +177,8 @@ XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
                      "(last, first, mean, attn)."),
     "use_summ_proj": ("bool", True, "XLNet: tanh projection of the sequence summary."),
     "use_bfloat16": ("bool", False, "XLNet: bfloat16 compute (Keras' mixed_bfloat16 in "
-                     "run_classifier, run_squad, run_race and extract_features: float32 "
-                     "variables and checkpoints)."),
+                     "run_classifier, run_squad, run_race, run_pretraining and "
+                     "extract_features: float32 variables and checkpoints)."),
     "init": ("enum:normal|uniform", "normal", "XLNet: initialization method."),
     "init_std": ("float", 0.02, "XLNet: initialization std when init is normal."),
     "init_range": ("float", 0.1, "XLNet: initialization range when init is uniform."),
