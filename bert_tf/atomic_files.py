@@ -89,7 +89,7 @@ def _gfile():
 def _check_remote_output_path(path: str, create_parent: bool) -> str:
     gfile = _gfile()
     if path.endswith("/") or gfile.isdir(path):
-        raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
+        raise OutputPathError(f"{display_path(path)}: is a folder, expected an output file name")
     folder = posixpath.dirname(path)
     if create_parent and not gfile.isdir(folder):
         try:
@@ -122,7 +122,7 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
     if path and is_remote(path):
         return _check_remote_output_path(path, create_parent)
     if not path or path.endswith(os.sep) or os.path.isdir(path):
-        raise OutputPathError(f"{path!r}: is a folder, expected an output file name")
+        raise OutputPathError(f"{display_path(path)}: is a folder, expected an output file name")
     try:
         mode = os.stat(path).st_mode
     except OSError:

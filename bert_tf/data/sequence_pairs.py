@@ -80,10 +80,13 @@ class TruncationCount:
     summary line (the original truncated silently; issue 15).
 
     ``add(tokens_a, tokens_b)`` before the cut; :meth:`summary` is "" when nothing was cut.
+    ``specials``: the added tokens' names in the summary (XLNet: ``<sep>/<cls>``; the same
+    count, 2 for one text, 3 for a pair).
     """
 
-    def __init__(self, max_seq_length: int):
+    def __init__(self, max_seq_length: int, specials: str = "[CLS]/[SEP]"):
         self.max_seq_length = max_seq_length
+        self.specials = specials
         self.total = 0
         self.truncated = 0
         self.longest = 0
@@ -102,4 +105,5 @@ class TruncationCount:
         if not self.truncated:
             return ""
         return (f"{self.truncated} of {self.total} {what} were truncated to --max_seq_length="
-                f"{self.max_seq_length} (the longest had {self.longest} tokens with [CLS]/[SEP])")
+                f"{self.max_seq_length} (the longest had {self.longest} tokens with "
+                f"{self.specials})")

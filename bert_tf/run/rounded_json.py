@@ -183,8 +183,8 @@ def _joined_chunk(values: np.ndarray, prefixes: Sequence[bytes]) -> bytes:
     exact_product = values.dtype.itemsize <= 4
     # one float64 temporary, scaled, rounded and made absolute in place (rint keeps the sign
     # of a zero, so the sign is read after it); each fresh temporary costs its page faults
-    a = values.astype(np.float64).reshape(-1)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # a signalling NaN warns when cast
+        a = values.astype(np.float64).reshape(-1)
         if not exact_product:
             scaled = a * _SCALE
             a = np.rint(scaled)

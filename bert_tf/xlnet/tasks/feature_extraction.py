@@ -42,7 +42,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.data.sequence_pairs import truncate_seq_pair
+from bert_tf.data.sequence_pairs import TruncationCount, truncate_seq_pair
 from bert_tf.data.text_lines import read_text_examples
 from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_ID_PAD,
                                            LiteralSymbolReport)
@@ -76,13 +76,17 @@ class XLNetInputs(NamedTuple):
 
 
 def build_xlnet_inputs(sp_model, text_a: str, text_b: Optional[str], max_seq_length: int,
-                       uncased: bool = False) -> XLNetInputs:
+                       uncased: bool = False,
+                       truncation: Optional[TruncationCount] = None) -> XLNetInputs:
     """``A <sep> [B <sep>] <cls>`` pieces, ids and segments (0, 1, 2) of one line, unpadded.
 
     Same truncation as the classifier (spec 5.4): a pair to ``max_seq_length - 3`` pieces
-    (popping from the longer side), a single text to its first ``max_seq_length - 2``.
+    (popping from the longer side), a single text to its first ``max_seq_length - 2``;
+    ``truncation`` counts the lines cut.
     """
     pieces_a, pieces_b = encode_line(sp_model, text_a, text_b, uncased)
+    if truncation is not None:
+        truncation.add(pieces_a, pieces_b)
     if pieces_b:
         truncate_seq_pair(pieces_a, pieces_b, max_seq_length - 3)
     elif len(pieces_a) > max_seq_length - 2:
@@ -296,9 +300,13 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
         return [(layers[k, :, length - len(f.input_ids):], seq[k], mask[k] == 0)
                 for k, f in enumerate(batch)]
 
+    # one line counts the lines cut to --max_seq_length, as BERT's extract_features says
+    truncation = TruncationCount(args.max_seq_length, specials="<sep>/<cls>")
+
     def featurize(ex):
         if args.doc_stride is None:
-            return build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased)
+            return build_xlnet_inputs(sp, ex.text_a, ex.text_b, args.max_seq_length, args.uncased,
+                                      truncation)
         return featurize_windows(sp, ex, args.max_seq_length, args.doc_stride, args.uncased,
                                  args.input_file)
 
@@ -310,6 +318,8 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
                                      "--spiece_model_file": args.spiece_model_file,
                                      "--model_config_path": args.model_config_path,
                                      "--init_checkpoint": args.init_checkpoint})))
+    if truncation.summary():
+        logging.warning("%s: %s", args.input_file, truncation.summary("lines"))
     if symbols.summary():
         logging.warning("%s", symbols.summary())
     summary.literal_symbol_lines = symbols.count

@@ -102,6 +102,23 @@ def test_literal_special_symbols_are_kept_and_reported(golden, golden_dir, tmp_p
     assert "line 2, text_b contains '<cls>' written literally: NOT the <cls> symbol" in caplog.text
 
 
+def test_lines_cut_to_max_seq_length_are_counted_in_one_warning(golden, tmp_path, caplog):
+    """As BERT's extract_features: one warning line counts the lines cut to --max_seq_length
+    (30 'the' pieces + <sep> <cls> = 32; a pair of 20 + 20 + 3 = 43; 'the cat' fits)."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor()
+    sp.Load(golden["spiece"])
+    assert sp.EncodeAsPieces("the the") == ["\u2581the", "\u2581the"]
+    lines = ["the cat", " ".join(["the"] * 30), _line(" ".join(["the"] * 20), " ".join(["the"] * 20))]
+    args = _args(golden, tmp_path, lines, layers="-1", max_seq_length=16)
+    with caplog.at_level(logging.WARNING):
+        summary = extract_features(args)
+    assert summary.num_lines == 3
+    assert [len(r["features"]) for r in _read_jsonl(args.output_file)][1:] == [16, 16]
+    assert (f"{args.input_file}: 2 of 3 lines were truncated to --max_seq_length=16 (the "
+            "longest had 43 tokens with <sep>/<cls>)") in caplog.text
+
+
 def test_bad_checkpoints_and_models_write_nothing(golden, tmp_path, shared_data_dir):
     out = tmp_path / "out.jsonl"
     # tiny_random_tied's checkpoint has untie_r=false; tiny_random's config says true.
