@@ -6,7 +6,9 @@
 #      vs our fp32, vs HF torch under torch.autocast(bfloat16), share of the bf16 matmul limit;
 #   2. bench_train_step_peers.py --sides ours,ours_bf16: the fine-tuning step bf16 vs fp32;
 #   3. bench_whole_commands.py, rows predict, extract, squad, train: ours fp32 and bf16, the
-#      original scripts (TF 2.15 venv, bench/original_venv.sh), HF torch fp32 (1 thread) and bf16.
+#      original scripts (TF 2.15 venv, bench/original_venv.sh), HF torch fp32 (1 thread) and bf16;
+#   4. where $OFFICIAL_WORK (/tmp/official) holds bench_official_sizes.py's checkpoints:
+#      bench_bf16_memory.py, peak RSS of bf16 vs fp32 extract_features at BERT-/XLNet-Large.
 # Then prints the rows of issue 25's table from the JSON files (bench/results/*_<TAG>.json).
 # PYTHON picks bert_tf's interpreter (default .venv/bin/python). TAG defaults to the date.
 # HF venv: python3 -m venv V && V/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu
@@ -34,4 +36,8 @@ export PYTHONPATH="$PWD"
 "$PYTHON" bench/bench_whole_commands.py --rows predict,extract,squad,train --rounds 3 --train_rounds 2 \
   --peers ours,ours_bf16,original,hf_1thread,hf_bf16 --torch_python "$TORCH_PYTHON" \
   --out "$R/whole_commands_bf16_$TAG.json"
+if [ -f "${OFFICIAL_WORK:-/tmp/official}/READY" ]; then  # bench_official_sizes.py --build_only
+  "$PYTHON" bench/bench_bf16_memory.py --models bert_large,xlnet_large --rounds 2 \
+    --work "${OFFICIAL_WORK:-/tmp/official}" --out "$R/bf16_memory_$TAG.json"
+fi
 "$PYTHON" bench/bf16_rows_table.py "$TAG"

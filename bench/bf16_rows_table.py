@@ -53,6 +53,16 @@ def main(tag):
         rows.append((f"encoder bf16 vs HF torch bf16 autocast, {label}",
                      fmt(ratio.get("hf_torch_bf16")), ">= 1.1"))
         rows.append((f"share of the bf16 matmul limit, {label}", fmt(share, pct=True), ">= 90%"))
+        held = d.get("cpu_share_of_ffn_matmul_limit", {}).get("ours_held")
+        if held:  # as predict and extract_features build it: kernels cast once
+            speed = {n: s["median"] for n, s in d.get("cpu_gflop_per_cpu_s", {}).items()}
+            rows.append((f"kernels held in bf16, share of the limit, {label}", fmt(held, pct=True),
+                         ">= 90%"))
+            for peer, name, goal in (("float32", "our fp32", ">= 3"),
+                                     ("hf_torch_bf16", "HF torch bf16", ">= 1.1")):
+                if peer in speed:
+                    rows.append((f"kernels held in bf16 vs {name}, {label} (medians)",
+                                 f"{speed['ours_held'] / speed[peer]:.2f}", goal))
         rows.append((f"bf16 vs fp32 outputs, {label}",
                      f"max {d.get('max_abs_diff_vs_float32', float('nan')):.4f}, mean "
                      f"{d.get('mean_abs_diff_vs_float32', float('nan')):.5f}", "stated"))
@@ -79,6 +89,11 @@ def main(tag):
                     rows.append((f"{row}: {hf} / ours fp32", fmt(over_ours.get(hf)), ">= 1"))
                 if hf in over_bf16:
                     rows.append((f"{row}: {hf} / ours bf16", fmt(over_bf16.get(hf)), ">= 1 (1.1 HF bf16)"))
+    d = load(f"bf16_memory_{tag}.json")
+    for name, entry in (d or {}).get("models", {}).items():
+        rss = {p: entry[p]["peak_rss_gb"] for p in ("fp32", "bf16") if p in entry}
+        rows.append((f"{name} extract_features peak RSS GB, bf16 / fp32",
+                     f"{fmt(rss.get('bf16'))} / {fmt(rss.get('fp32'))}", "lighter"))
     machines = {machine_line(x) + f", load at end {x.get('load_average_at_end', float('nan')):.1f}"
                 for x in (load(f"encoder_peers_minilm_bfloat16_{tag}.json"),
                           load(f"whole_commands_bf16_{tag}.json")) if x}
