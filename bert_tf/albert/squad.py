@@ -27,6 +27,7 @@ from bert_tf.albert.config import AlbertConfig
 from bert_tf.albert.model import AlbertModel
 from bert_tf.bert.model import encoder_inputs
 from bert_tf.bert.squad import BertSquad, squad_loss
+from bert_tf.training.precision import dtype_policy
 from bert_tf.xlnet.checkpoint_map import qa_heads_map
 from bert_tf.xlnet.squad import QAHeads, qa_loss
 
@@ -69,6 +70,8 @@ class AlbertSquadV2(keras.Model):
       config: an :class:`AlbertConfig`. start_n_top, end_n_top: beam sizes (flags, 5 / 5).
       dropout_prob: ``--dropout_prob`` of the answer-class head (0.1).
 
+    The heads are float32 under any ``--dtype`` (as BERT's SQuAD head).
+
     Call returns :class:`bert_tf.xlnet.squad.QAHeads`' dict (inference:
     ``start_top_log_probs``, ``start_top_index`` ``[B, k_s]``, ``end_top_log_probs``,
     ``end_top_index`` ``[B, k_s * k_e]``, ``cls_logits`` ``[B]``; training with
@@ -84,12 +87,16 @@ class AlbertSquadV2(keras.Model):
         super().__init__(**kwargs)
         self.config = config
         self.bert = AlbertModel(config, use_one_hot_embeddings=use_one_hot_embeddings)
-        self.qa_heads = QAHeads(config.hidden_size, dropout_prob, start_n_top, end_n_top,
-                                keras.initializers.TruncatedNormal(
-                                    stddev=config.initializer_range))
+        # float32 under --dtype=bfloat16 too, as BERT's SQuAD head: log-probs and null odds
+        # not rounded to bfloat16 (ties and another n-best order in a user's test)
+        with dtype_policy("float32"):
+            self.qa_heads = QAHeads(config.hidden_size, dropout_prob, start_n_top, end_n_top,
+                                    keras.initializers.TruncatedNormal(
+                                        stddev=config.initializer_range))
 
     def call(self, features, training=False):
         sequence = self.bert(encoder_inputs(features), training=training)["sequence_output"]
+        sequence = tf.cast(sequence, tf.float32)  # the heads' dtype
         cls_index = tf.zeros([tf.shape(sequence)[0]], tf.int32)  # [CLS] is position 0
         start_positions: Optional[tf.Tensor] = (features.get("start_positions") if training
                                                 else None)

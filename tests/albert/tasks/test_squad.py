@@ -388,6 +388,10 @@ def test_predict_with_dtype_bfloat16_computes_in_bfloat16(albert_dir, spm_file, 
         kernel = "bert/encoder/transformer/group_0/inner_group_0/ffn_1/intermediate/dense/kernel"
         assert model.name_map()[kernel].dtype == getattr(tf, dtype)
         assert json.loads(_read(out / "predictions.json"))
+        # the heads in float32 (as BERT's SQuAD head): written scores not rounded to bfloat16
+        nbest = json.loads(_read(out / "nbest_predictions.json"))
+        scores = np.array([e["start_log_prob"] for q in nbest.values() for e in q], np.float32)
+        assert not np.array_equal(scores, tf.cast(tf.cast(scores, tf.bfloat16), tf.float32))
     assert "cast to bfloat16" in caplog.text
     # the encoder (from --init_checkpoint; the heads start from their own random values)
     ids = np.random.RandomState(5).randint(5, 1000, (2, 40)).astype(np.int32)
