@@ -257,8 +257,11 @@ def eval_metrics(per_example_loss: np.ndarray, logits: np.ndarray, labels: np.nd
 
 def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig,
                         eval_file: str, args: XLNetClassifierArgs,
-                        num_examples: Optional[int] = None) -> Dict[str, Any]:
+                        num_examples: Optional[int] = None,
+                        held_step: Optional[int] = None) -> Dict[str, Any]:
     """Loads ``prefix`` into ``model`` and evaluates the eval TFRecord (Estimator.evaluate).
+    ``held_step``: the model holds ``prefix`` already (restored at that global step): not read
+    again.
 
     The batches (``--eval_batch_size``, the last partial one dropped as the original's TPU
     input_fn) run through :class:`bert_tf.training.predict.BatchPredictor`, each cut from the
@@ -277,9 +280,11 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
     Raises:
       CheckpointError: the checkpoint does not fit the model (names variable / shapes).
     """
-    restored = restore_for_inference(
-        checkpoint_map.xlnet_variable_map(model), args.model_dir, checkpoint=prefix,
-        load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r))
+    if held_step is None:
+        held_step = restore_for_inference(
+            checkpoint_map.xlnet_variable_map(model), args.model_dir, checkpoint=prefix,
+            load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
+                                      untie_r=config.untie_r)).global_step
     predictor = BatchPredictor(
         model, ["logits"], per_example_loss_fn=lambda out, labels: model.task_loss(
             out["logits"], labels)[0], trim_padding="left" if _trims(args) else False,
@@ -294,7 +299,7 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
         result = eval_metrics(losses, logits, labels, np.ones(len(labels)), args.is_regression,
                               mcc=args.task_name.lower() in metrics.MCC_TASKS)
         result["loss"] = float(np.mean(totals))
-        result["global_step"] = restored.global_step
+        result["global_step"] = held_step
         return result
     logits, losses, labels, weights, totals = [], [], [], [], []
     for batch, out in predictor.predict(numpy_batches(dataset), name="eval",
@@ -309,7 +314,7 @@ def evaluate_checkpoint(model: XLNetClassifier, prefix: str, config: XLNetConfig
                           np.concatenate(weights), args.is_regression,
                           mcc=args.task_name.lower() in metrics.MCC_TASKS)
     result["loss"] = float(np.mean(totals))
-    result["global_step"] = restored.global_step
+    result["global_step"] = held_step
     return result
 
 
@@ -403,6 +408,9 @@ class _Run:
     train_examples: Optional[List] = None
     eval_examples: Optional[List] = None
     fingerprints: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    # (checkpoint prefix, global_step) the eval model's weights were last restored from: the
+    # build, the evaluation and the prediction read a checkpoint once, not once each
+    eval_holds: Optional[Tuple[str, int]] = None
 
 
 def _check_cache(r: _Run, path: str, kind: str, examples, split: str) -> None:
@@ -540,8 +548,10 @@ def _evaluate(r: _Run, eval_model):
         steps_and_files = steps_and_files[-1:]
     eval_results = []
     for global_step, prefix in steps_and_files:
+        held = r.eval_holds[1] if r.eval_holds and r.eval_holds[0] == prefix else None
         ret = evaluate_checkpoint(eval_model, prefix, r.config, r.eval_file, args,
-                                  num_examples=len(r.eval_examples))
+                                  num_examples=len(r.eval_examples), held_step=held)
+        r.eval_holds = (prefix, ret["global_step"])
         ret["step"] = global_step
         ret["path"] = prefix
         eval_results.append(ret)
@@ -566,10 +576,13 @@ def _restore_for_prediction(r: _Run, eval_model, purpose: str) -> None:
     prefix = args.predict_ckpt or checkpoint_io.latest_checkpoint(args.model_dir)
     if not prefix:
         raise CheckpointError(f"--model_dir={args.model_dir}: no checkpoint to {purpose}")
-    restore_for_inference(
+    if r.eval_holds and r.eval_holds[0] == prefix:
+        return  # the eval model holds it already
+    restored = restore_for_inference(
         checkpoint_map.xlnet_variable_map(eval_model), args.model_dir, checkpoint=prefix,
         load_fn=functools.partial(checkpoint_map.load_xlnet_checkpoint,
                                   untie_r=r.config.untie_r))
+    r.eval_holds = (prefix, restored.global_step)
 
 
 def _predict(r: _Run, eval_model) -> Tuple[List[str], int]:
@@ -666,9 +679,12 @@ def _build_eval_model(r: _Run):
                                     inference_only=not args.export_dir)
 
     load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=r.config.untie_r)
-    return build_from_checkpoint(build, first and (lambda model: restore_for_inference(
+    model, restored = build_from_checkpoint(build, first and (lambda model: restore_for_inference(
         checkpoint_map.xlnet_variable_map(model), args.model_dir, checkpoint=first,
-        load_fn=load_fn)))[0]
+        load_fn=load_fn)))
+    if first and restored is not None:
+        r.eval_holds = (first, restored.global_step)
+    return model
 
 
 def _export(r: _Run, eval_model) -> str:

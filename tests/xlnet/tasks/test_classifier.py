@@ -18,6 +18,7 @@ from bert_tf.xlnet.data import classifier_records as records
 from bert_tf.errors import CheckpointError, ConfigError, FlagError
 from bert_tf.xlnet.tasks import classifier as xc
 from bert_tf import checkpoint_io
+from bert_tf.xlnet import checkpoint_map
 from bert_tf.xlnet.config import XLNetConfig
 from tests.training.event_files import read_scalars
 
@@ -162,12 +163,20 @@ def test_use_bfloat16_eval_and_predict_hold_the_kernels_in_bfloat16(golden, tmp_
     kernel, bias = _golden_head_checkpoint(golden, str(tmp_path / "model"), "classification_mrpc", 2)
     expected = golden["outputs"]["batch0/pooled_last_proj"].astype(np.float64) @ kernel + bias
 
+    loads = []
+    real_load = checkpoint_map.load_xlnet_checkpoint
+    monkeypatch.setattr(checkpoint_map, "load_xlnet_checkpoint",
+                        lambda *a, **k: loads.append(a[1]) or real_load(*a, **k))
+
     def logits(pred):
         args = _args(tmp_path, model_config_path=golden["config"],
                      spiece_model_file=golden["spiece"], task_name="MRPC", do_eval=True,
                      do_predict=True, max_seq_length=32, eval_batch_size=2,
                      predict_batch_size=2, use_bfloat16=True, predict_dir=str(tmp_path / pred))
+        loads.clear()
         xc.run(args)
+        # the build, the evaluation and the prediction read the one checkpoint once
+        assert len(loads) == 1, loads
         with open(tmp_path / pred / "mrpc.logits.json") as f:
             return np.array(json.load(f))
 
