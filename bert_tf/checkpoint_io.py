@@ -271,9 +271,9 @@ class LoadReport:
         s = (f"{self.prefix}: loaded {len(self.loaded)}, missing {len(self.missing)}, "
              f"unused {len(self.unused)}, skipped {len(self.skipped)} optimizer entries")
         if self.missing:
-            s += f"; missing: {_name_list(self.missing)}"
+            s += f"; missing: {name_list(self.missing)}"
         if self.unused:
-            s += f"; unused: {_name_list(self.unused)}"
+            s += f"; unused: {name_list(self.unused)}"
         return s
 
 
@@ -361,12 +361,12 @@ def nothing_matches_message(prefix: str, model_names: Sequence[str],
     stored = sorted(n for n in stored_names if not is_optimizer_entry(n))
     return (f"{prefix}: none of the model's {len(model_names)} variables is in this checkpoint, "
             f"not even after removing or adding one common prefix (the model has "
-            f"{_name_list(list(model_names), 3)}; the checkpoint has "
-            f"{_name_list(stored, 3) if stored else 'no model variables'}); it would train or "
+            f"{name_list(list(model_names), 3)}; the checkpoint has "
+            f"{name_list(stored, 3) if stored else 'no model variables'}); it would train or "
             f"predict from random weights: is this a checkpoint of this model?")
 
 
-def _name_list(names: List[str], most: int = 8) -> str:
+def name_list(names: List[str], most: int = 8) -> str:
     """``a, b, c`` or, for long lists, the first ``most`` names and ``... (N in all)``."""
     if len(names) <= most:
         return ", ".join(names)
@@ -443,7 +443,7 @@ def check_fits(name_to_variable: Mapping[str, "tf.Variable"], path: str,
     missing = [n for n in name_to_variable if n not in mapping.source]
     if require_all and missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
-                              f"{_name_list(missing)}; {missing_hint}")
+                              f"{name_list(missing)}; {missing_hint}")
     return prefix
 
 
@@ -519,7 +519,7 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         logging.info("%s", cast_line(prefix, report.cast))
     if require_all and report.missing:
         raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
-                              f"{_name_list(report.missing)}; does the config match it?")
+                              f"{name_list(report.missing)}; does the config match it?")
     return report
 
 

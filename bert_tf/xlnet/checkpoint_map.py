@@ -324,7 +324,14 @@ def load_xlnet_checkpoint(name_to_variable: Mapping, path: str, require_all: boo
         a shape mismatch (variable and both shapes); missing variables with ``require_all``.
     """
     prefix = check_compatible(name_to_variable, path, untie_r=untie_r)
-    report = checkpoint_io.assign_from_checkpoint(name_to_variable, prefix, require_all=require_all)
+    report = checkpoint_io.assign_from_checkpoint(name_to_variable, prefix)
+    if require_all and report.missing:
+        heads = all(not n.startswith("model/transformer/") for n in report.missing)
+        raise CheckpointError(
+            f"{prefix}: model variables missing from the checkpoint: "
+            f"{checkpoint_io.name_list(report.missing)}; "
+            + ("a pre-trained checkpoint without this task's head? Fine-tune first (--do_train), "
+               "or give a fine-tuned checkpoint" if heads else "does the config match it?"))
     adam_state = [n for n in report.unused if is_optimizer_state(n)]
     if adam_state:
         report.unused = [n for n in report.unused if n not in adam_state]

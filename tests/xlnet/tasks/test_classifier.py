@@ -189,6 +189,26 @@ def test_use_bfloat16_eval_and_predict_hold_the_kernels_in_bfloat16(golden, tmp_
     assert 0 < np.abs(held - expected).max() < 0.05
 
 
+def test_predicting_with_a_pretrained_checkpoint_says_the_head_is_missing(golden, tmp_path):
+    """--predict_ckpt of a pre-trained checkpoint (no classification head): the error names the
+    head's variables and says to fine-tune first, not "does the config match it?" (a user's
+    report)."""
+    pairs = golden["texts"][0]
+    rows = "".join(f"1\t{i}\t{i}\t{a}\t{b}\n" for i, (a, b) in enumerate(pairs))
+    _write(str(tmp_path / "data" / "dev.tsv"), MRPC_HEADER + rows)
+    args = _args(tmp_path, model_config_path=golden["config"], spiece_model_file=golden["spiece"],
+                 task_name="MRPC", do_predict=True, max_seq_length=32,
+                 predict_ckpt=golden["ckpt"])
+    with pytest.raises(CheckpointError) as e:
+        xc.run(args)
+    assert str(e.value) == (
+        f"{golden['ckpt']}: model variables missing from the checkpoint: "
+        "model/classification_mrpc/logit/kernel, model/classification_mrpc/logit/bias; a "
+        "pre-trained checkpoint without this task's head? Fine-tune first (--do_train), or "
+        "give a fine-tuned checkpoint")
+    assert not os.path.exists(tmp_path / "pred")
+
+
 # ---------------------------------------------------------------------------------------------
 # A short real run: STS-B rows, the golden SentencePiece model, a tiny config from scratch
 # ---------------------------------------------------------------------------------------------
