@@ -21,6 +21,7 @@ POLICIES = {"float32": "float32", "float16": "mixed_float16", "bfloat16": "mixed
 
 # the dtype of matmul kernels built inside dtype_policy(..., inference_only=True) blocks
 _MATMUL_WEIGHTS: List[Optional[str]] = []
+_SAID = set()  # the lower precisions dtype_policy has named in the log
 
 
 @contextlib.contextmanager
@@ -45,6 +46,10 @@ def dtype_policy(dtype: str, inference_only: bool = False) -> Iterator[None]:
         raise FlagError(f"--dtype={dtype}: expected one of {', '.join(POLICIES)}")
     if dtype == "float16":
         warn_float16_without_gpu()
+    if dtype != "float32" and dtype not in _SAID:  # one line per process says the precision
+        _SAID.add(dtype)
+        logging.info("computing in %s (Keras' %s: float32 variables and checkpoints)", dtype,
+                     POLICIES[dtype])
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(POLICIES[dtype])
     _MATMUL_WEIGHTS.append(dtype if inference_only and dtype != "float32" else None)

@@ -37,3 +37,17 @@ def test_float16_with_a_gpu_and_other_dtypes_do_not_warn(monkeypatch, caplog):
     with pytest.raises(FlagError, match="--dtype=half"):
         with precision.dtype_policy("half"):
             pass
+
+
+def test_a_lower_precision_is_said_once_in_the_log(monkeypatch, caplog):
+    # (a user of XLNet's run_pretraining --use_bfloat16 could not tell from the log)
+    monkeypatch.setattr(precision, "_SAID", set())
+    with caplog.at_level(logging.INFO):
+        with precision.dtype_policy("float32"):
+            pass
+        for _ in range(2):
+            with precision.dtype_policy("bfloat16"):
+                pass
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("computing in")]
+    assert lines == ["computing in bfloat16 (Keras' mixed_bfloat16: float32 variables and "
+                     "checkpoints)"]
