@@ -46,10 +46,12 @@ def dtype_policy(dtype: str, inference_only: bool = False) -> Iterator[None]:
         raise FlagError(f"--dtype={dtype}: expected one of {', '.join(POLICIES)}")
     if dtype == "float16":
         warn_float16_without_gpu()
-    if dtype != "float32" and dtype not in _SAID:  # one line per process says the precision
-        _SAID.add(dtype)
-        logging.info("computing in %s (Keras' %s: float32 variables and checkpoints)", dtype,
-                     POLICIES[dtype])
+    said = (dtype, inference_only)
+    if dtype != "float32" and said not in _SAID:  # one line per process says the precision
+        _SAID.add(said)
+        logging.info("computing in %s (Keras' %s: %s)", dtype, POLICIES[dtype],
+                     f"float32 checkpoints, the matmul kernels held in {dtype} to predict"
+                     if inference_only else "float32 variables and checkpoints")
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(POLICIES[dtype])
     _MATMUL_WEIGHTS.append(dtype if inference_only and dtype != "float32" else None)

@@ -48,6 +48,10 @@ def test_a_lower_precision_is_said_once_in_the_log(monkeypatch, caplog):
         for _ in range(2):
             with precision.dtype_policy("bfloat16"):
                 pass
+            with precision.dtype_policy("bfloat16", inference_only=True):
+                pass
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("computing in")]
     assert lines == ["computing in bfloat16 (Keras' mixed_bfloat16: float32 variables and "
-                     "checkpoints)"]
+                     "checkpoints)",
+                     "computing in bfloat16 (Keras' mixed_bfloat16: float32 checkpoints, the "
+                     "matmul kernels held in bfloat16 to predict)"]
