@@ -22,7 +22,7 @@ import os
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -271,9 +271,9 @@ class LoadReport:
         s = (f"{self.prefix}: loaded {len(self.loaded)}, missing {len(self.missing)}, "
              f"unused {len(self.unused)}, skipped {len(self.skipped)} optimizer entries")
         if self.missing:
-            s += f"; missing: {name_list(self.missing)}"
+            s += f"; missing: {_name_list(self.missing)}"
         if self.unused:
-            s += f"; unused: {name_list(self.unused)}"
+            s += f"; unused: {_name_list(self.unused)}"
         return s
 
 
@@ -361,12 +361,12 @@ def nothing_matches_message(prefix: str, model_names: Sequence[str],
     stored = sorted(n for n in stored_names if not is_optimizer_entry(n))
     return (f"{prefix}: none of the model's {len(model_names)} variables is in this checkpoint, "
             f"not even after removing or adding one common prefix (the model has "
-            f"{name_list(list(model_names), 3)}; the checkpoint has "
-            f"{name_list(stored, 3) if stored else 'no model variables'}); it would train or "
+            f"{_name_list(list(model_names), 3)}; the checkpoint has "
+            f"{_name_list(stored, 3) if stored else 'no model variables'}); it would train or "
             f"predict from random weights: is this a checkpoint of this model?")
 
 
-def name_list(names: List[str], most: int = 8) -> str:
+def _name_list(names: List[str], most: int = 8) -> str:
     """``a, b, c`` or, for long lists, the first ``most`` names and ``... (N in all)``."""
     if len(names) <= most:
         return ", ".join(names)
@@ -442,13 +442,14 @@ def check_fits(name_to_variable: Mapping[str, "tf.Variable"], path: str,
     _check_shapes(prefix, stored, name_to_variable, mapping.source)
     missing = [n for n in name_to_variable if n not in mapping.source]
     if require_all and missing:
-        raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
-                              f"{name_list(missing)}; {missing_hint}")
+        raise missing_variables_error(prefix, missing, missing_hint)
     return prefix
 
 
 def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: str,
-                           require_all: bool = False) -> LoadReport:
+                           require_all: bool = False,
+                           missing_hint: Union[str, Callable[[List[str]], str]] =
+                           "does the config match it?") -> LoadReport:
     """Assigns checkpoint tensors to variables by original name.
 
     Mirrors ``tf.train.init_from_checkpoint`` with the original's assignment map (spec
@@ -467,6 +468,7 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
       name_to_variable: original name -> Keras/TF variable (a family's checkpoint map).
       path: checkpoint prefix, file or folder.
       require_all: raise when a model variable is missing from the checkpoint.
+      missing_hint: the end of that error, or a function of the missing names giving it.
 
     Returns:
       A :class:`LoadReport`.
@@ -518,9 +520,15 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
     if report.cast:
         logging.info("%s", cast_line(prefix, report.cast))
     if require_all and report.missing:
-        raise CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
-                              f"{name_list(report.missing)}; does the config match it?")
+        hint = missing_hint(report.missing) if callable(missing_hint) else missing_hint
+        raise missing_variables_error(prefix, report.missing, hint)
     return report
+
+
+def missing_variables_error(prefix: str, missing: List[str], hint: str) -> CheckpointError:
+    """``<prefix>: model variables missing from the checkpoint: a, b; <hint>``."""
+    return CheckpointError(f"{prefix}: model variables missing from the checkpoint: "
+                           f"{_name_list(missing)}; {hint}")
 
 
 def cast_line(prefix: str, cast: Mapping[Tuple[str, str], int]) -> str:

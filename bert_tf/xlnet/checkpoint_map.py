@@ -22,7 +22,7 @@ Original-layout checkpoints of fine-tuning runs also hold optimizer state: `glob
 
 import collections
 import re
-from typing import Dict, Mapping, Optional
+from typing import Dict, List, Mapping, Optional
 
 from bert_tf.errors import CheckpointError
 from bert_tf import checkpoint_io
@@ -302,6 +302,15 @@ def check_checkpoint_fits(name_to_variable: Mapping, path: str, untie_r: Optiona
         missing_hint="a checkpoint of another task, --cls_scope or --summary_type?")
 
 
+def _missing_hint(missing: List[str]) -> str:
+    """The end of the missing-variables error: only a task's head missing (nothing under
+    ``model/transformer/``) means a pre-trained checkpoint given where a fine-tuned one goes."""
+    if all(not n.startswith("model/transformer/") for n in missing):
+        return ("a pre-trained checkpoint without this task's head? Fine-tune first "
+                "(--do_train), or give a fine-tuned checkpoint")
+    return "does the config match it?"
+
+
 def load_xlnet_checkpoint(name_to_variable: Mapping, path: str, require_all: bool = False,
                           untie_r: Optional[bool] = None) -> checkpoint_io.LoadReport:
     """Assigns an original-layout XLNet checkpoint to the mapped variables.
@@ -324,14 +333,9 @@ def load_xlnet_checkpoint(name_to_variable: Mapping, path: str, require_all: boo
         a shape mismatch (variable and both shapes); missing variables with ``require_all``.
     """
     prefix = check_compatible(name_to_variable, path, untie_r=untie_r)
-    report = checkpoint_io.assign_from_checkpoint(name_to_variable, prefix)
-    if require_all and report.missing:
-        heads = all(not n.startswith("model/transformer/") for n in report.missing)
-        raise CheckpointError(
-            f"{prefix}: model variables missing from the checkpoint: "
-            f"{checkpoint_io.name_list(report.missing)}; "
-            + ("a pre-trained checkpoint without this task's head? Fine-tune first (--do_train), "
-               "or give a fine-tuned checkpoint" if heads else "does the config match it?"))
+    report = checkpoint_io.assign_from_checkpoint(name_to_variable, prefix,
+                                                  require_all=require_all,
+                                                  missing_hint=_missing_hint)
     adam_state = [n for n in report.unused if is_optimizer_state(n)]
     if adam_state:
         report.unused = [n for n in report.unused if n not in adam_state]
