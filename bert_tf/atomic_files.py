@@ -144,7 +144,25 @@ def check_output_path(path: str, create_parent: bool = False) -> str:
         raise OutputPathError(f"{path}: output folder {folder} {what}")
     if not os.access(folder, os.W_OK):
         raise OutputPathError(f"{path}: output folder {folder} is not writable")
+    _probe_folder(path, folder)
     return path
+
+
+def _probe_folder(path: str, folder: str) -> None:
+    """Creates and removes an empty ``.tmp-<pid>-`` file in ``folder``: ``os.access`` says
+    yes to root on a read-only or pseudo file system (``/sys``, ``/proc``), where the output's
+    temporary file would then fail only after the long work (bert_tf; a ``kill -9`` between
+    the two steps leaves an empty file that :func:`remove_stale_temp_files` removes)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-probe-", dir=folder)
+    except OSError as e:
+        raise OutputPathError(f"{path}: output folder {folder} is not writable "
+                              f"({e.strerror or e})") from e
+    os.close(fd)
+    try:
+        os.remove(probe)
+    except OSError:
+        pass
 
 
 _TEMP_NAME = re.compile(r"^\.tmp-(\d+)-")

@@ -54,6 +54,29 @@ def test_missing_parent_created_on_request(tmp_path):
     assert (tmp_path / "new").is_dir()
 
 
+def test_folder_that_refuses_a_file_is_found_before_the_work(tmp_path, monkeypatch):
+    """os.access says yes to root on a read-only or pseudo file system (found by trying
+    --output_file=/sys/kernel/o.jsonl: extract_features ran the model, then a traceback). The
+    check creates and removes a probe file; no probe is left on success."""
+    check_output_path(str(tmp_path / "out.jsonl"))
+    assert os.listdir(tmp_path) == []
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr("tempfile.mkstemp", refuse)
+    with pytest.raises(OutputPathError) as e:
+        check_output_path(str(tmp_path / "out.jsonl"))
+    assert str(e.value) == (f"{tmp_path / 'out.jsonl'}: output folder {tmp_path} is not "
+                            "writable (Permission denied)")
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel") or os.access("/sys/kernel", os.W_OK) is False,
+                    reason="no /sys/kernel that os.access calls writable (the case of root)")
+def test_sysfs_folder_is_refused():
+    with pytest.raises(OutputPathError, match="/sys/kernel is not writable"):
+        check_output_path("/sys/kernel/o.jsonl")
+
+
 def test_special_file_output_refused_not_replaced(tmp_path):
     # Found by trying --output_file=/dev/full: the final rename replaced the device by a
     # regular file. A FIFO stands in for the device here (same st_mode test, harmless).

@@ -23,10 +23,11 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.atomic_files import atomic_text_writer, display_path, is_remote, write_error
+from bert_tf.atomic_files import (atomic_text_writer, check_output_path, display_path, is_remote,
+                                  write_error)
 from bert_tf.checkpoint_io import literal_glob
 from bert_tf.data.sequence_pairs import BertInputs
-from bert_tf.data.text_lines import TextExample, chunks
+from bert_tf.data.text_lines import TextExample, check_input_file, chunks
 from bert_tf.data.windows import DocSpan, max_context_windows
 from bert_tf.errors import BertTfError, FlagError, InputDataError
 from bert_tf.resumable_files import ResumableOutputs
@@ -70,6 +71,20 @@ def check_pooling_flags(pooling: str, normalize: bool) -> None:
     if normalize and pooling == "none":
         raise FlagError("--normalize: needs --pooling=cls|mean|max (it scales the sentence "
                         "embeddings; the per-token features are never normalized)")
+
+
+def check_feature_files(input_file: str, output_file: str, pooling: str) -> None:
+    """The start-up file checks of every family's ``extract_features`` (before the model is
+    built): ``output_file`` (and, with ``pooling``, ``<output_file>.embeddings.jsonl``) can be
+    written, ``input_file`` can be read.
+
+    Raises:
+      OutputPathError, InputDataError: naming the path.
+    """
+    check_output_path(output_file)
+    if pooling != "none":
+        check_output_path(output_file + ".embeddings.jsonl")
+    check_input_file(input_file)
 
 
 def pool(sequence_output: np.ndarray, real: np.ndarray, pooling: str,

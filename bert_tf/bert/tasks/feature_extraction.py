@@ -51,21 +51,21 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.atomic_files import check_output_path
 from bert_tf.bert.checkpoint_map import bert_model_map, load_bert_checkpoint
 from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.bert.config import BertConfig, load_config_for_length
 from bert_tf.bert.model import BertModel
 from bert_tf.bert.tasks.args import ExtractFeaturesArgs
 from bert_tf.data.sequence_pairs import BertInputs, TruncationCount, build_bert_inputs
-from bert_tf.data.text_lines import TextExample, check_input_file, read_text_examples
+from bert_tf.data.text_lines import TextExample, read_text_examples
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.run import serving
 from bert_tf.run.checks import load_tokenizer, warn_if_vocab_smaller
 from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
-                                      check_pooling_flags, l2_normalize_in_graph,
+                                      check_feature_files, check_pooling_flags,
+                                      l2_normalize_in_graph,
                                       parse_layer_indexes, pool_in_graph, resume_key,
                                       stitch_windows, write_feature_lines)
 from bert_tf.training.strategy import check_tpu_flags
@@ -260,10 +260,7 @@ def run(args: ExtractFeaturesArgs,
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3 "
                         "([CLS] A [SEP] B [SEP] needs room for one token)")
     check_window_flags(args.doc_stride, None, args.max_seq_length, num_special=2)
-    check_output_path(args.output_file)
-    if args.pooling != "none":
-        check_output_path(args.output_file + ".embeddings.jsonl")
-    check_input_file(args.input_file)
+    check_feature_files(args.input_file, args.output_file, args.pooling)
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)

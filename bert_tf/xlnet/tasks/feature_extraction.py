@@ -50,7 +50,8 @@ from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.errors import FlagError, InputDataError
 from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
-                                      check_pooling_flags, l2_normalize_in_graph,
+                                      check_feature_files, check_pooling_flags,
+                                      l2_normalize_in_graph,
                                       parse_layer_indexes, pool_in_graph, resume_key,
                                       stitch_windows, write_feature_lines)
 from bert_tf.run.extraction_result import ExtractionResult
@@ -279,6 +280,7 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
                         "input)")
     if not args.output_file:
         args = dataclasses.replace(args, output_file=DEFAULT_OUTPUT_FILE)
+    check_feature_files(args.input_file, args.output_file, args.pooling)
     config = XLNetConfig.from_json_file(args.model_config_path)
     sp = load_sp_model(args.spiece_model_file)
     check_spiece_matches_config(sp, config, args.spiece_model_file, args.model_config_path)

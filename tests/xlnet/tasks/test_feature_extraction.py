@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from bert_tf.errors import CheckpointError, ConfigError, FlagError
+from bert_tf.errors import CheckpointError, ConfigError, FlagError, OutputPathError
 from bert_tf.xlnet.tasks.feature_extraction import XLNetExtractFeaturesArgs, run as extract_features
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -180,3 +180,24 @@ def test_use_bfloat16_near_the_golden_float32_output(golden, tmp_path):
                            for f in rec["features"]])
         diffs.append(np.abs(values - seq[32 - n:, row]).max())
     assert 0 < max(diffs) < 0.025
+
+
+@pytest.mark.parametrize("output, pooling, message", [
+    ("missing/out.jsonl", "none", "output folder {tmp}/missing does not exist"),
+    ("file/out.jsonl", "none", "output folder {tmp}/file is not a folder"),
+    ("dir", "none", "is a folder, expected an output file name"),
+    ("out.jsonl", "cls", "out.jsonl.embeddings.jsonl: is a folder"),
+])
+def test_bad_output_paths_are_refused_before_the_model_is_read(golden, tmp_path, output, pooling,
+                                                               message):
+    """As BERT's: the output paths are checked before the checkpoint is read (a missing
+    checkpoint would be the error otherwise). Found by a new user: a missing output folder
+    gave a traceback after the whole extraction."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "out.jsonl.embeddings.jsonl").mkdir()
+    args = _args(golden, tmp_path, ["a b"], output_file=str(tmp_path / output), pooling=pooling,
+                 init_checkpoint=str(tmp_path / "no_such_ckpt"))
+    with pytest.raises(OutputPathError, match=message.format(tmp=tmp_path)):
+        extract_features(args)
+    assert not (tmp_path / "out.jsonl").exists()
