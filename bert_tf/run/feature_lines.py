@@ -259,7 +259,8 @@ def write_feature_lines(examples: Iterable[TextExample], featurize: Callable, ru
         resumable = None
         if resume_key is not None and not is_remote(output_file):
             resumable = ResumableOutputs(paths, dict(resume_key, chunk_size=chunk_size))
-            files = resumable.open()
+            with _write_errors(output_file):  # a folder that refuses files after the check
+                files = resumable.open()
             stack.push(functools.partial(_close_resumable, resumable))
             num_lines, num_tokens = resumable.done, int(resumable.extra.get("num_tokens", 0))
             examples = itertools.islice(examples, num_lines, None)

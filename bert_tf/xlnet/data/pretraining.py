@@ -515,8 +515,9 @@ def write_pass(shards, args, num_core: int, sp_model, pass_id: int, py_rng) -> d
 
 
 def check_mask_flags(args) -> None:
-    """Refuses ``--mask_alpha`` / ``--mask_beta`` below 1: the span context ``n * alpha //
-    beta`` is then empty (numpy fails in ``choice``) or a division by zero.
+    """Refuses ``--mask_alpha`` / ``--mask_beta`` below 1, and ``--mask_beta`` above
+    ``--mask_alpha``: the span context ``n * alpha // beta`` of a 1-piece span is then empty
+    (the original fails in numpy's ``choice``) or a division by zero.
 
     Raises:
       FlagError: names the flag.
@@ -525,6 +526,10 @@ def check_mask_flags(args) -> None:
         if getattr(args, name) < 1:
             raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1 (about "
                             "mask_beta of every mask_alpha tokens are masked)")
+    if args.mask_beta > args.mask_alpha:
+        raise FlagError(f"--mask_beta={args.mask_beta}: must not exceed --mask_alpha="
+                        f"{args.mask_alpha} (about mask_beta of every mask_alpha tokens are "
+                        "masked; a 1-token span would get an empty context)")
 
 
 def check_args(args) -> int:

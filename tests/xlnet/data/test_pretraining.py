@@ -354,6 +354,21 @@ def test_mask_alpha_or_beta_zero_is_refused_naming_the_flag(flag):
     assert xp.check_args(args) == 1
 
 
+def test_mask_beta_above_mask_alpha_is_refused_naming_both_flags():
+    # found by a new user: --mask_beta=10 (alpha 6) gave numpy's "a must be greater than 0"
+    # traceback (a 1-token span's context 1 * 6 // 10 = 0) and an empty tfrecords/ folder
+    args = types.SimpleNamespace(bsz_per_host=4, num_core_per_host=1, use_tpu=False,
+                                 mask_alpha=6, mask_beta=7, reuse_len=8, seq_len=16,
+                                 num_predict=None, bi_data=False, task=0, num_task=1, pass_id=0)
+    with pytest.raises(FlagError, match="^--mask_beta=7: must not exceed --mask_alpha=6 "):
+        xp.check_args(args)
+    args.mask_beta = 6
+    assert xp.check_args(args) == 1
+    mask = xp.sample_mask([True] * 40, np.random.RandomState(0), mask_alpha=6, mask_beta=6,
+                          goal_num_predict=8)
+    assert mask.sum() == 8
+
+
 def test_full_disk_leaves_neither_records_nor_their_info(golden_workdir, sp_model, monkeypatch):
     # issue 27 item 3, XLNet mode: the records and record_info JSON appear together or not
     from bert_tf.errors import OutputPathError
