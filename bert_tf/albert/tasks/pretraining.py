@@ -132,10 +132,10 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
 
     # the weights created straight from the checkpoint, no random copy (issue 24): a warm
     # start; eval alone, the checkpoint it evaluates
-    restored = None
+    restored = warm = None
     if args.do_train:
-        model, _ = build_for_training(build, load, args.output_dir, args.init_checkpoint,
-                                      strategy)
+        model, warm = build_for_training(build, load, args.output_dir, args.init_checkpoint,
+                                         strategy)
     else:
         model, restored = build_for_inference(build, lambda m: m.name_map(), args.output_dir,
                                               args.init_checkpoint, load_fn=load_fn,
@@ -158,7 +158,7 @@ def run(args: AlbertPretrainingArgs, strategy: Optional[tf.distribute.Strategy] 
         train_config = loop.TrainConfig.from_flags(
             args, args.num_train_steps, num_warmup_steps=args.num_warmup_steps,
             keep_checkpoint_max=args.keep_checkpoint_max, log_every_n_steps=log_every_n_steps,
-            init_checkpoint=None)
+            init_checkpoint=None, warm_start=warm)
         logging.info("***** Running training *****")
         logging.info("  Batch size = %d, optimizer = %s", args.train_batch_size, args.optimizer)
         train_input_fn = input_fn_builder(input_files, args.max_seq_length,

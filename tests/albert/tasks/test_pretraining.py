@@ -2,6 +2,7 @@
 run_pretraining.py), a short LAMB run on the golden records from the golden checkpoint
 (original checkpoint layout), evaluation keys, a BERT checkpoint refused."""
 import dataclasses
+import logging
 import os
 
 import numpy as np
@@ -44,11 +45,19 @@ def _args(golden_dir, out, **kw):
 
 
 @pytest.mark.slow
-def test_lamb_run_from_the_golden_checkpoint_writes_the_original_layout(tmp_path, golden_dir):
+def test_lamb_run_from_the_golden_checkpoint_writes_the_original_layout(tmp_path, golden_dir,
+                                                                        caplog):
     out = str(tmp_path / "out")
     ckpt = os.path.join(golden_dir, "albert", "model", "model.ckpt")
-    result = albert_pretraining.run(_args(golden_dir, out, init_checkpoint=ckpt, do_eval=True))
+    with caplog.at_level(logging.INFO):
+        result = albert_pretraining.run(_args(golden_dir, out, init_checkpoint=ckpt,
+                                              do_eval=True))
     assert result.train.global_step == 2
+    # the warm start is the loop's (a new user saw "training starts from randomly initialized
+    # weights (from scratch)" after the warm start's own line)
+    assert "from scratch" not in caplog.text
+    assert result.train.warm_start is not None and len(result.train.warm_start.loaded) == 32
+    assert caplog.text.count("*INIT_FROM_CKPT*") == 32
     saved = checkpoint_io.list_checkpoint(os.path.join(out, "model.ckpt-2"))
     with open(os.path.join(golden_dir, "albert", "model", "variables.txt")) as f:
         names = [line.split()[0] for line in f if line.strip()]
