@@ -20,6 +20,7 @@ after a resume) and are never reset. (``train.py`` on a TPU resets them every
 ``--iterations`` steps, a limit of its on-device loop, not a modelling choice.)
 """
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
@@ -68,15 +69,32 @@ def check_args(args: XLNetPretrainingArgs) -> None:
         raise FlagError(f"--num_predict={args.num_predict}: must be > 0")
 
 
+# The model flags that xlnet_config.json's eight keys stand for.
+_CONFIG_FLAGS = ("n_layer", "d_model", "n_head", "d_head", "d_inner", "ff_activation", "untie_r",
+                 "n_token")
+
+
 def model_config(args: XLNetPretrainingArgs) -> XLNetConfig:
     """``--model_config_path``, else the model flags with ``n_token`` (32000 by default, as the
     original overwrites it with VOCAB_SIZE).
 
+    bert_tf: the original ``train_gpu.py`` has no ``--model_config_path``; with it, a model
+    flag set away from its default to another value than the file's is refused (it was
+    ignored without a word).
+
     Raises:
-      ConfigError: an unreadable config file.
+      ConfigError: an unreadable config file. FlagError: a model flag contradicts the file.
     """
     if args.model_config_path:
-        return XLNetConfig.from_json_file(args.model_config_path)
+        config = XLNetConfig.from_json_file(args.model_config_path)
+        defaults = {f.name: f.default for f in dataclasses.fields(XLNetPretrainingArgs)}
+        for name in _CONFIG_FLAGS:
+            value = getattr(args, name)
+            if value != defaults[name] and value != getattr(config, name):
+                raise FlagError(f"--{name}={value}: --model_config_path={args.model_config_path} "
+                                f"says {name}={getattr(config, name)}; the model's sizes come "
+                                f"from the file (drop --{name}, or the file)")
+        return config
     return XLNetConfig(n_layer=args.n_layer, d_model=args.d_model, n_head=args.n_head,
                        d_head=args.d_head, d_inner=args.d_inner,
                        ff_activation=args.ff_activation, untie_r=args.untie_r,

@@ -2,6 +2,7 @@
 with memory carried through it against the original's two-stream golden steps, and a short
 end-to-end run on the golden records (checkpoints, summaries, resume, bad flags)."""
 
+import dataclasses
 import glob
 import os
 import types
@@ -187,3 +188,33 @@ def test_an_untie_r_and_size_mismatch_names_the_flags_and_both_sizes(tmp_path, g
         "differ too (model/transformer/word_embedding/lookup_table has shape [8000, 32] in the "
         "checkpoint, [8000, 16] in the model); pass --untie_r=True")
     assert not os.path.exists(tmp_path / "m") or not os.listdir(tmp_path / "m")
+
+
+def test_model_flags_contradicting_model_config_path_are_refused(tmp_path, golden_dir):
+    """bert_tf's --model_config_path (train_gpu.py has none): a new user's --n_layer=2
+    --d_model=64 beside a 4-layer, d_model 128 file trained the file's model without a word.
+    A flag left at its default, or equal to the file's value, is fine."""
+    cfg = os.path.join(golden_dir, "xlnet", "tiny_random", "xlnet_config.json")
+    records = golden_records_dir(tmp_path, golden_dir)
+    args = tiny_args(records, str(tmp_path / "m"), model_config_path=cfg)
+    with pytest.raises(FlagError, match=r"^--d_model=16: --model_config_path=.*xlnet_config\.json "
+                                        r"says d_model=64; the model's sizes come from the file "
+                                        r"\(drop --d_model, or the file\)$"):
+        xpt.model_config(args)
+    same = dataclasses.replace(args, d_model=64, n_head=4, d_head=16, d_inner=128,
+                               ff_activation="relu", untie_r=False)  # the last two: defaults
+    config = xpt.model_config(same)
+    assert (config.n_layer, config.d_model, config.ff_activation, config.untie_r) == (
+        2, 64, "gelu", True)
+    with pytest.raises(FlagError, match="^--untie_r=True: .* says untie_r=False"):
+        xpt.model_config(dataclasses.replace(same, model_config_path=_tied_config(tmp_path, cfg),
+                                             untie_r=True))
+
+
+def _tied_config(tmp_path, cfg):
+    import json
+    with open(cfg) as f:
+        values = dict(json.load(f), untie_r=False)
+    path = tmp_path / "tied_config.json"
+    path.write_text(json.dumps(values))
+    return str(path)
