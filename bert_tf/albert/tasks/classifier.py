@@ -159,6 +159,8 @@ def check_args(args: AlbertClassifierArgs):
             raise FlagError(f"--{name}={getattr(args, name)}: must be at least 1")
     if args.do_train and args.train_step < 1:
         raise FlagError(f"--train_step={args.train_step}: must be at least 1")
+    if args.do_train and args.warmup_step < 0:  # before any record is written
+        raise FlagError(f"--warmup_step={args.warmup_step}: must not be negative")
     if args.max_seq_length < 3:
         raise FlagError(f"--max_seq_length={args.max_seq_length}: must be at least 3")
     config = AlbertConfig.from_json_file(args.albert_config_file)

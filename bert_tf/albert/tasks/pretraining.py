@@ -66,7 +66,8 @@ def check_args(args: AlbertPretrainingArgs) -> AlbertConfig:
 
     Raises:
       NoModeError: neither ``do_train`` nor ``do_eval``. FlagError: a missing flag, a
-        sequence longer than the config allows, a non-positive size or step count.
+        sequence longer than the config allows, a non-positive size or step count, a
+        negative ``--poly_power`` or ``--start_warmup_step`` (the original took them).
       ConfigError: unreadable config.
     """
     if not args.do_train and not args.do_eval:
@@ -89,6 +90,11 @@ def check_args(args: AlbertPretrainingArgs) -> AlbertConfig:
     check_sizes_and_steps(args)
     if args.optimizer not in ("lamb", "adamw"):
         raise FlagError(f"--optimizer={args.optimizer}: lamb or adamw")
+    if args.do_train and args.poly_power < 0:  # (1 - step / steps) ** -p grows without bound
+        raise FlagError(f"--poly_power={args.poly_power}: must not be negative (the learning "
+                        "rate would grow without bound as the decay ends)")
+    if args.do_train and args.start_warmup_step < 0:
+        raise FlagError(f"--start_warmup_step={args.start_warmup_step}: must not be negative")
     return config
 
 

@@ -60,6 +60,7 @@ from bert_tf.atomic_files import atomic_write_text
 from bert_tf.albert.data import squad as data
 from bert_tf.albert.data import squad_postprocess as postprocess
 from bert_tf.albert.data import squad_records as records
+from bert_tf.data import squad as squad_data
 from bert_tf.data import squad_metrics
 from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.run import checks as run_checks
@@ -139,6 +140,10 @@ def check_args(args: AlbertSquadArgs, version: int) -> AlbertConfig:
     if args.max_seq_length <= args.max_query_length + 3:
         raise FlagError(f"The max_seq_length ({args.max_seq_length}) must be greater than "
                         f"max_query_length ({args.max_query_length}) + 3")
+    # bert_tf, as BERT's run_squad: a stride past the document window, a query of no pieces
+    squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
+    if args.do_train and not 0.0 <= args.warmup_proportion <= 1.0:
+        raise FlagError(f"--warmup_proportion={args.warmup_proportion}: must be in [0, 1]")
     return config
 
 

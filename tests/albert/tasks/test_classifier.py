@@ -166,6 +166,9 @@ def test_hub_module_and_missing_config_are_one_line_errors(tmp_path, golden_dir,
         albert_classifier.check_args(dataclasses.replace(args, max_seq_length=129))
     with pytest.raises(FlagError, match="valid ALBERT tasks: cola, mnli, mismnli"):
         albert_classifier.check_args(dataclasses.replace(args, task_name="xnli"))
+    # a new user's --warmup_step=-1 said "num_warmup_steps must be >= 0" after the records
+    with pytest.raises(FlagError, match=r"^--warmup_step=-1: must not be negative$"):
+        albert_classifier.check_args(dataclasses.replace(args, do_train=True, warmup_step=-1))
 
 
 def test_root_script_flags_select_albert_with_its_defaults():

@@ -98,6 +98,11 @@ def test_flag_errors_are_one_line(tmp_path, golden_dir):
     with pytest.raises(FlagError, match="--masked_lm_budget=0.5: on-the-fly masking is not "
                                         "supported"):
         albert_pretraining.check_args(dataclasses.replace(args, masked_lm_budget=0.5))
+    with pytest.raises(FlagError, match=r"^--poly_power=-1.0: must not be negative"):
+        albert_pretraining.check_args(dataclasses.replace(args, poly_power=-1.0))
+    with pytest.raises(FlagError, match=r"^--start_warmup_step=-5: must not be negative$"):
+        albert_pretraining.check_args(dataclasses.replace(args, start_warmup_step=-5))
+    albert_pretraining.check_args(dataclasses.replace(args, poly_power=0.0))  # a constant rate
 
 
 def test_root_script_flags_select_albert_with_its_defaults():

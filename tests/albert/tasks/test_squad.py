@@ -487,7 +487,15 @@ def test_flag_checks(albert_dir, spm_file, small_files, tmp_path):
     fails("--export_dir", export_dir=str(tmp_path / "export"), do_train=True,
           train_file=small_files["train_v1"])
     fails("--spm_model_file is required", do_predict=True, spm_model_file=None)
+    # bert_tf (a new user's runs took these): as BERT's run_squad
+    fails(r"^--doc_stride=120 is longer than the document window of 101 pieces", do_predict=True,
+          predict_file=small_files["predict_v1"], max_seq_length=128, doc_stride=120)
+    fails(r"^--max_query_length=0 must be at least 1", do_predict=True,
+          predict_file=small_files["predict_v1"], max_query_length=0)
+    fails(r"^--warmup_proportion=2: must be in \[0, 1\]", version=2, do_train=True,
+          train_file=small_files["train_v1"], warmup_proportion=2)
     assert not os.path.exists(tmp_path / "predictions.json")
+    assert not os.path.exists(tmp_path / "train.tf_record")
 
 
 # The original's flags.DEFINE_* defaults (google-research/albert@b772393 run_squad_v1.py;
