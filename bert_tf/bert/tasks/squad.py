@@ -446,15 +446,39 @@ def evaluate_predictions(predict_file: str, predictions: SquadPredictions,
                                                  na_prob_thresh=math.inf))
         best = best_non_null_predictions(predictions)
         exact_raw, f1_raw = squad_metrics.get_raw_scores(dataset, best)
+        qid_to_has_ans = squad_metrics.make_qid_to_has_ans(dataset)
         squad_metrics.find_all_best_thresh_v2(metrics, best, exact_raw, f1_raw,
-                                              predictions.null_odds,
-                                              squad_metrics.make_qid_to_has_ans(dataset))
+                                              predictions.null_odds, qid_to_has_ans)
+        _warn_when_all_null_is_best(metrics, predictions.null_odds, f1_raw, qid_to_has_ans)
         return metrics
     except InputDataError as e:
         hint = "" if version_2_with_negative else " (a SQuAD 2.0 file? use --version_2_with_negative)"
         logging.warning("%s: cannot score the predictions: %s%s; no %s", predict_file, e, hint,
                         EVAL_RESULTS_FILE)
         return None
+
+
+def _warn_when_all_null_is_best(metrics: Dict[str, float], null_odds: Dict[str, float],
+                                scored: Dict[str, float], qid_to_has_ans: Dict[str, bool]) -> None:
+    """One WARNING line when ``best_exact`` / ``best_f1`` is the score of answering no
+    question and its reported threshold does not give it (bert_tf; the official search
+    reports 0.0 for "no threshold beats all null", and a null odds value at or below 0.0 is
+    then answered by ``--null_score_diff_threshold=0.0``): it names a threshold that does,
+    below the smallest null odds. The metrics keep the official values."""
+    if not scored:
+        return
+    all_null = 100.0 * sum(1 for k in scored if not qid_to_has_ans[k]) / len(scored)
+    lowest = min(null_odds[k] for k in scored if k in null_odds) if null_odds else None
+    keys = [k for k in ("best_exact", "best_f1")
+            if metrics[k] == all_null and lowest is not None and lowest <= metrics[k + "_thresh"]]
+    if keys:
+        logging.warning(
+            "%s: the score of answering no question; the reported %s (the official script's "
+            "value for that case) answers every question whose null odds are at or below it "
+            "(the lowest is %.4g): --null_score_diff_threshold=%.4g gives it",
+            " and ".join(f"{k} = {metrics[k]:.4g}" for k in keys),
+            " and ".join(f"{k}_thresh = {metrics[k + '_thresh']}" for k in keys), lowest,
+            math.floor(lowest) - 1.0)
 
 
 # ---- the run ----------------------------------------------------------------------------------

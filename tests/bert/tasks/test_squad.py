@@ -229,6 +229,36 @@ def test_threshold_search_switches_on_answers_that_predictions_json_left_empty(t
     assert m["has_ans_exact"] == 1.0
 
 
+def test_all_null_best_names_a_threshold_that_reproduces_it(tmp_path, caplog):
+    # A new user reran with --null_score_diff_threshold=<best_f1_thresh> = 0.0 and did not get
+    # best_f1: every null odds was negative. q1 answerable, best non-null "the Seine" (wrong);
+    # q2 impossible with a non-empty best non-null. Answering nothing scores 1 of 2 = 50, and
+    # no switch beats it, so the official search reports 50 at 0.0 (kept); with the null odds
+    # -0.8 and -0.05 a threshold of 0.0 answers both (0 of 2). Below -0.8 answers none.
+    data = {"data": [{"title": "T", "paragraphs": [{"context": "Rollo ruled by the Seine.", "qas": [
+        {"id": "q1", "question": "Who?", "answers": [{"text": "Rollo", "answer_start": 0}],
+         "is_impossible": False},
+        {"id": "q2", "question": "What?", "answers": [], "is_impossible": True}]}]}]}
+    path = _write_json(tmp_path / "d.json", data)
+    entries = [{"text": "the Seine", "probability": 0.5, "start_logit": 1.0, "end_logit": 0.0}]
+    preds = task.SquadPredictions(predictions={"q1": "the Seine", "q2": "the Seine"},
+                                  nbest={"q1": entries, "q2": entries},
+                                  null_odds={"q1": -0.8, "q2": -0.05})
+    with caplog.at_level(logging.WARNING):
+        m = task.evaluate_predictions(path, preds, version_2_with_negative=True)
+    assert (m["exact"], m["best_exact"], m["best_exact_thresh"]) == (0.0, 50.0, 0.0)
+    assert (m["best_f1"], m["best_f1_thresh"]) == (50.0, 0.0)
+    assert ("best_exact = 50 and best_f1 = 50: the score of answering no question; the reported "
+            "best_exact_thresh = 0.0 and best_f1_thresh = 0.0 (the official script's value for "
+            "that case) answers every question whose null odds are at or below it (the lowest "
+            "is -0.8): --null_score_diff_threshold=-2 gives it") in caplog.text
+    caplog.clear()
+    preds.null_odds.update(q1=0.5, q2=0.7)  # all above 0.0: the reported 0.0 reproduces it
+    with caplog.at_level(logging.WARNING):
+        task.evaluate_predictions(path, preds, version_2_with_negative=True)
+    assert "answering no question" not in caplog.text
+
+
 def test_predict_file_without_answers_writes_no_metrics(golden_dir, uncased_vocab_file, tmp_path):
     data = _load_json_gz(os.path.join(_squad_dir(golden_dir, "v1.1"), "dev-subset.json.gz"))
     for article in data["data"]:
