@@ -260,7 +260,29 @@ def write_features(examples: Sequence[squad_data.SquadExample], tokenizer: FullT
         squad_data.convert_examples_to_features(
             examples, tokenizer, args.max_seq_length, args.doc_stride, args.max_query_length,
             is_training, output_fn)
+        if not is_training and args.version_2_with_negative:  # before the record is kept
+            _check_every_question_has_a_window(examples, features, args.predict_file)
     return features
+
+
+def _check_every_question_has_a_window(examples: Sequence[squad_data.SquadExample],
+                                       features: Sequence[squad_data.InputFeatures],
+                                       predict_file: str) -> None:
+    """SQuAD 2.0 prediction needs a window of every question: a context of no WordPiece
+    token has none, and the original's ``write_predictions`` fails on it (``features[0]``,
+    IndexError) after the whole prediction (v1 writes "empty" for it, as the original).
+
+    Raises:
+      InputDataError: naming the file and the first such question's id.
+    """
+    covered = {f.example_index for f in features}
+    for index, example in enumerate(examples):
+        if index not in covered:
+            raise InputDataError(
+                f"{predict_file}: question id {example.qas_id}: its paragraph's context has no "
+                "WordPiece token (empty, or only characters the tokenizer drops), so SQuAD 2.0 "
+                "cannot score it (the original fails there): give the paragraph its text or "
+                "remove it")
 
 
 # ---- model ------------------------------------------------------------------------------------

@@ -472,6 +472,25 @@ def test_file_with_only_empty_paragraphs_is_an_error(golden_dir, uncased_vocab_f
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("context", ["", "   ", "\u0301\u0301", "\x00\ufffd"])
+def test_v2_context_without_a_token_is_refused_before_predicting(golden_dir, uncased_vocab_file,
+                                                                tmp_path, context):
+    # A new user's empty paragraph: the original's v2 write_predictions fails on features[0]
+    # (IndexError) after the whole prediction; refused in one line, nothing kept.
+    data = {"version": "v2.0", "data": [{"title": "T", "paragraphs": [
+        {"context": "Rollo ruled Normandy.", "qas": [
+            {"id": "ok", "question": "Who?", "answers": [], "is_impossible": True}]},
+        {"context": context, "qas": [
+            {"id": "q-empty", "question": "Who?", "answers": [], "is_impossible": True}]}]}]}
+    path = _write_json(tmp_path / "d.json", data)
+    out = tmp_path / "out"
+    with pytest.raises(InputDataError, match=r"d\.json: question id q-empty: its paragraph's "
+                                             r"context has no WordPiece token"):
+        task.run(_golden_args(golden_dir, uncased_vocab_file, out, "v2.0", predict_file=path),
+                 predict_fn=lambda batch: pytest.fail("must fail before predicting"))
+    assert not out.exists() or os.listdir(out) == []
+
+
 def test_v2_file_scored_as_v1_keeps_predictions_and_skips_metrics(golden_dir, uncased_vocab_file,
                                                                   tmp_path, caplog):
     # Impossible questions have no gold answer, which SQuAD 1.1 scoring cannot handle.
