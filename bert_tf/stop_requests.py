@@ -9,8 +9,8 @@ handler); a daemon thread reads it and calls the callbacks registered with
 :func:`while_watching` (the training loop's sets a variable its loop condition reads, so the
 chunk ends after the step that is running). The Python handler still does the exit
 (``run_main``'s SIGTERM exit 143, Ctrl-C's ``KeyboardInterrupt``) once the call has returned:
-nothing else changes (the temporary files are removed, the last checkpoint written stays the
-one a rerun resumes from).
+the temporary files are removed, and the training loop saves the step it stopped at, which a
+rerun resumes from (:func:`bert_tf.training.loop.train`).
 
 bert_tf, beyond the originals (an Estimator finished its ``iterations_per_loop`` first).
 TensorFlow-free (the callbacks bring their own).

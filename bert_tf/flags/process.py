@@ -58,8 +58,9 @@ def run_main(main: Callable[[Any], Any],
       one ``error:`` line naming the config flag and the sizes (:func:`out_of_memory_line`);
     * Ctrl-C prints ``interrupted`` and exits 130; SIGTERM prints ``terminated (SIGTERM)`` and
       exits 143. Both unwind normally, so
-      the temporary files of atomic outputs are removed and the last checkpoint written stays
-      the one a re-run resumes from, then end without the interpreter's teardown
+      the temporary files of atomic outputs are removed and a training loop saves the step it
+      stopped at (:func:`bert_tf.training.loop.train`), the checkpoint a re-run resumes
+      from, then end without the interpreter's teardown
       (:data:`SIGNAL_EXITS`). Both also reach a training loop inside its ``tf.function``
       (:mod:`bert_tf.stop_requests`): it stops after the running step instead of finishing
       its ``iterations_per_loop`` chunk first (tens of seconds);

@@ -33,6 +33,7 @@ without advancing ``global_step``, so the skip is then approximate.
 """
 
 import math
+import signal
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
@@ -328,6 +329,7 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                                if config.write_summaries else None,
                                config.loss_summary, optimizer, chief, step)
     bar = ProgressReporter("train", last_step, "steps", start=step)
+    saved_step = step  # the step of the newest checkpoint (or of the warm start: step 0)
     logging.info("***** Running training from global_step %d to %d *****", step, last_step)
     # A SIGTERM or Ctrl-C during a call of run_steps cuts the call short after the running
     # update (bert_tf.stop_requests, TrainStep.request_stop) and the signal's handler ends the
@@ -354,10 +356,38 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                     latest = save_checkpoint(state.variables, config.output_dir, step,
                                              config.keep_checkpoint_max, config.basename,
                                              chief=chief)
+                    saved_step = step
     except (tf.errors.ResourceExhaustedError, MemoryError) as e:
         raise OutOfMemoryError(out_of_memory_message(config, step, latest, e)) from None
+    except (KeyboardInterrupt, SystemExit) as stop:
+        if isinstance(stop, KeyboardInterrupt) or stop.code == 128 + signal.SIGTERM:
+            _save_on_stop(state, config, saved_step, latest, chief)
+        raise
     bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
+
+
+def _save_on_stop(state: TrainState, config: TrainConfig, saved_step: int,
+                  latest: Optional[str], chief: bool) -> None:
+    """Ctrl-C or SIGTERM (bert_tf, beyond the originals, whose Estimator lost the steps since
+    its last checkpoint): the loop stops between updates (:mod:`bert_tf.stop_requests`), so
+    the variables are those of ``global_step``; unless that step is already saved, write
+    ``<basename>-<global_step>`` as a due checkpoint is written (atomically; a second signal
+    during the write leaves the earlier ones), so that a rerun resumes there. Not written,
+    with a warning, when a value is not finite."""
+    step = int(state.global_step)
+    if step <= saved_step:
+        return
+    try:
+        check_finite_before_save(state.variables, step, latest, config.basename)
+    except NanLossError as e:
+        logging.warning("stopping: %s", e)
+        return
+    path = save_checkpoint(state.variables, config.output_dir, step, config.keep_checkpoint_max,
+                           config.basename, chief=chief)
+    if chief:
+        logging.warning("stopping at global_step %d: saved %s (a rerun resumes from it)", step,
+                        path)
 
 
 def out_of_memory_message(config: TrainConfig, step: int, latest: Optional[str],

@@ -620,11 +620,15 @@ SIGTERM_WORKER = textwrap.dedent('''
 ''')
 
 
-def test_sigterm_inside_a_long_call_of_the_loop_exits_143_and_keeps_the_checkpoint(tmp_path):
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_inside_a_long_call_of_the_loop_saves_the_step_it_stopped_at(tmp_path, signum,
+                                                                             code):
     """bert_tf: Python runs the SIGTERM handler between TensorFlow calls only, so a SIGTERM
     during a call of 10% of 10 ** 8 steps waited for the whole call (minutes). The call is cut
-    after the running update (bert_tf.stop_requests): exit 143, the checkpoint written before
-    (model.ckpt-10, trained first) still the newest and intact, no temporary file left."""
+    after the running update (bert_tf.stop_requests): exit 143 (Ctrl-C: 130), and the
+    step it stopped at is saved as a due checkpoint is (a new user's kill of a run shorter
+    than --save_checkpoints_steps lost every step): model.ckpt-10 (trained first) kept,
+    model.ckpt-N (N > 10) the newest, holding global_step N; no temporary file left."""
     out = tmp_path / "out"
     script = tmp_path / "sigterm_worker.py"
     script.write_text(SIGTERM_WORKER)
@@ -640,13 +644,18 @@ def test_sigterm_inside_a_long_call_of_the_loop_exits_143_and_keeps_the_checkpoi
             if "Running training from global_step 10 to 100000000" in line:
                 break
         time.sleep(1.0)  # inside the first call
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=120)  # the whole call would take minutes
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)  # the whole call would take minutes
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143
-    assert checkpoint_io.existing_checkpoints(str(out)) == [str(out / "model.ckpt-10")]
-    assert tf.train.latest_checkpoint(str(out)) == str(out / "model.ckpt-10")
-    assert len(tf.train.list_variables(str(out / "model.ckpt-10"))) == 7  # 2 + 4 slots + step
+    assert proc.returncode == code
+    existing = checkpoint_io.existing_checkpoints(str(out))
+    assert existing[0] == str(out / "model.ckpt-10") and len(existing) == 2
+    newest = existing[1]
+    step = int(newest.rsplit("-", 1)[1])
+    assert step > 10 and tf.train.latest_checkpoint(str(out)) == newest
+    assert tf.train.load_checkpoint(newest).get_tensor("global_step") == step
+    assert len(tf.train.list_variables(newest)) == 7  # 2 + 4 slots + step
+    assert f"stopping at global_step {step}: saved {newest} (a rerun resumes from it)" in err
     assert not [f for f in os.listdir(out) if "tmp" in f or f.startswith(".")]
