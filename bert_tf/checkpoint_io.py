@@ -517,12 +517,35 @@ def assign_from_checkpoint(name_to_variable: Mapping[str, "tf.Variable"], path: 
         release_freed_memory(nbytes)
     used = set(mapping.source.values())
     report.unused = [n for n in stored if n not in used and not is_optimizer_entry(n)]
+    _warn_unused_layers(prefix, report.unused, used)
     if report.cast:
         logging.info("%s", cast_line(prefix, report.cast))
     if require_all and report.missing:
         hint = missing_hint(report.missing) if callable(missing_hint) else missing_hint
         raise missing_variables_error(prefix, report.missing, hint)
     return report
+
+
+_LAYER = re.compile(r"(?:^|/)layer_(\d+)/")
+
+
+def _warn_unused_layers(prefix: str, unused: List[str], used) -> None:
+    """One WARNING line when the checkpoint holds numbered layers (BERT ``bert/encoder/
+    layer_N/``, XLNet ``model/transformer/layer_N/``) above the model's: a config with fewer
+    layers than the checkpoint runs with its first layers (bert_tf; the original's
+    ``init_from_checkpoint`` said nothing either, and a new user's 4-layer config on a 6-layer
+    checkpoint ran without a word)."""
+    extra = sorted({int(m.group(1)) for n in unused for m in [_LAYER.search(n)] if m})
+    if not extra:
+        return
+    kept = sorted({int(m.group(1)) for n in used for m in [_LAYER.search(n)] if m})
+    if not kept or extra[0] <= kept[-1]:
+        return  # not a count mismatch (a map without layers, another naming): the summary
+        # line lists them
+    which = (f"layers {extra[0]}-{extra[-1]} are" if len(extra) > 1 else f"layer {extra[0]} is")
+    logging.warning("%s: the checkpoint's %s not used: the model has %d layer(s) "
+                    "(num_hidden_layers / n_layer of the config) and the checkpoint %d; it runs "
+                    "with the first %d", prefix, which, len(kept), extra[-1] + 1, len(kept))
 
 
 def missing_variables_error(prefix: str, missing: List[str], hint: str) -> CheckpointError:

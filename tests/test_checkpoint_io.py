@@ -270,3 +270,25 @@ def test_extract_features_on_a_bfloat16_checkpoint_says_it_was_cast(minilm_check
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"103 variables stored as bfloat16 in {prefix} were cast to float32" in proc.stderr
     assert (tmp_path / "o.jsonl").exists()
+
+
+def test_checkpoint_layers_above_the_model_are_one_warning(tmp_path, caplog):
+    """A new user's 4-layer config on a 6-layer checkpoint ran with an INFO count only (the
+    original said nothing either): one WARNING names the unused layers and both counts.
+    Loading every layer says nothing."""
+    import logging
+    names = [f"bert/encoder/layer_{i}/output/dense/bias" for i in range(3)]
+    prefix = _save_v1(str(tmp_path / "three.ckpt"), {n: tf.zeros([2]) for n in names})
+    two = {n: tf.Variable(tf.ones([2])) for n in names[:2]}
+    with caplog.at_level(logging.WARNING):
+        report = checkpoint_io.assign_from_checkpoint(two, prefix, require_all=True)
+    assert report.unused == [names[2]]
+    warnings = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
+    assert warnings == [f"{prefix}: the checkpoint's layer 2 is not used: the model has 2 "
+                        "layer(s) (num_hidden_layers / n_layer of the config) and the "
+                        "checkpoint 3; it runs with the first 2"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        checkpoint_io.assign_from_checkpoint(
+            {n: tf.Variable(tf.ones([2])) for n in names}, prefix, require_all=True)
+    assert not [r for r in caplog.records if "not used" in r.getMessage()]
