@@ -20,8 +20,9 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 # defaults and meanings of the shared flags are in the XLNET profile (bert_tf.flags.profiles).
 BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- files ------------------------------------------------------------------------------
-    "input_file": ("string", None, "Input file(s): text, TFRecord or JSON depending on the script. "
-                   "Comma-separated list; each item may be a glob."),
+    "input_file": ("string", None, "Input file(s): create_pretraining_data.py (text) and "
+                   "run_pretraining.py (TFRecord) take a comma-separated list, each item may be "
+                   "a glob; extract_features.py takes one text file."),
     "output_file": ("string", None, "Output file(s); comma-separated list where the script allows several. (bert_tf) A symlink is written through to its target (the link stays, as the originals wrote through it); an output that is also an input is refused."),
     "output_dir": ("string", None, "Directory for checkpoints (model.ckpt-N) and result files."),
     "data_dir": ("string", None, "Directory with the task's .tsv files (train.tsv, dev.tsv, test.tsv)."),
@@ -62,8 +63,11 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "num_train_steps": ("integer", 100000, "Number of training steps."),
     "num_warmup_steps": ("integer", 10000, "Number of warmup steps."),
     "warmup_proportion": ("float", 0.1, "Proportion of training for linear learning rate warmup."),
-    "save_checkpoints_steps": ("integer", 1000, "How often to save the model checkpoint."),
-    "iterations_per_loop": ("integer", 1000, "How many steps to make in each estimator call."),
+    "save_checkpoints_steps": ("integer", 1000, "How often to save the model checkpoint. "
+                               "(bert_tf) <= 0: at the end only; Ctrl-C and SIGTERM save the "
+                               "step they stop at."),
+    "iterations_per_loop": ("integer", 1000, "How many steps to make in each estimator call. "
+                            "(bert_tf) Steps run in one TensorFlow call; < 1 reads as 1."),
     "max_eval_steps": ("integer", 100, "Maximum number of eval steps."),
     # ---- hardware and distribution ----------------------------------------------------------
     "use_tpu": ("bool", False, "Whether to use TPU or GPU/CPU."),

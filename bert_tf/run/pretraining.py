@@ -138,9 +138,10 @@ def evaluate(model, input_fn, max_eval_steps: int, global_step: int,
     totals = dict.fromkeys(METRIC_SUM_KEYS, 0.0)
     bar = ProgressReporter("eval", int(max_eval_steps), "steps")  # the original was silent
     for done in range(1, int(max_eval_steps) + 1):
-        for k, v in step(iterator).items():
-            totals[k] += float(v.numpy())
-        bar.update(done)
+        sums = {k: float(v.numpy()) for k, v in step(iterator).items()}
+        for k, v in sums.items():
+            totals[k] += v
+        bar.update(done, int(sums["next_sentence_count"]))  # a batch's examples
     bar.finish()
     return metrics_from_sums(totals, global_step)
 

@@ -135,6 +135,10 @@ def check_args(args: SquadArgs) -> Tuple[BertConfig, FullTokenizer]:
     load_config_for_length(args.bert_config_file, args.max_seq_length)
     check_pair_segments(config, args.bert_config_file, "SQuAD (question + context)")
     squad_data.check_feature_flags(args.max_seq_length, args.doc_stride, args.max_query_length)
+    if not args.version_2_with_negative and args.null_score_diff_threshold != 0.0:
+        logging.warning("--null_score_diff_threshold=%s is read only with "
+                        "--version_2_with_negative=True (SQuAD 2.0): ignored",
+                        args.null_score_diff_threshold)
 
     positive = ["n_best_size", "max_answer_length", "gradient_accumulation_steps"]
     positive += ["train_batch_size"] if args.do_train else []

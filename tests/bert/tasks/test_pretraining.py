@@ -184,8 +184,16 @@ def test_masked_lm_metric_is_weighted_mean_without_epsilon_and_loss_has_it():
 
 @pytest.mark.parametrize("batch", BATCHES)
 def test_eval_run_on_golden_batch_records_writes_original_metrics(tiny_dir, tiny_outputs, tmp_path,
-                                                                  batch):
+                                                                  batch, monkeypatch):
     """The whole do_eval path (TFRecord -> pipeline -> model -> metrics -> file)."""
+    from bert_tf.run import pretraining as run_pretraining_module
+    counted = []
+
+    class Counting(run_pretraining_module.ProgressReporter):
+        def finish(self):
+            counted.append((self.done, self.examples))
+            super().finish()
+    monkeypatch.setattr(run_pretraining_module, "ProgressReporter", Counting)
     g = golden_batch(tiny_outputs, batch)
     b, s = g["input_ids"].shape
     k = g["masked_lm_positions"].shape[1]
@@ -205,6 +213,8 @@ def test_eval_run_on_golden_batch_records_writes_original_metrics(tiny_dir, tiny
         np.testing.assert_allclose(float(values[key]), value, rtol=0, atol=LOSS_ATOL, err_msg=key)
     # written atomically: no temp file left; eval/: the TensorBoard scalars of the evaluation
     assert sorted(os.listdir(out)) == ["eval", "eval_results.txt"]
+    # the progress line's examples/s counts the batches' examples (a new user saw 0.0)
+    assert counted == [(2, 2 * b)]
 
 
 # ---- input pipeline (spec 6.2) -------------------------------------------------------------------

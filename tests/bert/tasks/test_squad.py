@@ -7,6 +7,7 @@ random BERT checkpoint in the original layout: hidden 64, 2 layers, vocab 30522)
 """
 import copy
 import gzip
+import dataclasses
 import json
 import logging
 import os
@@ -686,3 +687,19 @@ def test_a_vocab_far_smaller_than_the_config_is_warned(golden_dir, shared_data_d
         task.check_args(_golden_args(golden_dir, vocab, tmp_path / "out", "v1.1"))
     assert (f"{vocab} has 15 tokens but {_tiny(golden_dir, 'bert_config.json')} says "
             "vocab_size=30522: a vocabulary of another model?") in caplog.text
+
+
+def test_null_threshold_without_v2_is_said_to_be_ignored(golden_dir, uncased_vocab_file, tmp_path,
+                                                         caplog):
+    # a new user's --null_score_diff_threshold=2 on SQuAD 1.1 ran without a word (the
+    # original ignores it too; the prediction is the same either way)
+    args = _golden_args(golden_dir, uncased_vocab_file, tmp_path / "out", "v1.1",
+                        null_score_diff_threshold=2.0)
+    with caplog.at_level(logging.WARNING):
+        task.check_args(args)
+    assert ("--null_score_diff_threshold=2.0 is read only with --version_2_with_negative=True "
+            "(SQuAD 2.0): ignored") in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        task.check_args(dataclasses.replace(args, null_score_diff_threshold=0.0))
+    assert "null_score_diff_threshold" not in caplog.text
