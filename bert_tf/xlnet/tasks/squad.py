@@ -396,7 +396,7 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
 
     load_fn = functools.partial(checkpoint_map.load_xlnet_checkpoint, untie_r=config.untie_r)
 
-    def restore(model):  # what _predict loads; nothing to load: _check_inputs says so
+    def restore(model):  # what _predict loads; nothing to load: _check_checkpoints says so
         if not (init_checkpoint or checkpoint_io.existing_checkpoints(args.model_dir)):
             return None
         return restore_for_inference(checkpoint_map.xlnet_variable_map(model), args.model_dir,
@@ -414,18 +414,49 @@ def _prepare(args: XLNetSquadArgs, sp, strategy) -> _Run:
                 name_map=checkpoint_map.xlnet_variable_map(model), load_fn=load_fn)
 
 
-def _check_inputs(r: _Run) -> None:
-    """Checks every input before any file is written (the checkpoints against the model, the
-    cached training records or ``--train_file``, the predict file), then creates the output
-    folders.
+def _check_files(args: XLNetSquadArgs) -> Dict[str, Any]:
+    """Checks the output names and the input files before the model is built (a bad predict
+    file or output folder was found only after the checkpoint was read): the cached training
+    records or ``--train_file``, the predict file.
+
+    Returns:
+      the :class:`_Run` fields read: ``train_files``; ``dataset``, ``scorable``,
+      ``eval_examples`` with ``--do_predict``.
 
     Raises:
-      CheckpointError, FlagError, InputDataError: naming the checkpoint, flag or file.
+      FlagError, InputDataError: naming the flag or file.
+    """
+    for flag, files in _output_names(args, _output_flags(args)):
+        check_output_names(getattr(args, flag), flag, files)  # before the caches are read
+    found: Dict[str, Any] = {}
+    if args.do_train:
+        found["train_files"] = records.cached_train_files(args)
+        if not found["train_files"] and not args.train_file:
+            raise FlagError(f"no cached training records {records.train_record_glob(args)}: run "
+                            "--do_prepro first or give --train_file")
+        elif not found["train_files"]:
+            records.read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
+    if args.do_predict:
+        found["dataset"] = load_dataset(args.predict_file)
+        found["scorable"] = scoring_mode(found["dataset"], args.predict_file)
+        found["eval_examples"] = data.read_squad_examples(args.predict_file, is_training=False)
+        if not found["eval_examples"]:
+            raise InputDataError(f"--predict_file={args.predict_file}: no question")
+    return found
+
+
+def _output_flags(args: XLNetSquadArgs) -> Tuple[str, ...]:
+    return ("output_dir", "model_dir") + (("predict_dir",) if args.do_predict else ())
+
+
+def _check_checkpoints(r: _Run) -> None:
+    """Checks the checkpoints against the model before any file is written, then creates the
+    output folders.
+
+    Raises:
+      CheckpointError: naming the checkpoint or variable.
     """
     args = r.args
-    flags = ("output_dir", "model_dir") + (("predict_dir",) if args.do_predict else ())
-    for flag, files in _output_names(args, flags):
-        check_output_names(getattr(args, flag), flag, files)  # before the caches are read
     r.existing = (checkpoint_io.existing_checkpoints(args.model_dir)
                   if tf.io.gfile.isdir(args.model_dir) else [])
     if r.existing:
@@ -438,20 +469,7 @@ def _check_inputs(r: _Run) -> None:
             f"--model_dir={args.model_dir} holds no checkpoint and no --init_checkpoint is "
             "given: nothing to predict with (the original silently predicts with fresh random "
             "weights here)")
-    if args.do_train:
-        r.train_files = records.cached_train_files(args)
-        if not r.train_files and not args.train_file:
-            raise FlagError(f"no cached training records {records.train_record_glob(args)}: run "
-                            "--do_prepro first or give --train_file")
-        elif not r.train_files:
-            records.read_train_examples(args.train_file, args.random_seed)  # bad file: fail now
-    if args.do_predict:
-        r.dataset = load_dataset(args.predict_file)
-        r.scorable = scoring_mode(r.dataset, args.predict_file)
-        r.eval_examples = data.read_squad_examples(args.predict_file, is_training=False)
-        if not r.eval_examples:
-            raise InputDataError(f"--predict_file={args.predict_file}: no question")
-    _make_dirs(args, *flags)
+    _make_dirs(args, *_output_flags(args))
 
 
 def _train_on_records(r: _Run, result: Dict[str, Any]) -> None:
@@ -526,8 +544,9 @@ def run(args: XLNetSquadArgs, strategy: Optional[tf.distribute.Strategy] = None
     if args.do_prepro:
         _prepro(args, sp, result)
         return XLNetSquadResult(**result)
-    r = _prepare(args, sp, strategy)
-    _check_inputs(r)
+    found = _check_files(args)
+    r = dataclasses.replace(_prepare(args, sp, strategy), **found)
+    _check_checkpoints(r)
     if args.do_train:
         _train_on_records(r, result)
     if args.do_predict:

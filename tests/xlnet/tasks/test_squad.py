@@ -541,3 +541,18 @@ def test_an_output_file_name_that_is_a_folder_is_refused_before_any_work(predict
                             f"but the run writes the file {name} there; remove or rename that "
                             "folder")
     assert os.listdir(folder) == [name] and not os.path.exists(args.output_dir)
+
+
+def test_input_files_and_output_names_are_checked_before_the_model_is_built(predict_case,
+                                                                           monkeypatch):
+    """A new user's bad predict file / output folder was found only after the model was built
+    from the checkpoint (BERT's run_squad checks them first)."""
+    case, args = predict_case
+    monkeypatch.setattr(xsq, "_prepare", lambda *a, **k: pytest.fail("the model came first"))
+    with open(os.path.join(case, "bad.json"), "w") as f:
+        f.write('{"data": [')
+    args.predict_file = os.path.join(case, "bad.json")
+    assert_fails_cleanly(case, args, InputDataError, "bad.json: not a SQuAD JSON file")
+    os.makedirs(os.path.join(args.predict_dir, "null_odds.json"))
+    with pytest.raises(FlagError, match="null_odds.json is a folder"):
+        xsq.run(args)
