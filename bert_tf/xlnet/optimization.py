@@ -215,6 +215,21 @@ def layer_decay_multiplier(names: Iterable[str], rate: float) -> Optional[Callab
     return multiplier
 
 
+def check_optimizer_flags(weight_decay: float, clip: float, adam_epsilon: float) -> None:
+    """``--weight_decay`` >= 0, ``--clip`` > 0 and ``--adam_epsilon`` > 0 (bert_tf: the
+    original took any value).
+
+    Raises:
+      FlagError: naming the flag and its value.
+    """
+    if weight_decay < 0:
+        raise FlagError(f"--weight_decay={weight_decay}: must be >= 0")
+    if clip <= 0:
+        raise FlagError(f"--clip={clip}: must be > 0")
+    if adam_epsilon <= 0:
+        raise FlagError(f"--adam_epsilon={adam_epsilon}: must be > 0")
+
+
 def create_xlnet_optimizer(learning_rate: float, train_steps: int, warmup_steps: int = 0,
                            decay_method: str = "poly", min_lr_ratio: float = 0.0,
                            weight_decay: float = 0.0, adam_epsilon: float = 1e-8,
@@ -240,12 +255,7 @@ def create_xlnet_optimizer(learning_rate: float, train_steps: int, warmup_steps:
       FlagError: a bad schedule (see :class:`XLNetLearningRate`), negative weight decay, or a
         non-positive clip / epsilon.
     """
-    if weight_decay < 0:
-        raise FlagError(f"--weight_decay={weight_decay}: must be >= 0")
-    if clip <= 0:
-        raise FlagError(f"--clip={clip}: must be > 0")
-    if adam_epsilon <= 0:
-        raise FlagError(f"--adam_epsilon={adam_epsilon}: must be > 0")
+    check_optimizer_flags(weight_decay, clip, adam_epsilon)
     schedule = XLNetLearningRate(learning_rate, train_steps, warmup_steps, decay_method,
                                  min_lr_ratio)
     names = list(variable_names) if variable_names is not None and not callable(variable_names) \

@@ -7,7 +7,7 @@ from bert_tf.atomic_files import check_output_names, make_output_dir
 from bert_tf.errors import FlagError
 from bert_tf.run.checks import EVAL_FOLDERS, TRAINING_FILES
 from bert_tf.training.eval_results import EVAL_RESULTS_FILE
-from bert_tf.xlnet.optimization import XLNetLearningRate
+from bert_tf.xlnet.optimization import XLNetLearningRate, check_optimizer_flags
 
 
 def require_positive_steps(args, names) -> None:
@@ -15,8 +15,9 @@ def require_positive_steps(args, names) -> None:
     ``--train_steps`` >= 1 with ``--do_train``, ``--save_steps`` unset or >= 1, and with
     ``--do_train`` the learning-rate schedule's own checks
     (:class:`bert_tf.xlnet.optimization.XLNetLearningRate`: ``--decay_method``,
-    ``--warmup_steps`` >= 0 and below ``--train_steps``), so that they fail before any record
-    is written rather than when the optimizer is built.
+    ``--warmup_steps`` >= 0 and below ``--train_steps``) and the optimizer's
+    (:func:`bert_tf.xlnet.optimization.check_optimizer_flags`), so that they fail before any
+    record is written rather than when the optimizer is built.
 
     Raises:
       FlagError: naming the flag and its value.
@@ -31,6 +32,7 @@ def require_positive_steps(args, names) -> None:
     if args.do_train:
         XLNetLearningRate(args.learning_rate, args.train_steps, args.warmup_steps,
                           args.decay_method, args.min_lr_ratio)
+        check_optimizer_flags(args.weight_decay, args.clip, args.adam_epsilon)
 
 
 def check_output_folders(args, outputs, make: bool = False) -> None:

@@ -376,6 +376,15 @@ def test_flag_errors(golden, tmp_path, stsb_args):
     with pytest.raises(CheckpointError, match="no checkpoint to evaluate"):
         xc.run(_args(tmp_path, model_config_path=config, **dict(stsb_args, do_train=False,
                                                                 do_eval=True)))
+    # a new user's --adam_epsilon=0 (and --clip=-1, --weight_decay=-1) was refused only when
+    # the optimizer was built, after the records were written
+    for flag, value, message in (("adam_epsilon", 0.0, "must be > 0"), ("clip", -1.0, "must be > 0"),
+                                 ("weight_decay", -1.0, "must be >= 0")):
+        out = tmp_path / f"out_{flag}"
+        with pytest.raises(FlagError, match=f"^--{flag}={value}: {message}$"):
+            xc.run(_args(tmp_path, model_config_path=config, output_dir=str(out),
+                         **dict(stsb_args, **{flag: value})))
+        assert not out.exists()
 
 
 def _cached_file(path, labels, real=None, seq=16):
