@@ -28,15 +28,17 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "data_dir": ("string", None, "Directory with the task's .tsv files (train.tsv, dev.tsv, test.tsv)."),
     "vocab_file": ("string", None, "WordPiece vocabulary file the BERT model was trained on."),
     "bert_config_file": ("string", None, "bert_config.json of the pre-trained BERT model."),
-    "init_checkpoint": ("string", None, "Checkpoint prefix to start from (e.g. .../bert_model.ckpt)."),
+    "init_checkpoint": ("string", None, "Checkpoint prefix to start from (e.g. "
+                        ".../bert_model.ckpt, .../xlnet_model.ckpt, ALBERT's .../model.ckpt-best)."),
     "train_file": ("string", None, "SQuAD json for training, e.g. train-v1.1.json."),
     "predict_file": ("string", None, "SQuAD json for predictions, e.g. dev-v1.1.json."),
     "task_name": ("string", None, "Name of the task to train (case-insensitive)."),
     # ---- text processing --------------------------------------------------------------------
     "do_lower_case": ("bool", True, "Lower case the input text (True for uncased models)."),
     "do_whole_word_mask": ("bool", False, "Mask whole words instead of single WordPieces."),
-    "max_seq_length": ("integer", 128, "Maximum total input length after WordPiece tokenization; "
-                       "longer sequences are truncated, shorter ones padded."),
+    "max_seq_length": ("integer", 128, "Maximum total input length after tokenization "
+                       "(WordPiece; SentencePiece in XLNet mode and with ALBERT's "
+                       "--spm_model_file); longer sequences are truncated, shorter ones padded."),
     "max_predictions_per_seq": ("integer", 20, "Maximum number of masked LM predictions per sequence."),
     "random_seed": ("integer", 12345, "Random seed for data generation."),
     "dupe_factor": ("integer", 10, "Number of times to duplicate the input data (with different masks)."),
@@ -52,7 +54,8 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "layers": ("string", "-1,-2,-3,-4", "Comma-separated encoder layer indexes to output (-1 = last)."),
     # ---- modes and sizes --------------------------------------------------------------------
     "do_train": ("bool", False, "Whether to run training."),
-    "do_eval": ("bool", False, "Whether to run eval on the dev set."),
+    "do_eval": ("bool", False, "Whether to run eval on the dev set (XLNet's run_classifier "
+                "and run_race: on the split --eval_split names)."),
     "do_predict": ("bool", False, "Whether to run the model in inference mode on the test set."),
     "batch_size": ("integer", 32, "Batch size for predictions."),
     "train_batch_size": ("integer", 32, "Total batch size for training."),
@@ -206,7 +209,8 @@ XLNET_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "decay_method": ("string", "poly", "XLNet: learning-rate decay, poly or cos."),
     "predict_threshold": ("float", 0.0, "XLNet: threshold of logit1 - logit0 for binary "
                           "predictions."),
-    "eval_split": ("string", "dev", "XLNet: split evaluated / predicted: dev or test."),
+    "eval_split": ("string", "dev", "XLNet: split evaluated / predicted: dev or test "
+                   "(run_race.py also takes train, without --do_train)."),
     "eval_all_ckpt": ("bool", False, "XLNet: evaluate every checkpoint in --model_dir (else the "
                       "last one)."),
     "predict_ckpt": ("string", None, "XLNet: checkpoint for do_predict (None: the last one in "

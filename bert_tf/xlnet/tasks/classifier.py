@@ -174,6 +174,11 @@ def check_args(args: XLNetClassifierArgs) -> None:
     check_window_flags(args.doc_stride, args.window_pooling, args.max_seq_length, num_special=2)
     if args.eval_split not in ("dev", "test"):
         raise FlagError(f"--eval_split={args.eval_split}: expected dev or test")
+    if args.do_eval and args.eval_split == "test":  # bert_tf: the original said nothing
+        logging.warning("--do_eval --eval_split=test: a GLUE test.tsv has no labels (every "
+                        "example takes the task's first label, as the original), so the eval "
+                        "metrics written to --model_dir's eval_results.txt are not meaningful; "
+                        "--eval_split=test is for --do_predict")
     if args.export_dir:
         serving.check_export_dir(args.export_dir, doc_stride=args.doc_stride,
                                  max_seq_length=args.max_seq_length)

@@ -360,6 +360,22 @@ def test_bert_checkpoint_and_config_are_named(tmp_path, stsb_args, shared_data_d
     assert not os.path.exists(tmp_path / "proc")
 
 
+def test_eval_on_the_test_split_says_the_metrics_are_not_meaningful(golden, tmp_path, stsb_args,
+                                                                    caplog):
+    # a new user's --do_eval --eval_split=test gave eval_accuracy 0.0 without a word (test.tsv
+    # has no labels; the processor gives each example the first label, as the original)
+    config = _json(str(tmp_path / "c.json"), TINY_CONFIG)
+    with caplog.at_level(logging.WARNING):
+        xc.check_args(_args(tmp_path, model_config_path=config,
+                            **dict(stsb_args, do_eval=True, eval_split="test")))
+    assert "--do_eval --eval_split=test: a GLUE test.tsv has no labels" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        xc.check_args(_args(tmp_path, model_config_path=config,
+                            **dict(stsb_args, do_eval=True, eval_split="dev")))
+    assert "eval_split" not in caplog.text
+
+
 def test_flag_errors(golden, tmp_path, stsb_args):
     config = _json(str(tmp_path / "c.json"), TINY_CONFIG)
     with pytest.raises(FlagError, match="sts-b is a regression task: pass --is_regression=True"):
