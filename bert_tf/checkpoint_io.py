@@ -354,16 +354,34 @@ def map_names(model_names: Iterable[str], stored_names: Iterable[str], prefix: s
     return NameMapping(source, f"{prefix}: {note}" if prefix else note)
 
 
+def checkpoint_family(names: Iterable[str]) -> Optional[str]:
+    """Which release a checkpoint's variable names look like: ``"XLNet"``
+    (``model/transformer/...``), ``"ALBERT"`` (``bert/encoder/transformer/group_N/...``),
+    ``"BERT"`` (``bert/...`` or ``cls/...``), else None."""
+    names = list(names)
+    if any(n.startswith("model/transformer/") for n in names):
+        return "XLNet"
+    if any("/transformer/group_" in n for n in names):
+        return "ALBERT"
+    if any(n.startswith(("bert/", "cls/")) for n in names):
+        return "BERT"
+    return None
+
+
 def nothing_matches_message(prefix: str, model_names: Sequence[str],
                             stored_names: Iterable[str]) -> str:
     """The one line for a checkpoint that holds none of the model's variables: the first
-    names on both sides."""
+    names on both sides, and the release the checkpoint's names look like
+    (:func:`checkpoint_family`)."""
     stored = sorted(n for n in stored_names if not is_optimizer_entry(n))
+    family = checkpoint_family(stored)
+    question = (f"it looks like an {family} checkpoint" if family in ("XLNet", "ALBERT")
+                else "is this a checkpoint of this model?")
     return (f"{prefix}: none of the model's {len(model_names)} variables is in this checkpoint, "
             f"not even after removing or adding one common prefix (the model has "
             f"{_name_list(list(model_names), 3)}; the checkpoint has "
             f"{_name_list(stored, 3) if stored else 'no model variables'}); it would train or "
-            f"predict from random weights: is this a checkpoint of this model?")
+            f"predict from random weights: {question}")
 
 
 def _name_list(names: List[str], most: int = 8) -> str:

@@ -292,3 +292,18 @@ def test_checkpoint_layers_above_the_model_are_one_warning(tmp_path, caplog):
         checkpoint_io.assign_from_checkpoint(
             {n: tf.Variable(tf.ones([2])) for n in names}, prefix, require_all=True)
     assert not [r for r in caplog.records if "not used" in r.getMessage()]
+
+
+def test_a_checkpoint_of_another_release_is_named_when_nothing_matches(golden_dir):
+    """A new user's XLNet checkpoint given to BERT got "is this a checkpoint of this model?";
+    the names say which release it is."""
+    import os
+    xlnet = os.path.join(golden_dir, "xlnet", "tiny_random", "xlnet_model.ckpt")
+    variables = {"bert/pooler/dense/bias": tf.Variable(tf.zeros([2]))}
+    with pytest.raises(CheckpointError) as e:
+        checkpoint_io.assign_from_checkpoint(variables, xlnet)
+    assert str(e.value).endswith("it would train or predict from random weights: it looks like "
+                                 "an XLNet checkpoint")
+    assert checkpoint_io.checkpoint_family(["bert/encoder/transformer/group_0/x"]) == "ALBERT"
+    assert checkpoint_io.checkpoint_family(["bert/encoder/layer_0/x", "cls/y"]) == "BERT"
+    assert checkpoint_io.checkpoint_family(["output_weights"]) is None

@@ -111,7 +111,9 @@ class BertConfig:
         obj = read_json_object(json_file, cls.FILE_KIND)
         config = cls.from_dict(obj)
         if config.vocab_size is None:
-            raise ConfigError(f"{json_file}: missing required key 'vocab_size'")
+            xlnet = ("; this looks like an XLNet config (has 'n_token'): give it as "
+                     "--model_config_path" if "n_token" in obj else "")
+            raise ConfigError(f"{json_file}: missing required key 'vocab_size'{xlnet}")
         missing = [k for k in cls.REQUIRED_KEYS if k not in obj]
         if missing:
             unknown = sorted(k for k in obj if k not in cls.known_keys())

@@ -234,8 +234,10 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
     if not xlnet_names and not checkpoint_io.map_names(name_to_variable, model_names).source:
         bert_names = [n for n in model_names if n.startswith("bert/") or n.startswith("cls/")]
         if bert_names:
+            family = checkpoint_io.checkpoint_family(bert_names)
             raise CheckpointError(
-                f"{prefix}: this looks like a BERT checkpoint (it has {bert_names[0]} and no "
+                f"{prefix}: this looks like {'an' if family == 'ALBERT' else 'a'} {family} "
+                f"checkpoint (it has {bert_names[0]} and no "
                 f"{TRANSFORMER_SCOPE}/... variables); XLNet needs an XLNet checkpoint "
                 f"(e.g. xlnet_cased_L-24_H-1024_A-16/xlnet_model.ckpt)")
         if name_to_variable and any(n.startswith(f"{TRANSFORMER_SCOPE}/") for n in name_to_variable):

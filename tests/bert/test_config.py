@@ -51,7 +51,11 @@ def test_golden_minilm_config_round_trips_byte_identical(golden_dir):
 @pytest.mark.parametrize("content, message", [
     ("{not json", "not valid JSON"),
     ("[1, 2]", "expected a JSON object"),
-    ('{"hidden_size": 8}', "missing required key 'vocab_size'"),
+    ('{"hidden_size": 8}', "missing required key 'vocab_size'$"),
+    # a new user's XLNet config as --bert_config_file
+    ('{"n_token": 32000, "d_model": 8}', "missing required key 'vocab_size'; this looks like an "
+                                         "XLNet config \\(has 'n_token'\\): give it as "
+                                         "--model_config_path"),
     (FULL + '"hidden_size": 10, "num_attention_heads": 3}', "not a multiple"),
     (FULL + '"vocab_size": -1}', "'vocab_size' must be a positive integer"),
     # issue 27 item 4: every key the model reads, before any work

@@ -174,3 +174,11 @@ def test_released_base_sizes():
     table = checkpoint_map.xlnet_variable_map(xlnet=xlnet, lm_head=LMHead(config.n_token))
     assert len(table) == 163
     assert sum(int(np.prod(v.shape)) for v in table.values()) == 116_750_336
+
+
+def test_albert_checkpoint_is_named_as_albert(golden_xlnet, golden_dir):
+    # a new user's ALBERT checkpoint in XLNet mode was called "a BERT checkpoint"
+    xlnet = XLNetModel(golden_xlnet.config)
+    albert_ckpt = os.path.join(golden_dir, "albert", "model", "model.ckpt")
+    with pytest.raises(CheckpointError, match=r"looks like an ALBERT checkpoint \(it has bert/"):
+        checkpoint_map.load_xlnet_checkpoint(checkpoint_map.xlnet_variable_map(xlnet), albert_ckpt)
