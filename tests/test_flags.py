@@ -396,6 +396,15 @@ def test_albert_mode_refuses_xlnet_flags_through_the_same_check():
     (["run_classifier.py", "--albert_config_file=c.json", "--clamp_len=3"],
      "ALBERT's run_classifier (--albert_config_file) does not read --clamp_len (XLNet mode "
      "only: --model_config_path/--spiece_model_file)"),
+    # a new user's round: both modes' model flags (the hint named the flag itself), and
+    # ALBERT's --train_step in XLNet mode (no word of XLNet's --train_steps)
+    (["run_classifier.py", "--model_config_path=c.json", "--task_name=MRPC",
+      "--albert_config_file=a.json"],
+     "BERT/ALBERT flag(s) given with XLNet's --model_config_path/--spiece_model_file: "
+     "--albert_config_file (it selects ALBERT mode: give one family's model flags)"),
+    (["run_classifier.py", "--model_config_path=c.json", "--task_name=MRPC", "--train_step=3"],
+     "BERT/ALBERT flag(s) given with XLNet's --model_config_path/--spiece_model_file: "
+     "--train_step (ALBERT mode only: --albert_config_file; did you mean --train_steps?)"),
 ])
 def test_a_flag_the_mode_does_not_read_is_one_line_from_the_root_script(argv, line, tmp_path):
     """The entry points themselves: exit 1, the one line, no traceback, nothing written (the

@@ -22,6 +22,7 @@ which path a command line takes, :func:`flag_given` whether a flag was given, an
 """
 
 import dataclasses
+import difflib
 import math
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
@@ -325,13 +326,18 @@ def refusal_hint(flag_values, name: str, args_class) -> str:
                 return f"use --{counterpart}"
     families = list(dict.fromkeys(p.family for p in readers))
     if len(families) != 1:
-        return f"{' and '.join(families)} modes only"
-    family = families[0]
-    if family == "XLNet":
-        return f"XLNet mode only: {xlnet_selected_by(readers[0].script)}"
-    if family == "ALBERT" and readers[0].script != "create_pretraining_data.py":
-        return "ALBERT mode only: --albert_config_file"
-    return f"{family} mode only"
+        hint = f"{' and '.join(families)} modes only"
+    elif families[0] == "XLNet":
+        hint = f"XLNet mode only: {xlnet_selected_by(readers[0].script)}"
+    elif families[0] == "ALBERT" and readers[0].script != "create_pretraining_data.py":
+        if name == "albert_config_file":  # both modes' model flags given
+            return "it selects ALBERT mode: give one family's model flags"
+        hint = "ALBERT mode only: --albert_config_file"
+    else:
+        hint = f"{families[0]} mode only"
+    # a flag of this mode one letter away (XLNet's --train_steps for ALBERT's --train_step)
+    close = difflib.get_close_matches(name, sorted(read), n=1, cutoff=0.9)
+    return f"{hint}; did you mean --{close[0]}?" if close else hint
 
 
 # XLNet flags with a BERT / ALBERT counterpart: given without XLNet's model flags they would be
