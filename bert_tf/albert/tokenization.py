@@ -150,7 +150,8 @@ def load_vocab(vocab_file: str) -> "collections.OrderedDict[str, int]":
 
 
 def load_sp_model(spm_model_file: str):
-    """Loads a SentencePiece model from its serialized bytes (as the original, via gfile).
+    """Loads a SentencePiece model (the original read its bytes via gfile):
+    :func:`bert_tf.tokenization.sentencepiece_prepro.load_sp_model`, XLNet's loader.
 
     Returns:
       a ``sentencepiece.SentencePieceProcessor``.
@@ -158,18 +159,9 @@ def load_sp_model(spm_model_file: str):
     Raises:
       ConfigError: the file is missing, unreadable, or not a SentencePiece model (names it).
     """
-    import sentencepiece as spm
+    from bert_tf.tokenization.sentencepiece_prepro import load_sp_model as load
 
-    try:
-        proto = _read_bytes(spm_model_file)
-    except Exception as e:
-        raise ConfigError(f"cannot read SentencePiece model {spm_model_file!r}: {e}") from e
-    sp_model = spm.SentencePieceProcessor()
-    try:
-        sp_model.LoadFromSerializedProto(proto)
-    except (RuntimeError, OSError, ValueError) as e:
-        raise ConfigError(f"{spm_model_file}: not a SentencePiece model ({e})") from e
-    return sp_model
+    return load(spm_model_file)
 
 
 class FullTokenizer:

@@ -163,10 +163,23 @@ def load_sp_model(path: str):
     except ConfigError:
         raise
     except Exception as e:  # OSError, RuntimeError; tf.errors.OpError for remote paths
-        raise ConfigError(f"{path}: cannot load SentencePiece model ({e})") from e
+        raise ConfigError(f"{path}: cannot load SentencePiece model ({_load_error(e)})") from e
     if not ok:
-        raise ConfigError(f"{path}: cannot load SentencePiece model")
+        raise ConfigError(f"{path}: cannot load SentencePiece model (not a SentencePiece model)")
     return sp
+
+
+def _load_error(error: Exception) -> str:
+    """SentencePiece's load error in a few words: ``no such file``, ``is a folder``, ``not a
+    SentencePiece model`` (its ``INTERNAL: ... ParseFromArray ...`` line), else its text."""
+    text = str(error).strip()
+    if isinstance(error, FileNotFoundError) or text.startswith("NOT_FOUND"):
+        return "no such file"
+    if isinstance(error, IsADirectoryError) or "Is a directory" in text:
+        return "is a folder"
+    if "parse" in text.lower():
+        return "not a SentencePiece model"
+    return text
 
 
 def tokenize_fn(sp_model, text: str, uncased: bool = False) -> List[int]:

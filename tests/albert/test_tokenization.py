@@ -121,10 +121,15 @@ def test_empty_spm_model_file_selects_wordpiece(golden_dir, uncased_vocab_file):
 def test_bad_inputs_raise_config_errors(tmp_path):
     bad = tmp_path / "spiece.model"
     bad.write_bytes(b"not a model")
-    with pytest.raises(ConfigError, match="not a SentencePiece model"):
+    # one loader with XLNet's; a new user saw SentencePiece's INTERNAL: ... ParseFromArray line
+    with pytest.raises(ConfigError) as e:
         FullTokenizer(None, spm_model_file=str(bad))
-    with pytest.raises(ConfigError, match="cannot read SentencePiece model"):
+    assert str(e.value) == f"{bad}: cannot load SentencePiece model (not a SentencePiece model)"
+    with pytest.raises(ConfigError) as e:
         FullTokenizer(None, spm_model_file=str(tmp_path / "nope.model"))
+    assert str(e.value) == f"{tmp_path / 'nope.model'}: cannot load SentencePiece model (no such file)"
+    with pytest.raises(ConfigError, match=r": cannot load SentencePiece model \(is a folder\)$"):
+        FullTokenizer(None, spm_model_file=str(tmp_path))
     with pytest.raises(ConfigError, match="cannot read vocab file"):
         FullTokenizer(str(tmp_path / "nope.txt"))
     with pytest.raises(ConfigError, match="needs a vocab_file or an spm_model_file"):
