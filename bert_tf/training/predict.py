@@ -86,6 +86,14 @@ def trim_batch(features: Batch, length: int, keys: Sequence[str] = SEQUENCE_FEAT
     return {k: (v[:, :length] if k in keys else v) for k, v in features.items()}
 
 
+def _real_rows(batch: Batch, outputs: Dict[str, np.ndarray]) -> int:
+    """The examples of a batch for the progress lines: its ``is_real_example`` rows where it
+    has the feature, else every output row."""
+    if "is_real_example" in batch:
+        return int(np.count_nonzero(batch["is_real_example"]))
+    return len(next(iter(outputs.values())))
+
+
 class BatchPredictor:
     """Runs ``model(features, training=False)`` over batches; returns numpy outputs.
 
@@ -225,7 +233,8 @@ class BatchPredictor:
 
         Logs :func:`bert_tf.progress.format_progress` lines (done/total examples,
         examples/s, ETA) every 10% of ``total`` (when given) or ``log_every_s`` seconds, and
-        once at the end.
+        once at the end; a batch with ``is_real_example`` counts its real rows only (the
+        padding rows of the last batch are no examples).
 
         ``sort_window`` > 0 (with ``trim_padding``; bert_tf, beyond the original): the rows of
         ``sort_window`` batches at a time run sorted by real length (:meth:`_run_sorted`),
@@ -237,7 +246,7 @@ class BatchPredictor:
         if sort_window <= 0 or not self.trim_padding or "input_mask" not in self.feed_keys:
             for batch in batches:
                 outputs = self.predict_batch(batch)
-                done += len(next(iter(outputs.values())))
+                done += _real_rows(batch, outputs)
                 yield batch, outputs
                 bar.update(done)
             bar.finish()
@@ -248,7 +257,7 @@ class BatchPredictor:
                 window.append(batch)
             if window and (batch is None or len(window) == sort_window):
                 for one, outputs in zip(window, self._run_sorted(window)):
-                    done += len(next(iter(outputs.values())))
+                    done += _real_rows(one, outputs)
                     yield one, outputs
                 bar.update(done)
                 window = []

@@ -71,6 +71,26 @@ def test_predict_yields_every_batch_in_order():
     assert out[1][0] is batches[1]
 
 
+@pytest.mark.parametrize("sort_window", [0, 2])
+def test_progress_counts_real_examples_only(sort_window, monkeypatch):
+    """A new user's XLNet eval of an 80-row dev set said "eval: 128 examples": the padding
+    rows of the last batch (is_real_example 0) are no examples."""
+    from bert_tf.training import predict as predict_module
+    counted = []
+
+    class Counting(predict_module.ProgressReporter):
+        def finish(self):
+            counted.append(self.done)
+            super().finish()
+    monkeypatch.setattr(predict_module, "ProgressReporter", Counting)
+    model = _tiny_classifier()
+    batches = [dict(_batch(rows=4, seed=1), is_real_example=np.ones(4, np.int32)),
+               dict(_batch(rows=4, seed=2), is_real_example=np.array([1, 0, 0, 0], np.int32))]
+    predictor = BatchPredictor(model, ["logits"], trim_padding=True)
+    assert len(list(predictor.predict(batches, sort_window=sort_window))) == 2
+    assert counted == [5]
+
+
 def test_missing_output_or_input_is_named():
     model = _tiny_classifier()
     with pytest.raises(KeyError, match="start_logits"):

@@ -58,8 +58,10 @@ NUM_LOGGED_EXAMPLES = 5
 # ---------------------------------------------------------------------------------------------
 
 def _incomplete(path: str, line: int, needed_column: int, row: Sequence[str]) -> None:
-    logging.warning("%s line %d: incomplete line ignored (%d column(s), column %d needed)",
-                    path, line, len(row), needed_column)
+    """The original's silent skip of a short line, said (``needed_column``: the 0-based index
+    read; the line names columns from 1)."""
+    logging.warning("%s line %d: incomplete line ignored (%d column(s); column %d is read)",
+                    path, line, len(row), needed_column + 1)
 
 
 class XLNetGlueProcessor(DataProcessor):

@@ -148,7 +148,8 @@ def test_mnli_processors_and_incomplete_lines(tmp_path, caplog):
         train = p.get_train_examples(str(tmp_path))
     assert [(e.guid, e.text_a, e.text_b, e.label) for e in train] == [
         ("train-1", "a1", "b1", "neutral"), ("train-3", "a2", "b2", "entailment")]
-    assert "train.tsv line 4: incomplete line ignored" in caplog.text
+    # columns counted from 1 (a new user read "8 column(s), column 8 needed")
+    assert "train.tsv line 4: incomplete line ignored (2 column(s); column 9 is read)" in caplog.text
     dev = xc.get_processor("mnli_mismatched").get_dev_examples(str(tmp_path))
     assert [(e.text_a, e.label) for e in dev] == [("m1", "contradiction")]
     _write(str(tmp_path / "bad" / "train.tsv"), header + row("a", "b", "maybe"))
