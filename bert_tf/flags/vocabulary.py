@@ -37,8 +37,8 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     "do_lower_case": ("bool", True, "Lower case the input text (True for uncased models)."),
     "do_whole_word_mask": ("bool", False, "Mask whole words instead of single WordPieces."),
     "max_seq_length": ("integer", 128, "Maximum total input length after tokenization "
-                       "(WordPiece; SentencePiece in XLNet mode and with ALBERT's "
-                       "--spm_model_file); longer sequences are truncated, shorter ones padded."),
+                       "(WordPiece; SentencePiece in XLNet mode and for ALBERT with an "
+                       "spm_model_file); longer sequences are truncated, shorter ones padded."),
     "max_predictions_per_seq": ("integer", 20, "Maximum number of masked LM predictions per sequence."),
     "random_seed": ("integer", 12345, "Random seed for data generation."),
     "dupe_factor": ("integer", 10, "Number of times to duplicate the input data (with different masks)."),
@@ -55,7 +55,7 @@ BERT_SPECS: Dict[str, Tuple[str, Any, str]] = {
     # ---- modes and sizes --------------------------------------------------------------------
     "do_train": ("bool", False, "Whether to run training."),
     "do_eval": ("bool", False, "Whether to run eval on the dev set (XLNet's run_classifier "
-                "and run_race: on the split --eval_split names)."),
+                "and run_race: on the split that eval_split names)."),
     "do_predict": ("bool", False, "Whether to run the model in inference mode on the test set."),
     "batch_size": ("integer", 32, "Batch size for predictions."),
     "train_batch_size": ("integer", 32, "Total batch size for training."),

@@ -491,12 +491,13 @@ def _warn_when_all_null_is_best(metrics: Dict[str, float], null_odds: Dict[str, 
     reports 0.0 for "no threshold beats all null", and a null odds value at or below 0.0 is
     then answered by ``--null_score_diff_threshold=0.0``): it names a threshold that does,
     below the smallest null odds. The metrics keep the official values."""
-    if not scored:
+    odds = [null_odds[k] for k in scored if k in null_odds]
+    if not odds:
         return
     all_null = 100.0 * sum(1 for k in scored if not qid_to_has_ans[k]) / len(scored)
-    lowest = min(null_odds[k] for k in scored if k in null_odds) if null_odds else None
+    lowest = min(odds)
     keys = [k for k in ("best_exact", "best_f1")
-            if metrics[k] == all_null and lowest is not None and lowest <= metrics[k + "_thresh"]]
+            if metrics[k] == all_null and lowest <= metrics[k + "_thresh"]]
     if keys:
         logging.warning(
             "%s: the score of answering no question; the reported %s (the official script's "
