@@ -106,6 +106,14 @@ def run_main(main: Callable[[Any], Any],
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             sys.exit(130)
+        except RuntimeError as e:  # a signal raised inside TensorFlow's error conversion
+            stop = stop_requests.signal_exit_of(e)
+            if stop is None:
+                raise
+            if isinstance(stop, KeyboardInterrupt):
+                print("interrupted", file=sys.stderr)
+                sys.exit(130)
+            raise stop from None
         except Exception as e:  # an allocation failed outside training (e.g. at model build)
             if not is_out_of_memory(e):
                 raise

@@ -363,6 +363,12 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
         if isinstance(stop, KeyboardInterrupt) or stop.code == 128 + signal.SIGTERM:
             _save_on_stop(state, config, saved_step, latest, chief)
         raise
+    except RuntimeError as e:  # a signal raised inside TensorFlow's error conversion
+        stop = stop_requests.signal_exit_of(e)
+        if stop is None:
+            raise
+        _save_on_stop(state, config, saved_step, latest, chief)
+        raise stop from None
     bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
 
@@ -372,9 +378,9 @@ def _save_on_stop(state: TrainState, config: TrainConfig, saved_step: int,
     """Ctrl-C or SIGTERM (bert_tf, beyond the originals, whose Estimator lost the steps since
     its last checkpoint): the loop stops between updates (:mod:`bert_tf.stop_requests`), so
     the variables are those of ``global_step``; unless that step is already saved, write
-    ``<basename>-<global_step>`` as a due checkpoint is written (atomically; a second signal
-    during the write leaves the earlier ones), so that a rerun resumes there. Not written,
-    with a warning, when a value is not finite."""
+    ``<basename>-<global_step>`` as a due checkpoint is written (atomically; another Ctrl-C
+    or SIGTERM waits for it: a new user's second Ctrl-C lost the save), so that a rerun
+    resumes there. Not written, with a warning, when a value is not finite."""
     step = int(state.global_step)
     if step <= saved_step:
         return
@@ -383,8 +389,12 @@ def _save_on_stop(state: TrainState, config: TrainConfig, saved_step: int,
     except NanLossError as e:
         logging.warning("stopping: %s", e)
         return
-    path = save_checkpoint(state.variables, config.output_dir, step, config.keep_checkpoint_max,
-                           config.basename, chief=chief)
+    if chief:
+        logging.warning("stopping at global_step %d: saving %s-%d first (another Ctrl-C or "
+                        "SIGTERM waits for it)", step, config.basename, step)
+    with stop_requests.signals_deferred():
+        path = save_checkpoint(state.variables, config.output_dir, step,
+                               config.keep_checkpoint_max, config.basename, chief=chief)
     if chief:
         logging.warning("stopping at global_step %d: saved %s (a rerun resumes from it)", step,
                         path)
