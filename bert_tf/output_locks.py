@@ -87,8 +87,10 @@ def acquire(path: str, what: str = "") -> Optional[OutputLock]:
         try:
             fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
-                return None  # a read-only folder: the run's own write check reports it
+            if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM, errno.ENOENT):
+                # a read-only folder, or one that takes no new file (/proc): the run's own
+                # write check reports it (bert_tf.atomic_files.check_output_path)
+                return None
             raise OutputPathError(f"{path}: cannot create the lock file {file} "
                                   f"({e.strerror or e})") from e
         try:

@@ -167,3 +167,14 @@ def test_pooling_locks_the_derived_embeddings_file(tmp_path):
             acquire(str(tmp_path / "a.jsonl.embeddings.jsonl"))
     finally:
         first.release()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="no /proc file system here")
+def test_a_folder_that_takes_no_file_is_left_to_the_write_check():
+    """A new user's --output_file=/proc/x.jsonl said "cannot create the lock file
+    /proc/.x.jsonl.bert_tf-lock (No such file or directory)"; the write check names the folder."""
+    from bert_tf.atomic_files import check_output_path
+    assert acquire("/proc/x.jsonl") is None
+    with pytest.raises(OutputPathError, match=r"^/proc/x\.jsonl: output folder /proc is not "
+                                              r"writable \("):
+        check_output_path("/proc/x.jsonl")

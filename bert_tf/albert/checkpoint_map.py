@@ -155,7 +155,9 @@ def load_albert_checkpoint(name_to_variable: Dict, path: str, require_all: bool 
                         if n.startswith(backbone_scope + "/") and source[n] not in stored]
     if missing_backbone:
         first = missing_backbone[0]
-        hint = bert_hint or "; does the config match it?"
+        xlnet = checkpoint_io.checkpoint_family(stored) == "XLNet"
+        hint = bert_hint or ("; it holds XLNet names (model/transformer/...): this is an XLNet "
+                             "checkpoint, not ALBERT" if xlnet else "; does the config match it?")
         raise CheckpointError(
             f"{prefix}: ALBERT variable {first} (shape {list(name_to_variable[first].shape)}) "
             f"is not in the checkpoint ({len(missing_backbone)} {backbone_scope}/* variables "

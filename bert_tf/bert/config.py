@@ -109,6 +109,11 @@ class BertConfig:
             file and the key).
         """
         obj = read_json_object(json_file, cls.FILE_KIND)
+        albert_keys = [k for k in ("num_hidden_groups", "inner_group_num") if k in obj]
+        if albert_keys and cls is BertConfig:  # AlbertConfig reads through here too
+            raise ConfigError(f"{json_file}: this looks like an ALBERT config (has "
+                              f"{', '.join(repr(k) for k in albert_keys)}): give it as "
+                              "--albert_config_file")
         config = cls.from_dict(obj)
         if config.vocab_size is None:
             xlnet = ("; this looks like an XLNet config (has 'n_token'): give it as "

@@ -73,6 +73,20 @@ def check_pooling_flags(pooling: str, normalize: bool) -> None:
                         "embeddings; the per-token features are never normalized)")
 
 
+def output_file_or_default(output_file: Optional[str]) -> str:
+    """``--output_file``, or :data:`DEFAULT_OUTPUT_FILE` when the flag is not given (bert_tf:
+    the original required it).
+
+    Raises:
+      FlagError: the flag given empty (``--output_file=``; it wrote the default file without
+        a word).
+    """
+    if output_file == "":
+        raise FlagError("--output_file is empty: give a file name (without the flag: "
+                        f"./{DEFAULT_OUTPUT_FILE})")
+    return output_file or DEFAULT_OUTPUT_FILE
+
+
 def check_feature_files(input_file: str, output_file: str, pooling: str) -> None:
     """The start-up file checks of every family's ``extract_features`` (before the model is
     built): ``output_file`` (and, with ``pooling``, ``<output_file>.embeddings.jsonl``) can be

@@ -138,6 +138,19 @@ def test_bert_checkpoint_given_as_albert(golden_dir):
     assert "bert/encoder/layer_0/" in str(e.value)
 
 
+def test_xlnet_checkpoint_given_as_albert_is_named(golden_dir):
+    """A new user's XLNet checkpoint in ALBERT mode got "does the config match it?"."""
+    xlnet_ckpt = os.path.join(golden_dir, "xlnet", "tiny_random", "xlnet_model.ckpt")
+    sizes = dict(vocab_size=30522, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=128, max_position_embeddings=128, type_vocab_size=2)
+    _, _, table = model_with_heads(AlbertConfig(embedding_size=16, **sizes))
+    with pytest.raises(CheckpointError, match=r"is not in the checkpoint \(\d+ bert/\* variables "
+                                              r"missing\); it holds XLNet names \(model/"
+                                              r"transformer/\.\.\.\): this is an XLNet "
+                                              r"checkpoint, not ALBERT$"):
+        load_albert_checkpoint(table, xlnet_ckpt)
+
+
 def test_missing_and_unused_names_are_reported(albert_ckpt, albert_config):
     model, _, _ = model_with_heads(albert_config)
     table = albert_model_map(model)  # no pre-training heads: the 7 cls/* names are unused

@@ -52,7 +52,9 @@ def test_golden_minilm_config_round_trips_byte_identical(golden_dir):
     ("{not json", "not valid JSON"),
     ("[1, 2]", "expected a JSON object"),
     ('{"hidden_size": 8}', "missing required key 'vocab_size'$"),
-    # a new user's XLNet config as --bert_config_file
+    # a new user's ALBERT and XLNet configs as --bert_config_file
+    (FULL + '"num_hidden_groups": 1, "inner_group_num": 1}', "this looks like an ALBERT config "
+     "\\(has 'num_hidden_groups', 'inner_group_num'\\): give it as --albert_config_file$"),
     ('{"n_token": 32000, "d_model": 8}', "missing required key 'vocab_size'; this looks like an "
                                          "XLNet config \\(has 'n_token'\\): give it as "
                                          "--model_config_path"),

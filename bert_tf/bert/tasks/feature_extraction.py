@@ -63,9 +63,9 @@ from bert_tf.errors import ConfigError, FlagError, InputDataError
 from bert_tf.run.extraction_result import ExtractionResult
 from bert_tf.run import serving
 from bert_tf.run.checks import load_tokenizer, warn_if_vocab_smaller
-from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
+from bert_tf.run.feature_lines import (LineWindows, bucket_length,
                                       check_feature_files, check_pooling_flags,
-                                      l2_normalize_in_graph,
+                                      l2_normalize_in_graph, output_file_or_default,
                                       parse_layer_indexes, pool_in_graph, resume_key,
                                       stitch_windows, write_feature_lines)
 from bert_tf.training.strategy import check_tpu_flags
@@ -77,17 +77,18 @@ from bert_tf.training.restore import build_from_checkpoint
 
 
 def resolve_inputs(args: ExtractFeaturesArgs) -> ExtractFeaturesArgs:
-    """``args`` with :data:`DEFAULT_OUTPUT_FILE` for an absent ``output_file`` (a copy; ``args``
-    is not changed).
+    """``args`` with :data:`bert_tf.run.feature_lines.DEFAULT_OUTPUT_FILE` for an absent
+    ``output_file`` (a copy; ``args`` is not changed).
+
+    Raises:
+      FlagError: ``--output_file`` given empty (:func:`output_file_or_default`).
 
     The embedded MiniLM default model (none of ``bert_config_file``, ``vocab_file``,
     ``init_checkpoint``) and the example input (no ``input_file``) are filled in by the entry
     point before :func:`run` (:func:`bert_tf.defaults.resolve_model_files`,
     :data:`bert_tf.defaults.EXAMPLE_INPUT`).
     """
-    if not args.output_file:
-        return dataclasses.replace(args, output_file=DEFAULT_OUTPUT_FILE)
-    return args
+    return dataclasses.replace(args, output_file=output_file_or_default(args.output_file))
 
 
 class FeatureExtractor:

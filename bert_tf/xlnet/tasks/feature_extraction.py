@@ -49,9 +49,9 @@ from bert_tf.xlnet.data.classifier import (SEG_ID_A, SEG_ID_B, SEG_ID_CLS, SEG_I
 from bert_tf.data.windows import check_window_flags, window_spans
 from bert_tf.checkpoint_checks import check_finite_values
 from bert_tf.errors import FlagError, InputDataError
-from bert_tf.run.feature_lines import (DEFAULT_OUTPUT_FILE, LineWindows, bucket_length,
+from bert_tf.run.feature_lines import (LineWindows, bucket_length,
                                       check_feature_files, check_pooling_flags,
-                                      l2_normalize_in_graph,
+                                      l2_normalize_in_graph, output_file_or_default,
                                       parse_layer_indexes, pool_in_graph, resume_key,
                                       stitch_windows, write_feature_lines)
 from bert_tf.run.extraction_result import ExtractionResult
@@ -261,7 +261,7 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
     Args:
       args: the flags; ``input_file`` given or resolved by the entry point
         (:data:`bert_tf.defaults.EXAMPLE_INPUT`); no ``output_file`` means
-        :data:`DEFAULT_OUTPUT_FILE`.
+        :data:`bert_tf.run.feature_lines.DEFAULT_OUTPUT_FILE`.
 
     Returns:
       An :class:`bert_tf.run.extraction_result.ExtractionResult` (``literal_symbol_lines``
@@ -278,8 +278,7 @@ def run(args: XLNetExtractFeaturesArgs) -> ExtractionResult:
     if not args.input_file:
         raise FlagError("--input_file is required (extract_features.py fills in the example "
                         "input)")
-    if not args.output_file:
-        args = dataclasses.replace(args, output_file=DEFAULT_OUTPUT_FILE)
+    args = dataclasses.replace(args, output_file=output_file_or_default(args.output_file))
     check_feature_files(args.input_file, args.output_file, args.pooling)
     config = XLNetConfig.from_json_file(args.model_config_path)
     sp = load_sp_model(args.spiece_model_file)

@@ -266,6 +266,25 @@ def test_bad_output_path_fails_before_any_work(minilm_checkpoint_dir, golden_dir
     assert os.listdir(tmp_path / "folder") == []
 
 
+def test_empty_output_file_flag_is_refused_in_both_families(minilm_checkpoint_dir, golden_dir,
+                                                             tmp_path, monkeypatch):
+    """A new user's --output_file= wrote ./extract_features_output.jsonl without a word."""
+    from bert_tf.xlnet.tasks.feature_extraction import (XLNetExtractFeaturesArgs,
+                                                        run as xlnet_extract_features)
+    monkeypatch.chdir(tmp_path)
+    message = ("^--output_file is empty: give a file name \\(without the flag: "
+               "\\./extract_features_output\\.jsonl\\)$")
+    args = _args(minilm_checkpoint_dir, os.path.join(golden_dir, "bert", "extract_features",
+                                                     "input.txt"), "")
+    with pytest.raises(FlagError, match=message):
+        extract_features(args)
+    with pytest.raises(FlagError, match=message):
+        xlnet_extract_features(XLNetExtractFeaturesArgs(
+            input_file=args.input_file, output_file="", model_config_path="c.json",
+            spiece_model_file="s.model", init_checkpoint="x.ckpt"))
+    assert os.listdir(tmp_path) == []
+
+
 def test_input_folder_is_an_error_not_an_empty_input(minilm_checkpoint_dir, tmp_path):
     with pytest.raises(InputDataError, match="is a folder"):
         extract_features(_args(minilm_checkpoint_dir, str(tmp_path), str(tmp_path / "out.jsonl")))
