@@ -260,6 +260,14 @@ def check_compatible(name_to_variable: Mapping, path: str, untie_r: Optional[boo
                 f"say{'s' if sizes_from == 'config' else ''} untie_r="
                 f"{str(model_untie).lower()} (model shape {list(model_shape)})"
                 + (f"; the sizes differ too ({other})" if other else "") + f"; {fix}")
+        held = list(stored[bias_name][0])
+        if ckpt_rank == 3 and held[0] != model_shape[0]:  # untied: one bias per layer
+            what = "the flags say" if sizes_from == "flags" else "the config says"
+            raise CheckpointError(
+                f"{prefix}: the checkpoint has {held[0]} layers ({bias_name} has shape {held}) "
+                f"and {what} n_layer={model_shape[0]}; its untied biases are stacked over "
+                "the layers, so n_layer must match (bert_tf: BERT runs a config with fewer "
+                "layers on their first ones; XLNet with untie_r cannot)")
     return prefix
 
 

@@ -218,3 +218,21 @@ def _tied_config(tmp_path, cfg):
     path = tmp_path / "tied_config.json"
     path.write_text(json.dumps(values))
     return str(path)
+
+
+def test_fewer_layers_than_an_untied_checkpoint_names_both_counts(tmp_path, golden_dir):
+    """A new user's n_layer 2 config on a 4-layer untie_r checkpoint got a bare shape error
+    on r_w_bias (BERT runs such a config on the first layers, with a warning)."""
+    import numpy as np
+    from bert_tf.errors import CheckpointError
+
+    records = golden_records_dir(tmp_path, golden_dir)
+    ckpt = checkpoint_io.write_checkpoint(str(tmp_path / "other" / "model.ckpt"), {
+        "model/transformer/r_w_bias": np.zeros([4, 2, 8], np.float32)})
+    with pytest.raises(CheckpointError) as e:
+        xpt.run(tiny_args(records, str(tmp_path / "m"), init_checkpoint=ckpt, untie_r=True))
+    assert str(e.value) == (
+        f"{ckpt}: the checkpoint has 4 layers (model/transformer/r_w_bias has shape [4, 2, 8]) "
+        "and the flags say n_layer=2; its untied biases are stacked over the layers, so "
+        "n_layer must match (bert_tf: BERT runs a config with fewer layers on their first "
+        "ones; XLNet with untie_r cannot)")
