@@ -112,11 +112,16 @@ _REPLACED_BY = re.compile(r"REPLACED BY (?:SystemExit: (\d+)|KeyboardInterrupt)"
 
 
 def signal_exit_of(error: BaseException) -> Optional[BaseException]:
-    """The signal exit a ``RuntimeError`` stands for when the signal's handler raised inside
-    TensorFlow's C++ error conversion (pybind11 replaces the two by that RuntimeError; found by
-    a SIGTERM during the first training step's trace, about 1 in 17 tries): a
-    ``KeyboardInterrupt`` or ``SystemExit(code)``; None for any other error.
+    """The signal exit ``error`` stands for: Ctrl-C's ``KeyboardInterrupt`` and ``run_main``'s
+    SIGTERM ``SystemExit(143)`` themselves, and the ``RuntimeError`` pybind11 raises when the
+    signal's handler raised inside TensorFlow's C++ error conversion (found by a SIGTERM during
+    the first training step's trace, about 1 in 17 tries): a new ``KeyboardInterrupt`` or
+    ``SystemExit(code)``. None for any other error.
     """
+    if isinstance(error, KeyboardInterrupt):
+        return error
+    if isinstance(error, SystemExit):
+        return error if error.code == 128 + signal.SIGTERM else None
     if not isinstance(error, RuntimeError):
         return None
     m = _REPLACED_BY.search(str(error))

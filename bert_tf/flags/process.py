@@ -103,10 +103,7 @@ def run_main(main: Callable[[Any], Any],
             remove_empty_new_folders(absent)
             print(f"error: {e}", file=sys.stderr)
             sys.exit(1)
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            sys.exit(130)
-        except RuntimeError as e:  # a signal raised inside TensorFlow's error conversion
+        except (KeyboardInterrupt, RuntimeError) as e:  # RuntimeError: a signal inside TF's C++
             stop = stop_requests.signal_exit_of(e)
             if stop is None:
                 raise

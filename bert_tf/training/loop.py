@@ -33,7 +33,6 @@ without advancing ``global_step``, so the skip is then approximate.
 """
 
 import math
-import signal
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
@@ -359,15 +358,13 @@ def train(model: keras.Model, loss_fn: Callable[[keras.Model, Any, Any], tf.Tens
                     saved_step = step
     except (tf.errors.ResourceExhaustedError, MemoryError) as e:
         raise OutOfMemoryError(out_of_memory_message(config, step, latest, e)) from None
-    except (KeyboardInterrupt, SystemExit) as stop:
-        if isinstance(stop, KeyboardInterrupt) or stop.code == 128 + signal.SIGTERM:
-            _save_on_stop(state, config, saved_step, latest, chief)
-        raise
-    except RuntimeError as e:  # a signal raised inside TensorFlow's error conversion
-        stop = stop_requests.signal_exit_of(e)
+    except (KeyboardInterrupt, SystemExit, RuntimeError) as e:
+        stop = stop_requests.signal_exit_of(e)  # Ctrl-C, SIGTERM (also inside TF's C++)
         if stop is None:
             raise
         _save_on_stop(state, config, saved_step, latest, chief)
+        if stop is e:
+            raise
         raise stop from None
     bar.finish()
     return TrainResult(step, latest, start.resumed_from, start.warm_start, last_loss)
